@@ -1,0 +1,65 @@
+#![doc = include_str!("../README.md")]
+#![no_std]
+#![deny(missing_docs)]
+
+#[cfg(feature = "alloc")]
+extern crate alloc;
+#[cfg(feature = "std")]
+extern crate std;
+
+mod error;
+mod kernel;
+mod memory;
+mod registry;
+mod scalar;
+mod scalar_type;
+mod schema;
+mod switch;
+mod tensor;
+mod value;
+
+#[cfg(feature = "alloc")]
+mod tensor_buf;
+
+pub use error::{Error, KernelError, KernelResult};
+pub use half::{bf16, f16};
+pub use kernel::{
+    op_hash, ArgKind, DtypeKey, KernelArgs, KernelContext, KernelEntry, KernelFn, KernelSignature,
+    ReturnKind, TensorListMut,
+};
+pub use memory::{Arena, MemoryManager};
+pub use registry::{duplicates, find_kernel, has_operator, kernels};
+pub use scalar::Scalar;
+pub use scalar_type::{Bool, DtypeSet, Element, ScalarType};
+pub use tensor::{checked_numel, ShapeDynamism, Tensor, MAX_DIM};
+#[cfg(feature = "alloc")]
+pub use tensor_buf::TensorBuf;
+pub use value::{EValue, Tag};
+
+/// Items used by code that `#[kernel]` generates. Not a stable API.
+#[doc(hidden)]
+pub mod __private {
+    pub use crate::kernel::{
+        op_hash, ArgKind, DtypeKey, KernelArgs, KernelContext, KernelEntry, KernelSignature,
+        ReturnKind,
+    };
+    pub use crate::{DtypeSet, Error, KernelError, KernelResult, ScalarType};
+    pub use linkme;
+
+    /// Every kernel in the binary. `#[kernel]` adds one const element per selected entry.
+    #[linkme::distributed_slice]
+    pub static KERNELS: [KernelEntry];
+
+    /// The error for a dtype that an `et_switch!` did not handle.
+    #[cold]
+    pub fn unswitched_dtype(dtype: ScalarType, listed: &[ScalarType]) -> KernelError {
+        if listed.contains(&dtype) {
+            KernelError::new(
+                Error::NotSupported,
+                "dtype not selected for this operator in this build",
+            )
+        } else {
+            KernelError::new(Error::InvalidType, "unsupported dtype for this operator")
+        }
+    }
+}

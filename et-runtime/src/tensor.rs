@@ -1,0 +1,376 @@
+//! Tensors: shape, dim order, strides and a view of element data.
+
+use core::fmt;
+use core::ptr::NonNull;
+
+use crate::error::{Error, KernelError, KernelResult};
+use crate::scalar_type::{Element, ScalarType};
+
+/// ExecuTorch's limit on tensor rank (`kTensorDimensionLimit`).
+pub const MAX_DIM: usize = 16;
+
+/// Whether, and how far, a tensor's shape may change at run time.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[repr(u8)]
+pub enum ShapeDynamism {
+    /// The shape is fixed at export.
+    Static = 0,
+    /// The shape may change, with at most as many elements as the exported upper bound.
+    Bound = 1,
+    /// Unbounded dynamic shapes (rejected at load, as in ExecuTorch's portable runtime).
+    Unbound = 2,
+}
+
+const FLAG_READ_ONLY: u8 = 1;
+const FLAG_PLANNED: u8 = 2;
+
+/// A tensor: element type, shape, dim order, strides and a pointer to its data.
+///
+/// Tensors of a loaded method live in the method's memory; kernels receive `&Tensor` for
+/// inputs and `&mut Tensor` for outputs. Shape data is owned by whoever built the tensor
+/// (the method allocator, or a [`TensorBuf`](crate::TensorBuf) under `alloc`).
+pub struct Tensor {
+    data: *mut u8,
+    sizes: NonNull<usize>,
+    strides: NonNull<usize>,
+    dim_order: NonNull<u8>,
+    numel: usize,
+    numel_bound: usize,
+    dim: u8,
+    dtype: ScalarType,
+    dynamism: ShapeDynamism,
+    flags: u8,
+}
+
+// SAFETY: a `Tensor` only refers to memory owned by the method (or owned buffer) it
+// belongs to; moving that owner to another thread moves the tensor with it, and shared
+// access only reads. Mutation requires `&mut Tensor`.
+unsafe impl Send for Tensor {}
+// SAFETY: `&Tensor` only gives read access to the shape and data.
+unsafe impl Sync for Tensor {}
+
+/// Storage for a tensor's shape metadata, handed to [`Tensor::from_raw_parts`].
+#[derive(Debug)]
+pub struct ShapeStorage {
+    /// `dim` sizes.
+    pub sizes: NonNull<usize>,
+    /// `dim` strides, recomputed by the constructor.
+    pub strides: NonNull<usize>,
+    /// `dim` dim-order entries.
+    pub dim_order: NonNull<u8>,
+}
+
+impl Tensor {
+    /// Builds a tensor from raw parts. Shape and strides are computed from `sizes` and
+    /// `dim_order`, which must already be written into `storage`.
+    ///
+    /// # Safety
+    /// `storage`'s three arrays must each hold `dim` initialized elements, be valid for
+    /// reads and writes for as long as the tensor is used, and not be used elsewhere.
+    /// `data` must be null or valid for reads (and writes unless `read_only`) of
+    /// `numel_bound * dtype.element_size()` bytes for as long as the tensor is used, and
+    /// `dim_order` must be a permutation of `0..dim`.
+    pub(crate) unsafe fn from_raw_parts(
+        dtype: ScalarType,
+        dim: usize,
+        storage: ShapeStorage,
+        data: *mut u8,
+        dynamism: ShapeDynamism,
+        read_only: bool,
+        planned: bool,
+    ) -> Tensor {
+        let mut t = Tensor {
+            data,
+            sizes: storage.sizes,
+            strides: storage.strides,
+            dim_order: storage.dim_order,
+            numel: 0,
+            numel_bound: 0,
+            dim: dim as u8,
+            dtype,
+            dynamism,
+            flags: (if read_only { FLAG_READ_ONLY } else { 0 })
+                | (if planned { FLAG_PLANNED } else { 0 }),
+        };
+        t.recompute_strides();
+        t.numel_bound = t.numel;
+        t
+    }
+
+    /// The element type.
+    #[inline]
+    pub fn dtype(&self) -> ScalarType {
+        self.dtype
+    }
+
+    /// The rank (0 for a scalar tensor).
+    #[inline]
+    pub fn dim(&self) -> usize {
+        self.dim as usize
+    }
+
+    /// The size of each dimension.
+    #[inline]
+    pub fn sizes(&self) -> &[usize] {
+        // SAFETY: `sizes` holds `dim` initialized elements for the tensor's lifetime
+        // (constructor contract); it is only written through `&mut self`.
+        unsafe { core::slice::from_raw_parts(self.sizes.as_ptr(), self.dim as usize) }
+    }
+
+    /// The size of dimension `d`. Panics if `d >= dim()`, like slice indexing.
+    #[inline]
+    pub fn size(&self, d: usize) -> usize {
+        self.sizes()[d]
+    }
+
+    /// Element strides, derived from sizes and dim order.
+    #[inline]
+    pub fn strides(&self) -> &[usize] {
+        // SAFETY: as for `sizes`.
+        unsafe { core::slice::from_raw_parts(self.strides.as_ptr(), self.dim as usize) }
+    }
+
+    /// The dim order: dimensions from outermost to innermost in memory.
+    #[inline]
+    pub fn dim_order(&self) -> &[u8] {
+        // SAFETY: as for `sizes`.
+        unsafe { core::slice::from_raw_parts(self.dim_order.as_ptr(), self.dim as usize) }
+    }
+
+    /// True when the dim order is `0, 1, ..., dim-1` (row-major, "contiguous").
+    #[inline]
+    pub fn is_contiguous(&self) -> bool {
+        self.dim_order()
+            .iter()
+            .enumerate()
+            .all(|(i, &d)| d as usize == i)
+    }
+
+    /// True when the tensor is 4-D in channels-last order (`0, 2, 3, 1`).
+    pub fn is_channels_last(&self) -> bool {
+        self.dim_order() == [0, 2, 3, 1]
+    }
+
+    /// The number of elements (1 for a 0-dim tensor).
+    #[inline]
+    pub fn numel(&self) -> usize {
+        self.numel
+    }
+
+    /// The largest number of elements the tensor may hold (its exported upper bound).
+    #[inline]
+    pub fn numel_bound(&self) -> usize {
+        self.numel_bound
+    }
+
+    /// Bytes of data (`numel * element_size`).
+    #[inline]
+    pub fn nbytes(&self) -> usize {
+        self.numel * self.dtype.element_size()
+    }
+
+    /// Shape dynamism.
+    #[inline]
+    pub fn dynamism(&self) -> ShapeDynamism {
+        self.dynamism
+    }
+
+    /// True if the data is a constant from the program (never writable).
+    #[inline]
+    pub fn is_read_only(&self) -> bool {
+        self.flags & FLAG_READ_ONLY != 0
+    }
+
+    /// True if the data lives in planned memory (so `set_input` copies into it).
+    #[inline]
+    pub fn is_memory_planned(&self) -> bool {
+        self.flags & FLAG_PLANNED != 0
+    }
+
+    /// The raw data pointer (null when no data is bound).
+    #[inline]
+    pub fn data_ptr(&self) -> *const u8 {
+        self.data
+    }
+
+    /// The data as bytes.
+    pub fn bytes(&self) -> KernelResult<&[u8]> {
+        let n = self.nbytes();
+        if n == 0 {
+            return Ok(&[]);
+        }
+        if self.data.is_null() {
+            return Err(KernelError::new(Error::InvalidState, "tensor has no data"));
+        }
+        // SAFETY: `data` is valid for `numel_bound * element_size >= nbytes` bytes
+        // (constructor contract; `numel <= numel_bound` is kept by `resize`). Writers
+        // need `&mut Tensor` or are excluded by the method's alias check.
+        Ok(unsafe { core::slice::from_raw_parts(self.data, n) })
+    }
+
+    /// The data as mutable bytes; fails for constants.
+    pub fn bytes_mut(&mut self) -> KernelResult<&mut [u8]> {
+        let n = self.nbytes();
+        if n == 0 {
+            return Ok(&mut []);
+        }
+        self.check_writable()?;
+        // SAFETY: as in `bytes`, and the tensor is not read-only, so the data is writable
+        // memory that no shared view overlaps while `&mut self` is held.
+        Ok(unsafe { core::slice::from_raw_parts_mut(self.data, n) })
+    }
+
+    /// The elements, in memory order (see [`dim_order`](Self::dim_order)).
+    ///
+    /// Fails if `T` does not match the dtype, no data is bound, or the data is misaligned.
+    #[inline]
+    pub fn data<T: Element>(&self) -> KernelResult<&[T]> {
+        self.check_view::<T>()?;
+        if self.numel == 0 {
+            return Ok(&[]);
+        }
+        // SAFETY: `check_view` proved the dtype matches `T` (so the size matches), the
+        // pointer is non-null and aligned for `T`; the allocation holds at least `numel`
+        // elements; every bit pattern is a valid `T` (`Element` contract).
+        Ok(unsafe { core::slice::from_raw_parts(self.data as *const T, self.numel) })
+    }
+
+    /// The elements, mutably, in memory order. Fails as [`data`](Self::data) does, and for
+    /// read-only (constant) tensors.
+    #[inline]
+    pub fn data_mut<T: Element>(&mut self) -> KernelResult<&mut [T]> {
+        self.check_view::<T>()?;
+        if self.numel == 0 {
+            return Ok(&mut []);
+        }
+        self.check_writable()?;
+        // SAFETY: as in `data`; writable memory, exclusively borrowed through `&mut self`.
+        Ok(unsafe { core::slice::from_raw_parts_mut(self.data as *mut T, self.numel) })
+    }
+
+    fn check_view<T: Element>(&self) -> KernelResult<()> {
+        if self.dtype != T::DTYPE {
+            return Err(KernelError::new(
+                Error::InvalidType,
+                "tensor dtype does not match the requested element type",
+            ));
+        }
+        if self.numel != 0 {
+            if self.data.is_null() {
+                return Err(KernelError::new(Error::InvalidState, "tensor has no data"));
+            }
+            if (self.data as usize) % core::mem::align_of::<T>() != 0 {
+                return Err(KernelError::new(
+                    Error::InvalidArgument,
+                    "tensor data is misaligned",
+                ));
+            }
+        }
+        Ok(())
+    }
+
+    fn check_writable(&self) -> KernelResult<()> {
+        if self.is_read_only() {
+            return Err(KernelError::new(
+                Error::InvalidArgument,
+                "cannot write to a constant tensor",
+            ));
+        }
+        if self.data.is_null() {
+            return Err(KernelError::new(Error::InvalidState, "tensor has no data"));
+        }
+        Ok(())
+    }
+
+    /// Changes the shape, as ExecuTorch's `resize_tensor`: a static tensor only accepts its
+    /// own sizes, a bounded one any sizes with at most `numel_bound` elements; the rank
+    /// never changes. Strides are recomputed from the dim order.
+    pub fn resize(&mut self, new_sizes: &[usize]) -> KernelResult<()> {
+        if new_sizes.len() != self.dim() {
+            return Err(KernelError::invalid("resize cannot change a tensor's rank"));
+        }
+        if new_sizes == self.sizes() {
+            return Ok(());
+        }
+        match self.dynamism {
+            ShapeDynamism::Static => {
+                return Err(KernelError::new(
+                    Error::NotSupported,
+                    "cannot resize a static-shape tensor",
+                ));
+            }
+            ShapeDynamism::Bound | ShapeDynamism::Unbound => {
+                let numel = checked_numel(new_sizes)
+                    .ok_or(KernelError::invalid("tensor size overflows"))?;
+                if numel > self.numel_bound {
+                    return Err(KernelError::new(
+                        Error::NotSupported,
+                        "new size exceeds the tensor's upper bound",
+                    ));
+                }
+            }
+        }
+        // SAFETY: `sizes` holds `dim` elements, exclusively ours through `&mut self`.
+        let sizes = unsafe { core::slice::from_raw_parts_mut(self.sizes.as_ptr(), self.dim()) };
+        sizes.copy_from_slice(new_sizes);
+        self.recompute_strides();
+        Ok(())
+    }
+
+    /// Recomputes strides and numel after the sizes changed.
+    fn recompute_strides(&mut self) {
+        let dim = self.dim();
+        // SAFETY: all three arrays hold `dim` elements and are exclusively ours here.
+        let (sizes, strides, order) = unsafe {
+            (
+                core::slice::from_raw_parts(self.sizes.as_ptr(), dim),
+                core::slice::from_raw_parts_mut(self.strides.as_ptr(), dim),
+                core::slice::from_raw_parts(self.dim_order.as_ptr(), dim),
+            )
+        };
+        let mut stride = 1usize;
+        for &d in order.iter().rev() {
+            let d = d as usize;
+            strides[d] = stride;
+            // A zero-size dimension counts as one, as in ExecuTorch, so strides stay useful.
+            stride = stride.saturating_mul(sizes[d].max(1));
+        }
+        self.numel = sizes.iter().product();
+    }
+
+    /// Points the tensor at other data (an alias, as `et_view` and `set_input` do).
+    ///
+    /// # Safety
+    /// `data` must satisfy the constructor's contract for the tensor's current bound.
+    pub(crate) unsafe fn set_data(&mut self, data: *mut u8, read_only: bool) {
+        self.data = data;
+        if read_only {
+            self.flags |= FLAG_READ_ONLY;
+        } else {
+            self.flags &= !FLAG_READ_ONLY;
+        }
+    }
+
+    /// The byte range of the data, for alias checks.
+    #[inline]
+    pub(crate) fn byte_range(&self) -> (usize, usize) {
+        let start = self.data as usize;
+        (start, start + self.nbytes())
+    }
+}
+
+/// The product of `sizes`, or `None` on overflow.
+pub fn checked_numel(sizes: &[usize]) -> Option<usize> {
+    sizes.iter().try_fold(1usize, |acc, &s| acc.checked_mul(s))
+}
+
+impl fmt::Debug for Tensor {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Tensor")
+            .field("dtype", &self.dtype)
+            .field("sizes", &self.sizes())
+            .field("dim_order", &self.dim_order())
+            .field("dynamism", &self.dynamism)
+            .finish()
+    }
+}
