@@ -1,0 +1,4 @@
+//! Shared machinery, written once: the dtype table, broadcasting and type promotion,
+//! reductions over dims, and the matrix-multiply core.
+
+pub mod dtype;
