@@ -194,6 +194,10 @@ pub struct KernelSignature {
     pub returns: ReturnKind,
     /// The crate that registered the kernel (for `etch kernels`).
     pub crate_name: &'static str,
+    /// The tensor dtypes this kernel was compiled for: `DtypeSet::ALL` without a
+    /// selection, else the dtypes the build's selection names for this operator. A
+    /// fallback entry only serves calls whose tensor dtypes are all in this set.
+    pub dtypes: crate::DtypeSet,
 }
 
 /// The boxed calling convention every registered kernel has.

@@ -7,9 +7,14 @@ extern crate alloc;
 #[cfg(feature = "std")]
 extern crate std;
 
+mod backend;
 mod error;
 mod kernel;
+mod loader;
 mod memory;
+mod method;
+mod prim_ops;
+mod program;
 mod registry;
 mod scalar;
 mod scalar_type;
@@ -21,14 +26,25 @@ mod value;
 #[cfg(feature = "alloc")]
 mod tensor_buf;
 
+pub use backend::{
+    backends, find_backend, Backend, BackendEntry, BackendInitContext, CompileSpec, DelegateHandle,
+};
 pub use error::{Error, KernelError, KernelResult};
 pub use half::{bf16, f16};
 pub use kernel::{
     op_hash, ArgKind, DtypeKey, KernelArgs, KernelContext, KernelEntry, KernelFn, KernelSignature,
     ReturnKind, TensorListMut,
 };
+pub use loader::{BufferLoader, DataLoader, PROGRAM_ALIGNMENT};
+#[cfg(feature = "std")]
+pub use loader::{FileLoader, MmapLoader};
 pub use memory::{Arena, MemoryManager};
-pub use registry::{duplicates, find_kernel, has_operator, kernels};
+pub use method::{ExecuteError, LoadDetail, LoadError, Method, DEFAULT_INSTRUCTION_LIMIT};
+pub use program::{
+    DataLoaderSync, ExtendedHeader, KernelCallInfo, KernelKey, MethodMeta, OperatorName, Program,
+    TensorInfo, FILE_IDENTIFIER, MAX_SUPPORTED_VERSION,
+};
+pub use registry::{duplicates, find_kernel, has_operator, kernels, resolve_kernel};
 pub use scalar::Scalar;
 pub use scalar_type::{Bool, DtypeSet, Element, ScalarType};
 pub use tensor::{checked_numel, ShapeDynamism, Tensor, MAX_DIM};
@@ -49,6 +65,10 @@ pub mod __private {
     /// Every kernel in the binary. `#[kernel]` adds one const element per selected entry.
     #[linkme::distributed_slice]
     pub static KERNELS: [KernelEntry];
+
+    /// Every delegate backend in the binary.
+    #[linkme::distributed_slice]
+    pub static BACKENDS: [crate::BackendEntry];
 
     /// The error for a dtype that an `et_switch!` did not handle.
     #[cold]

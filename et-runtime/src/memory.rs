@@ -102,6 +102,14 @@ impl<'a> Arena<'a> {
     pub fn reset(&mut self) {
         self.used.set(0);
     }
+
+    /// Forgets every allocation through a shared reference.
+    ///
+    /// # Safety
+    /// No memory allocated from this arena may be used afterwards.
+    pub(crate) unsafe fn reset_shared(&self) {
+        self.used.set(0);
+    }
 }
 
 impl fmt::Debug for Arena<'_> {

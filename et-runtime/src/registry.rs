@@ -1,7 +1,8 @@
 //! The kernel registry: one link-time collected slice, searched once per operator at load.
 
 use crate::kernel::{DtypeKey, KernelEntry};
-use crate::scalar_type::ScalarType;
+use crate::program::{KernelKey, OperatorName};
+use crate::scalar_type::{DtypeSet, ScalarType};
 
 /// Every kernel linked into this binary, in link order (prim ops included).
 pub fn kernels() -> &'static [KernelEntry] {
@@ -28,6 +29,39 @@ pub fn find_kernel(
                 fallback = Some(entry);
             }
         } else if dtype.is_some() && entry.dtype.dtype() == dtype {
+            return Some(entry);
+        }
+    }
+    fallback
+}
+
+/// Finds the kernel serving a call with kernel key `key`: an entry registered for the
+/// dtype all its tensors share, else a fallback compiled for every dtype in the key.
+pub fn resolve_kernel(
+    operator: &OperatorName<'_>,
+    key: &KernelKey,
+) -> Option<&'static KernelEntry> {
+    resolve_kernel_masked(operator, key.common_dtype(), key.dtype_mask())
+}
+
+pub(crate) fn resolve_kernel_masked(
+    operator: &OperatorName<'_>,
+    common: Option<ScalarType>,
+    mask: DtypeSet,
+) -> Option<&'static KernelEntry> {
+    let (name, overload) = (operator.name, operator.overload);
+    let hash = crate::kernel::op_hash_parts(name.as_bytes(), overload.as_bytes());
+    let mut fallback = None;
+    for entry in kernels() {
+        if entry.hash != hash || !name_matches(entry.name, name, overload) {
+            continue;
+        }
+        if entry.dtype == DtypeKey::FALLBACK {
+            let covers = entry.signature.dtypes.0 & mask.0 == mask.0;
+            if covers && fallback.is_none() {
+                fallback = Some(entry);
+            }
+        } else if common.is_some() && entry.dtype.dtype() == common {
             return Some(entry);
         }
     }

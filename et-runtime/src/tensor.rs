@@ -351,6 +351,11 @@ impl Tensor {
         }
     }
 
+    /// Marks the data as owned by the method (so `set_input` copies into it).
+    pub(crate) fn mark_planned(&mut self) {
+        self.flags |= FLAG_PLANNED;
+    }
+
     /// The byte range of the data, for alias checks.
     #[inline]
     pub(crate) fn byte_range(&self) -> (usize, usize) {

@@ -1,0 +1,129 @@
+//! Delegates: backends that execute a lowered part of a program (DelegateCall).
+
+use core::fmt;
+
+use crate::error::Error;
+use crate::kernel::{KernelArgs, KernelContext};
+use crate::memory::Arena;
+
+/// An opaque per-delegate state pointer a backend returns from `init`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct DelegateHandle(pub *mut ());
+
+impl DelegateHandle {
+    /// A handle carrying no state.
+    pub const NONE: DelegateHandle = DelegateHandle(core::ptr::null_mut());
+}
+
+/// One compile spec (`key`, `value`) of a delegate.
+#[derive(Clone, Copy, Debug)]
+pub struct CompileSpec<'d> {
+    /// The key.
+    pub key: &'d str,
+    /// The raw value.
+    pub value: &'d [u8],
+}
+
+/// What `init` may use: the method allocator (for the handle's state) and the method name.
+pub struct BackendInitContext<'a> {
+    pub(crate) allocator: &'a Arena<'a>,
+    pub(crate) method_name: &'a str,
+}
+
+impl<'a> BackendInitContext<'a> {
+    /// Memory from the method allocator, valid for the method's lifetime.
+    pub fn allocate(&self, size: usize, align: usize) -> Result<*mut u8, Error> {
+        if !align.is_power_of_two() {
+            return Err(Error::InvalidArgument);
+        }
+        self.allocator.allocate(size, align).map(|p| p.as_ptr())
+    }
+
+    /// The name of the method being loaded.
+    pub fn method_name(&self) -> &str {
+        self.method_name
+    }
+}
+
+impl fmt::Debug for BackendInitContext<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("BackendInitContext")
+            .field("method_name", &self.method_name)
+            .finish()
+    }
+}
+
+/// A delegate backend, registered with [`register_backend!`](crate::register_backend).
+///
+/// Handles must be usable from whichever thread runs the method (a `Method` is `Send`).
+pub trait Backend: Sync {
+    /// Whether the backend can run on this machine.
+    fn is_available(&self) -> bool {
+        true
+    }
+
+    /// Prepares a delegate from its payload; called once per delegate at `load_method`.
+    fn init(
+        &self,
+        ctx: &BackendInitContext<'_>,
+        processed: &[u8],
+        compile_specs: &[CompileSpec<'_>],
+    ) -> Result<DelegateHandle, Error>;
+
+    /// Runs the delegate. `args` are the delegate's inputs followed by its outputs.
+    fn execute(
+        &self,
+        ctx: &KernelContext<'_>,
+        handle: DelegateHandle,
+        args: &KernelArgs<'_>,
+    ) -> Result<(), Error>;
+
+    /// Releases the handle when the method is dropped.
+    fn destroy(&self, _handle: DelegateHandle) {}
+}
+
+/// A registered backend: an element of `__private::BACKENDS`.
+pub struct BackendEntry {
+    /// The id programs use (`XnnpackBackend`, ...).
+    pub name: &'static str,
+    /// The implementation.
+    pub backend: &'static dyn Backend,
+}
+
+impl fmt::Debug for BackendEntry {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("BackendEntry")
+            .field("name", &self.name)
+            .finish()
+    }
+}
+
+/// Every backend linked into the binary.
+pub fn backends() -> &'static [BackendEntry] {
+    &crate::__private::BACKENDS
+}
+
+/// The first registered backend named `name`.
+pub fn find_backend(name: &str) -> Option<&'static BackendEntry> {
+    backends().iter().find(|b| b.name == name)
+}
+
+/// Registers a backend under a name:
+///
+/// ```ignore
+/// static MY_BACKEND: MyBackend = MyBackend;
+/// et_runtime::register_backend!("MyBackend", MY_BACKEND);
+/// ```
+#[macro_export]
+macro_rules! register_backend {
+    ($name:literal, $backend:path) => {
+        const _: () = {
+            #[$crate::__private::linkme::distributed_slice($crate::__private::BACKENDS)]
+            #[linkme(crate = $crate::__private::linkme)]
+            static __ET_BACKEND: $crate::BackendEntry = $crate::BackendEntry {
+                name: $name,
+                backend: &$backend,
+            };
+        };
+    };
+}
