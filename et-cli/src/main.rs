@@ -1,1 +1,493 @@
-fn main() {}
+//! `etch`: run, inspect and check ExecuTorch programs with etch's runtime.
+
+mod format;
+mod input;
+
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+use std::time::Instant;
+
+use clap::{Parser, Subcommand};
+use et_runtime::{MemoryManager, MethodMeta, MmapLoader, Program, Tag};
+
+// The kernel library registers its kernels by being linked; nothing else names it.
+use et_ops as _;
+
+#[derive(Parser)]
+#[command(
+    name = "etch",
+    version,
+    about = "Run and inspect ExecuTorch .pte programs"
+)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Load a program and execute one of its methods.
+    Run {
+        /// The .pte program.
+        model: PathBuf,
+        /// Method to run (default: `forward`, or the only method).
+        #[arg(long)]
+        method: Option<String>,
+        /// Input files in order: raw little-endian `.bin` (shape from the method),
+        /// `FILE:SHAPE` such as `x.bin:3x8`, or `.npy`. Missing inputs are ones.
+        #[arg(long = "input", short = 'i')]
+        inputs: Vec<String>,
+        /// Execute N times and report load and execute timings.
+        #[arg(long, default_value_t = 1)]
+        iterations: u32,
+        /// Print one JSON object instead of text.
+        #[arg(long)]
+        json: bool,
+        /// Write each output as DIR/outputK.bin.
+        #[arg(long)]
+        output_dir: Option<PathBuf>,
+        /// Scratch memory for kernels, in MiB.
+        #[arg(long, default_value_t = 64)]
+        scratch_mib: usize,
+    },
+    /// List methods, their operators with kernel keys, and planned memory.
+    Ops {
+        /// The .pte program.
+        model: PathBuf,
+        /// Print JSON.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Check that this binary's kernels cover every operator and dtype of the models.
+    Check {
+        /// The .pte programs.
+        #[arg(required = true)]
+        models: Vec<PathBuf>,
+    },
+    /// List the kernels registered in this binary.
+    Kernels {
+        /// Print JSON.
+        #[arg(long)]
+        json: bool,
+    },
+}
+
+/// A rejected model or input: message for stderr, exit code 1.
+struct Failure(String);
+
+impl<E: std::fmt::Display> From<E> for Failure {
+    fn from(e: E) -> Self {
+        Failure(e.to_string())
+    }
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    let result = match cli.command {
+        Command::Run {
+            model,
+            method,
+            inputs,
+            iterations,
+            json,
+            output_dir,
+            scratch_mib,
+        } => run(
+            &model,
+            method.as_deref(),
+            &inputs,
+            iterations.max(1),
+            json,
+            output_dir.as_deref(),
+            scratch_mib,
+        ),
+        Command::Ops { model, json } => ops(&model, json),
+        Command::Check { models } => check(&models),
+        Command::Kernels { json } => {
+            kernels(json);
+            Ok(())
+        }
+    };
+    match result {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(Failure(msg)) => {
+            eprintln!("etch: {msg}");
+            ExitCode::from(1)
+        }
+    }
+}
+
+fn open(model: &Path) -> Result<MmapLoader, Failure> {
+    MmapLoader::open(model).map_err(|e| Failure(format!("cannot open {}: {e}", model.display())))
+}
+
+fn load<'l>(model: &Path, loader: &'l MmapLoader) -> Result<Program<'l>, Failure> {
+    Program::load(loader)
+        .map_err(|e| Failure(format!("{}: cannot load program: {e}", model.display())))
+}
+
+fn pick_method<'p>(program: &Program<'p>, requested: Option<&str>) -> Result<&'p str, Failure> {
+    let names: Vec<&str> = program.method_names().collect();
+    match requested {
+        Some(m) => names.iter().copied().find(|n| *n == m).ok_or_else(|| {
+            Failure(format!(
+                "no method `{m}`; the program has: {}",
+                names.join(", ")
+            ))
+        }),
+        None if names.contains(&"forward") => Ok("forward"),
+        None if names.len() == 1 => Ok(names[0]),
+        None => Err(Failure(format!(
+            "the program has several methods; pick one with --method: {}",
+            names.join(", ")
+        ))),
+    }
+}
+
+/// Heap buffers for a method, aligned for any element type.
+struct Buffers {
+    method: Vec<u128>,
+    planned: Vec<Vec<u128>>,
+    scratch: Vec<u128>,
+}
+
+fn as_bytes(v: &mut [u128]) -> &mut [u8] {
+    let len = std::mem::size_of_val(v);
+    // SAFETY: u128 has no padding and every byte pattern is a valid u8; the byte view
+    // covers exactly the vector's memory and borrows it mutably.
+    unsafe { std::slice::from_raw_parts_mut(v.as_mut_ptr().cast::<u8>(), len) }
+}
+
+impl Buffers {
+    fn for_method(meta: &MethodMeta<'_>, scratch_mib: usize) -> Result<Buffers, Failure> {
+        let words = |bytes: usize| vec![0u128; bytes.div_ceil(16)];
+        let mut planned = Vec::new();
+        for i in 0..meta.num_planned_buffers() {
+            planned.push(words(meta.planned_buffer_size(i)?));
+        }
+        Ok(Buffers {
+            method: words(meta.method_allocator_estimate()),
+            planned,
+            scratch: words(scratch_mib << 20),
+        })
+    }
+}
+
+fn missing_kernel_report(meta: &MethodMeta<'_>) -> String {
+    let mut lines: Vec<String> = meta
+        .missing_kernels()
+        .map(|c| {
+            format!(
+                "  {} (kernel key {}) at instruction {}",
+                c.operator, c.key, c.instruction
+            )
+        })
+        .collect();
+    lines.dedup();
+    lines.join("\n")
+}
+
+fn run(
+    model: &Path,
+    method: Option<&str>,
+    inputs: &[String],
+    iterations: u32,
+    json: bool,
+    output_dir: Option<&Path>,
+    scratch_mib: usize,
+) -> Result<(), Failure> {
+    let loader = open(model)?;
+    let program = load(model, &loader)?;
+    let name = pick_method(&program, method)?;
+    let meta = program.method_meta(name)?;
+    if inputs.len() > meta.num_inputs() {
+        return Err(Failure(format!(
+            "{} inputs given but method `{name}` takes {}",
+            inputs.len(),
+            meta.num_inputs()
+        )));
+    }
+    let mut data = Vec::new();
+    for i in 0..meta.num_inputs() {
+        if meta.input_tag(i)? != Tag::Tensor {
+            data.push(None);
+            continue;
+        }
+        let info = meta.input_tensor(i)?;
+        data.push(Some(match inputs.get(i) {
+            Some(spec) => input::read_input(spec, &info).map_err(Failure)?,
+            None => input::ones(&info),
+        }));
+    }
+
+    let mut buffers = Buffers::for_method(&meta, scratch_mib)?;
+    let mut planned: Vec<&mut [u8]> = buffers.planned.iter_mut().map(|b| as_bytes(b)).collect();
+    let mut memory = MemoryManager::new(
+        as_bytes(&mut buffers.method),
+        &mut planned,
+        as_bytes(&mut buffers.scratch),
+    );
+    let started = Instant::now();
+    let loaded = program.load_method(name, &mut memory);
+    let load_us = started.elapsed().as_secs_f64() * 1e6;
+    let mut method = match loaded {
+        Ok(m) => m,
+        Err(e) => {
+            let mut msg = format!("{}: cannot load method `{name}`: {e}", model.display());
+            if e.error == et_runtime::Error::OperatorMissing {
+                msg.push_str("\nmissing kernels:\n");
+                msg.push_str(&missing_kernel_report(&meta));
+            }
+            return Err(Failure(msg));
+        }
+    };
+    for (i, d) in data.iter().enumerate() {
+        if let Some(d) = d {
+            method
+                .set_input_bytes(i, d.dtype, &d.sizes, &d.bytes)
+                .map_err(|e| {
+                    Failure(format!(
+                        "input {i}: {e} (method expects {:?})",
+                        meta.input_tensor(i).map(|t| t.sizes().to_vec())
+                    ))
+                })?;
+        }
+    }
+    let mut times = Vec::with_capacity(iterations as usize);
+    for _ in 0..iterations {
+        let t0 = Instant::now();
+        method
+            .execute()
+            .map_err(|e| Failure(format!("{}: execute failed: {e}", model.display())))?;
+        times.push(t0.elapsed().as_secs_f64() * 1e6);
+    }
+    times.sort_by(f64::total_cmp);
+    let (min, median, max) = (times[0], times[times.len() / 2], times[times.len() - 1]);
+
+    if let Some(dir) = output_dir {
+        std::fs::create_dir_all(dir)
+            .map_err(|e| Failure(format!("cannot create {}: {e}", dir.display())))?;
+        for i in 0..method.num_outputs() {
+            if let Some(t) = method.output(i)?.as_tensor() {
+                let path = dir.join(format!("output{i}.bin"));
+                std::fs::write(&path, contiguous_bytes(t)?)
+                    .map_err(|e| Failure(format!("cannot write {}: {e}", path.display())))?;
+            }
+        }
+    }
+    if json {
+        let outputs = (0..method.num_outputs())
+            .map(|i| format::json_value(&method.output(i)?).map_err(Failure))
+            .collect::<Result<Vec<_>, _>>()?;
+        println!(
+            "{{\"model\":{},\"method\":{},\"iterations\":{iterations},\"load_method_us\":{load_us:.1},\"execute_us\":{{\"min\":{min:.1},\"median\":{median:.1},\"max\":{max:.1}}},\"outputs\":[{}]}}",
+            format::json_str(&model.display().to_string()),
+            format::json_str(name),
+            outputs.join(",")
+        );
+    } else {
+        for i in 0..method.num_outputs() {
+            println!(
+                "Output {i}: {}",
+                format::describe(&method.output(i)?).map_err(Failure)?
+            );
+        }
+        if iterations > 1 {
+            println!(
+                "load_method: {load_us:.1} us; execute over {iterations} runs: min {min:.1} us, median {median:.1} us, max {max:.1} us"
+            );
+        }
+    }
+    Ok(())
+}
+
+/// The tensor's bytes in logical (row-major) order.
+fn contiguous_bytes(t: &et_runtime::Tensor) -> Result<Vec<u8>, Failure> {
+    let bytes = t.bytes()?;
+    if t.is_contiguous() {
+        return Ok(bytes.to_vec());
+    }
+    let es = t.dtype().element_size();
+    let (sizes, strides) = (t.sizes(), t.strides());
+    let mut out = Vec::with_capacity(bytes.len());
+    for mut i in 0..t.numel() {
+        let mut off = 0;
+        for d in (0..sizes.len()).rev() {
+            off += (i % sizes[d]) * strides[d];
+            i /= sizes[d];
+        }
+        out.extend_from_slice(&bytes[off * es..off * es + es]);
+    }
+    Ok(out)
+}
+
+fn ops(model: &Path, json: bool) -> Result<(), Failure> {
+    let loader = open(model)?;
+    let program = load(model, &loader)?;
+    let mut methods_json = Vec::new();
+    for name in program.method_names() {
+        let meta = program.method_meta(name)?;
+        let planned: Vec<usize> = (0..meta.num_planned_buffers())
+            .map(|i| meta.planned_buffer_size(i))
+            .collect::<Result<_, _>>()?;
+        // Operators with their distinct kernel keys, in first-use order.
+        let mut ops: Vec<(String, Vec<String>)> = Vec::new();
+        for i in 0..meta.num_operators() {
+            ops.push((meta.operator(i)?.to_string(), Vec::new()));
+        }
+        for call in meta.kernel_calls() {
+            let call = call?;
+            let key = call.key.to_string();
+            let keys = &mut ops[call.op_index].1;
+            if !keys.contains(&key) {
+                keys.push(key);
+            }
+        }
+        let delegates: Vec<&str> = meta.delegates().collect();
+        if json {
+            let ops_json: Vec<String> = ops
+                .iter()
+                .map(|(n, k)| {
+                    let keys: Vec<String> = k.iter().map(|k| format::json_str(k)).collect();
+                    format!(
+                        "{{\"name\":{},\"kernel_keys\":[{}]}}",
+                        format::json_str(n),
+                        keys.join(",")
+                    )
+                })
+                .collect();
+            let dels: Vec<String> = delegates.iter().map(|d| format::json_str(d)).collect();
+            methods_json.push(format!(
+                "{{\"name\":{},\"inputs\":{},\"outputs\":{},\"instructions\":{},\"planned_buffers\":{:?},\"operators\":[{}],\"delegates\":[{}]}}",
+                format::json_str(name),
+                meta.num_inputs(),
+                meta.num_outputs(),
+                meta.num_instructions(),
+                planned,
+                ops_json.join(","),
+                dels.join(",")
+            ));
+        } else {
+            println!(
+                "method {name}: {} inputs, {} outputs, {} instructions",
+                meta.num_inputs(),
+                meta.num_outputs(),
+                meta.num_instructions()
+            );
+            println!("  planned buffers (bytes): {planned:?}");
+            for d in &delegates {
+                println!("  delegate: {d}");
+            }
+            for (n, keys) in &ops {
+                if keys.is_empty() {
+                    println!("  {n}");
+                }
+                for k in keys {
+                    println!("  {n} {k}");
+                }
+            }
+        }
+    }
+    if json {
+        println!(
+            "{{\"model\":{},\"methods\":[{}]}}",
+            format::json_str(&model.display().to_string()),
+            methods_json.join(",")
+        );
+    }
+    Ok(())
+}
+
+fn check(models: &[PathBuf]) -> Result<(), Failure> {
+    let mut missing = Vec::new();
+    for model in models {
+        let loader = open(model)?;
+        let program = load(model, &loader)?;
+        for name in program.method_names() {
+            let meta = program.method_meta(name)?;
+            for call in meta.missing_kernels() {
+                let line = format!(
+                    "{}: {} (kernel key {}) in method {name}",
+                    model.display(),
+                    call.operator,
+                    call.key
+                );
+                if !missing.contains(&line) {
+                    missing.push(line);
+                }
+            }
+            for d in meta.delegates() {
+                if et_runtime::find_backend(d).is_none() {
+                    missing.push(format!("{}: backend {d} in method {name}", model.display()));
+                }
+            }
+        }
+    }
+    if missing.is_empty() {
+        println!("ok: this binary's kernels cover {} model(s)", models.len());
+        Ok(())
+    } else {
+        Err(Failure(format!("missing kernels:\n{}", missing.join("\n"))))
+    }
+}
+
+fn dtype_label(entry: &et_runtime::KernelEntry) -> String {
+    match entry.dtype.dtype() {
+        Some(t) => t.name().to_string(),
+        None if entry.signature.dtypes == et_runtime::DtypeSet::ALL => "any".to_string(),
+        None => {
+            let names: Vec<&str> = et_runtime::ScalarType::ALL
+                .iter()
+                .filter(|t| entry.signature.dtypes.contains(**t))
+                .map(|t| t.name())
+                .collect();
+            format!("any of {}", names.join("|"))
+        }
+    }
+}
+
+fn kernels(json: bool) {
+    let all = et_runtime::kernels();
+    if json {
+        let rows: Vec<String> = all
+            .iter()
+            .map(|e| {
+                format!(
+                    "{{\"name\":{},\"dtype\":{},\"crate\":{}}}",
+                    format::json_str(e.name),
+                    format::json_str(&dtype_label(e)),
+                    format::json_str(e.signature.crate_name)
+                )
+            })
+            .collect();
+        let dups: Vec<String> = et_runtime::duplicates()
+            .map(|(a, _)| format::json_str(a.name))
+            .collect();
+        println!(
+            "{{\"total\":{},\"kernels\":[{}],\"duplicates\":[{}]}}",
+            all.len(),
+            rows.join(","),
+            dups.join(",")
+        );
+        return;
+    }
+    let mut rows: Vec<(&str, String, &str)> = all
+        .iter()
+        .map(|e| (e.name, dtype_label(e), e.signature.crate_name))
+        .collect();
+    rows.sort();
+    let width = rows.iter().map(|r| r.0.len()).max().unwrap_or(0);
+    for (name, dtype, krate) in &rows {
+        println!("{name:width$}  {dtype:10}  {krate}");
+    }
+    println!("{} kernels registered", all.len());
+    for (a, b) in et_runtime::duplicates() {
+        println!(
+            "duplicate: {} ({}) registered by {} and {}",
+            a.name,
+            dtype_label(a),
+            a.signature.crate_name,
+            b.signature.crate_name
+        );
+    }
+}

@@ -67,6 +67,29 @@ fn read_u64(b: &[u8], at: usize) -> Option<u64> {
     Some(u64::from_le_bytes(b.get(at..at + 8)?.try_into().ok()?))
 }
 
+/// Why [`Program::load`] rejected a file.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ProgramError {
+    /// ExecuTorch's error code.
+    pub error: Error,
+    /// What was wrong.
+    pub reason: &'static str,
+}
+
+impl fmt::Display for ProgramError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}: {}", self.reason, self.error)
+    }
+}
+
+impl core::error::Error for ProgramError {}
+
+impl From<ProgramError> for Error {
+    fn from(e: ProgramError) -> Error {
+        e.error
+    }
+}
+
 /// A loaded program. Borrows its loader's bytes: constants are used in place.
 ///
 /// `Program` is `Sync`: several threads may load methods from one program.
@@ -95,23 +118,35 @@ impl fmt::Debug for Program<'_> {
 impl<'d> Program<'d> {
     /// Loads and checks a program: header, identifier, the flatbuffer's structure,
     /// version, and the constant segment. Every later access relies on these checks.
-    pub fn load<L: DataLoader + Sync>(loader: &'d L) -> Result<Program<'d>, Error> {
+    pub fn load<L: DataLoader + Sync>(loader: &'d L) -> Result<Program<'d>, ProgramError> {
+        let fail = |error, reason| ProgramError { error, reason };
         let size = loader.size();
-        let head = loader.load(0, size.min(HEADER_PROBE))?;
+        let head = loader
+            .load(0, size.min(HEADER_PROBE))
+            .map_err(|e| fail(e, "cannot read the file header"))?;
         if head.len() < 8 {
-            return Err(Error::InvalidProgram);
+            return Err(fail(
+                Error::InvalidProgram,
+                "file is too short to be a program",
+            ));
         }
         if &head[4..8] != FILE_IDENTIFIER {
             return Err(if &head[4..6] == b"ET" {
-                Error::NotSupported
+                fail(
+                    Error::NotSupported,
+                    "unsupported program format version (identifier is not ET12)",
+                )
             } else {
-                Error::InvalidProgram
+                fail(
+                    Error::InvalidProgram,
+                    "not an ExecuTorch program (no ET12 identifier at byte 4)",
+                )
             });
         }
-        let header = ExtendedHeader::parse(head)?;
+        let header = ExtendedHeader::parse(head)
+            .map_err(|e| fail(e, "extended header (eh00) is shorter than 24 bytes"))?;
         let program_size = match header {
             Some(h) => {
-                let ps = usize::try_from(h.program_size).map_err(|_| Error::InvalidProgram)?;
                 let expected_end = if h.segment_data_size == 0 && h.segment_base_offset == 0 {
                     Some(h.program_size)
                 } else if h.segment_data_size > 0 {
@@ -119,25 +154,44 @@ impl<'d> Program<'d> {
                 } else {
                     None
                 };
-                if let Some(end) = expected_end {
-                    if end > size as u64 {
-                        return Err(Error::InvalidProgram);
+                if expected_end.is_some_and(|end| end > size as u64) {
+                    return Err(fail(
+                        Error::InvalidProgram,
+                        "file is truncated: the header describes more data than the file holds",
+                    ));
+                }
+                match usize::try_from(h.program_size) {
+                    Ok(ps) if (8..=size).contains(&ps) => ps,
+                    _ => {
+                        return Err(fail(
+                            Error::InvalidProgram,
+                            "extended header gives an impossible program size",
+                        ))
                     }
                 }
-                if ps > size || ps < 8 {
-                    return Err(Error::InvalidProgram);
-                }
-                ps
             }
             None => size,
         };
-        let data = loader.load(0, program_size)?;
+        let data = loader
+            .load(0, program_size)
+            .map_err(|e| fail(e, "cannot read the program data"))?;
         if data.as_ptr() as usize % PROGRAM_ALIGNMENT != 0 {
-            return Err(Error::InvalidArgument);
+            return Err(fail(
+                Error::InvalidArgument,
+                "program data must be 16-byte aligned",
+            ));
         }
-        let root = flatbuffers::root::<fb::Program>(data).map_err(|_| Error::InvalidProgram)?; // TEMP until checked_root lands
+        let root = crate::schema::checked_root(data).map_err(|e| {
+            fail(
+                e,
+                "the program's flatbuffer is malformed (truncated or corrupted)",
+            )
+        })?;
         if root.version() > MAX_SUPPORTED_VERSION {
-            return Err(Error::InvalidProgram);
+            return Err(fail(
+                Error::InvalidProgram,
+                "program schema version is newer than this runtime supports",
+            ));
         }
         let mut program = Program {
             loader,
@@ -146,7 +200,9 @@ impl<'d> Program<'d> {
             constants: &[],
             constant_offsets: None,
         };
-        program.load_constant_segment()?;
+        program
+            .load_constant_segment()
+            .map_err(|e| fail(e, "the constant segment is missing or out of range"))?;
         Ok(program)
     }
 

@@ -18,3 +18,11 @@
 mod program_generated;
 
 pub(crate) use program_generated::executorch_flatbuffer as fb;
+
+/// The root `Program` table, after checking the buffer's structure.
+///
+/// PLACEHOLDER until the compact verifier (`verify.rs`) lands: uses the flatbuffers
+/// crate's generated verifier, which is correct but large.
+pub(crate) fn checked_root(buf: &[u8]) -> Result<fb::Program<'_>, crate::Error> {
+    flatbuffers::root::<fb::Program>(buf).map_err(|_| crate::Error::InvalidProgram)
+}
