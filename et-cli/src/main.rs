@@ -337,7 +337,9 @@ fn ops(model: &Path, json: bool) -> Result<(), Failure> {
         }
         for call in meta.kernel_calls() {
             let call = call?;
-            let key = call.key.to_string();
+            // The key ExecuTorch's selective-build tooling writes, so the listing can be
+            // compared with (and fed to) selected_operators.yaml.
+            let key = call.selection_key.to_string();
             let keys = &mut ops[call.op_index].1;
             if !keys.contains(&key) {
                 keys.push(key);

@@ -595,8 +595,12 @@ pub struct KernelCallInfo<'d> {
     pub op_index: usize,
     /// The operator.
     pub operator: OperatorName<'d>,
-    /// Tensor dtypes and dim orders of the arguments as exported.
+    /// Tensor dtypes and dim orders of the arguments as exported: the runtime's key
+    /// (tensor arguments only).
     pub key: KernelKey,
+    /// The key ExecuTorch's selective-build tooling (`gen_oplist`) writes for this call:
+    /// like `key`, but a tensor list contributes its first (non-null) element.
+    pub selection_key: KernelKey,
     /// Number of argument values (schema arguments plus the return slot).
     pub num_args: usize,
 }
@@ -763,10 +767,31 @@ impl<'d> MethodMeta<'d> {
         let operator = self.operator(op_index)?;
         let args = call.args().ok_or(Error::InvalidProgram)?;
         let mut key = KernelKey::EMPTY;
+        let mut selection_key = KernelKey::EMPTY;
         for a in args.iter() {
-            if let Some(t) = self.value(a)?.val_as_tensor() {
+            let v = self.value(a)?;
+            if let Some(t) = v.val_as_tensor() {
                 let info = TensorInfo::from_fb(&t)?;
                 key.push(info.dtype, info.dim_order())?;
+                selection_key.push(info.dtype, info.dim_order())?;
+                continue;
+            }
+            let items = match v.val_type() {
+                fb::KernelTypes::TensorList => v.val_as_tensor_list().and_then(|l| l.items()),
+                fb::KernelTypes::OptionalTensorList => {
+                    v.val_as_optional_tensor_list().and_then(|l| l.items())
+                }
+                _ => None,
+            };
+            // gen_oplist records a list by its first tensor element.
+            let first = items
+                .into_iter()
+                .flat_map(|i| i.iter())
+                .filter_map(|idx| self.value(idx).ok())
+                .find_map(|e| e.val_as_tensor());
+            if let Some(t) = first {
+                let info = TensorInfo::from_fb(&t)?;
+                selection_key.push(info.dtype, info.dim_order())?;
             }
         }
         Ok(KernelCallInfo {
@@ -774,6 +799,7 @@ impl<'d> MethodMeta<'d> {
             op_index,
             operator,
             key,
+            selection_key,
             num_args: args.len(),
         })
     }

@@ -1,1 +1,209 @@
+//! Shared helpers for etch's integration tests: fixture paths, io.yaml descriptions, and
+//! running a method with heap-backed memory.
 
+use std::path::PathBuf;
+
+use et_runtime::{FileLoader, MemoryManager, Program, ScalarType};
+use serde::Deserialize;
+
+/// `tests/fixtures` in the workspace.
+pub fn fixtures_dir() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("fixtures")
+}
+
+/// A fixture file by name (`add.pte`, `opcases/abs_float32.pte`).
+pub fn fixture(name: &str) -> PathBuf {
+    fixtures_dir().join(name)
+}
+
+/// One tensor of an io.yaml.
+#[derive(Debug, Deserialize, Clone)]
+pub struct IoTensor {
+    /// NumPy dtype name.
+    pub dtype: String,
+    /// Sizes.
+    pub sizes: Vec<usize>,
+    /// File name next to the yaml.
+    pub file: String,
+}
+
+/// A case's `NAME.io.yaml`.
+#[derive(Debug, Deserialize, Clone)]
+pub struct IoSpec {
+    /// The program file.
+    pub program: String,
+    /// Method to run.
+    pub method: String,
+    /// Relative tolerance.
+    pub rtol: f64,
+    /// Absolute tolerance.
+    pub atol: f64,
+    /// Inputs in order.
+    pub inputs: Vec<IoTensor>,
+    /// Expected outputs in order.
+    pub outputs: Vec<IoTensor>,
+}
+
+impl IoSpec {
+    /// Reads `dir/NAME.io.yaml`.
+    pub fn read(dir: &std::path::Path, name: &str) -> IoSpec {
+        let path = dir.join(format!("{name}.io.yaml"));
+        let text =
+            std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+        serde_yaml::from_str(&text).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
+    }
+}
+
+/// The dtype of a NumPy name.
+pub fn dtype_of(name: &str) -> ScalarType {
+    ScalarType::from_name(name).unwrap_or_else(|| panic!("unknown dtype {name}"))
+}
+
+/// An output tensor copied out of a method: dtype, sizes, row-major bytes.
+#[derive(Debug, Clone, PartialEq)]
+pub struct OwnedOutput {
+    /// Element type.
+    pub dtype: ScalarType,
+    /// Sizes.
+    pub sizes: Vec<usize>,
+    /// Row-major little-endian bytes.
+    pub bytes: Vec<u8>,
+}
+
+/// Loads `dir/spec.program`, runs `spec.method` on the spec's inputs once, and returns
+/// the outputs; `Err` carries the runtime's message.
+pub fn run_case(dir: &std::path::Path, spec: &IoSpec) -> Result<Vec<OwnedOutput>, String> {
+    let loader = FileLoader::open(dir.join(&spec.program)).map_err(|e| e.to_string())?;
+    let program = Program::load(&loader).map_err(|e| e.to_string())?;
+    let meta = program
+        .method_meta(&spec.method)
+        .map_err(|e| e.to_string())?;
+    let mut method_mem = vec![0u128; meta.method_allocator_estimate().div_ceil(16)];
+    let mut planned_mem: Vec<Vec<u128>> = (0..meta.num_planned_buffers())
+        .map(|i| vec![0u128; meta.planned_buffer_size(i).unwrap().div_ceil(16)])
+        .collect();
+    let mut scratch = vec![0u128; (64 << 20) / 16];
+    let mut planned: Vec<&mut [u8]> = planned_mem.iter_mut().map(|b| bytes_of(b)).collect();
+    let mut memory = MemoryManager::new(
+        bytes_of(&mut method_mem),
+        &mut planned,
+        bytes_of(&mut scratch),
+    );
+    let mut method = program
+        .load_method(&spec.method, &mut memory)
+        .map_err(|e| e.to_string())?;
+    for (i, input) in spec.inputs.iter().enumerate() {
+        let data = std::fs::read(dir.join(&input.file)).map_err(|e| e.to_string())?;
+        method
+            .set_input_bytes(i, dtype_of(&input.dtype), &input.sizes, &data)
+            .map_err(|e| format!("input {i}: {e}"))?;
+    }
+    method.execute().map_err(|e| e.to_string())?;
+    let mut outs = Vec::new();
+    for i in 0..method.num_outputs() {
+        let v = method.output(i).map_err(|e| e.to_string())?;
+        let t = v
+            .as_tensor()
+            .ok_or_else(|| format!("output {i} is not a tensor"))?;
+        outs.push(OwnedOutput {
+            dtype: t.dtype(),
+            sizes: t.sizes().to_vec(),
+            bytes: row_major_bytes(t)?,
+        });
+    }
+    Ok(outs)
+}
+
+/// A tensor's bytes in row-major order, whatever its dim order.
+pub fn row_major_bytes(t: &et_runtime::Tensor) -> Result<Vec<u8>, String> {
+    let bytes = t.bytes().map_err(|e| e.to_string())?;
+    let es = t.dtype().element_size();
+    let (sizes, strides) = (t.sizes(), t.strides());
+    let mut out = Vec::with_capacity(bytes.len());
+    for mut i in 0..t.numel() {
+        let mut off = 0;
+        for d in (0..sizes.len()).rev() {
+            off += (i % sizes[d]) * strides[d];
+            i /= sizes[d];
+        }
+        out.extend_from_slice(&bytes[off * es..off * es + es]);
+    }
+    Ok(out)
+}
+
+/// The bytes of a `u128` buffer (16-byte aligned memory for the runtime).
+pub fn bytes_of(v: &mut [u128]) -> &mut [u8] {
+    let len = std::mem::size_of_val(v);
+    // SAFETY: u128 has no padding; any byte pattern is a valid u8; the view covers exactly
+    // the slice's memory and borrows it mutably.
+    unsafe { std::slice::from_raw_parts_mut(v.as_mut_ptr().cast::<u8>(), len) }
+}
+
+/// Elements as f64 for comparison (bool as 0/1).
+pub fn as_f64(dtype: ScalarType, bytes: &[u8]) -> Vec<f64> {
+    let es = dtype.element_size();
+    bytes
+        .chunks_exact(es)
+        .map(|c| match dtype {
+            ScalarType::Float => f32::from_le_bytes(c.try_into().unwrap()) as f64,
+            ScalarType::Double => f64::from_le_bytes(c.try_into().unwrap()),
+            ScalarType::Half => et_runtime::f16::from_le_bytes(c.try_into().unwrap()).to_f64(),
+            ScalarType::BFloat16 => et_runtime::bf16::from_le_bytes(c.try_into().unwrap()).to_f64(),
+            ScalarType::Byte | ScalarType::Bool => c[0] as f64,
+            ScalarType::Char => c[0] as i8 as f64,
+            ScalarType::Short => i16::from_le_bytes(c.try_into().unwrap()) as f64,
+            ScalarType::Int => i32::from_le_bytes(c.try_into().unwrap()) as f64,
+            ScalarType::Long => i64::from_le_bytes(c.try_into().unwrap()) as f64,
+            t => panic!("no comparison for {t}"),
+        })
+        .collect()
+}
+
+/// Compares outputs with the expected tensors: same dtype and sizes, and
+/// `|got - want| <= atol + rtol * |want|` for floats (NaN matches NaN), exact otherwise.
+pub fn compare(dir: &std::path::Path, spec: &IoSpec, got: &[OwnedOutput]) -> Result<(), String> {
+    if got.len() != spec.outputs.len() {
+        return Err(format!(
+            "{} outputs, expected {}",
+            got.len(),
+            spec.outputs.len()
+        ));
+    }
+    for (i, (g, w)) in got.iter().zip(&spec.outputs).enumerate() {
+        let want_dtype = dtype_of(&w.dtype);
+        if g.dtype != want_dtype || g.sizes != w.sizes {
+            return Err(format!(
+                "output {i}: got {} {:?}, expected {} {:?}",
+                g.dtype, g.sizes, want_dtype, w.sizes
+            ));
+        }
+        let want_bytes = std::fs::read(dir.join(&w.file)).map_err(|e| e.to_string())?;
+        if want_dtype.is_floating() {
+            let (gv, wv) = (as_f64(g.dtype, &g.bytes), as_f64(want_dtype, &want_bytes));
+            if gv.len() != wv.len() {
+                return Err(format!(
+                    "output {i}: {} elements, expected {}",
+                    gv.len(),
+                    wv.len()
+                ));
+            }
+            for (k, (a, b)) in gv.iter().zip(&wv).enumerate() {
+                let ok = (a.is_nan() && b.is_nan())
+                    || a == b
+                    || (a - b).abs() <= spec.atol + spec.rtol * b.abs();
+                if !ok {
+                    return Err(format!("output {i} element {k}: got {a}, expected {b}"));
+                }
+            }
+        } else if g.bytes != want_bytes {
+            let (gv, wv) = (as_f64(g.dtype, &g.bytes), as_f64(want_dtype, &want_bytes));
+            let k = gv.iter().zip(&wv).position(|(a, b)| a != b).unwrap_or(0);
+            return Err(format!(
+                "output {i} element {k}: got {:?}, expected {:?}",
+                gv.get(k),
+                wv.get(k)
+            ));
+        }
+    }
+    Ok(())
+}

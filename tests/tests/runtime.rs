@@ -1,0 +1,517 @@
+//! The runtime core on real programs, with a few hand-registered float32 kernels (this
+//! test binary does not link the kernel library): loading, metadata, control flow,
+//! bounded dynamic shapes, prim ops, missing kernels and backends, malformed files.
+
+use et_runtime::__private::{
+    linkme, ArgKind, DtypeKey, KernelEntry, KernelSignature, ReturnKind, KERNELS,
+};
+use et_runtime::{
+    DtypeSet, Error, FileLoader, KernelArgs, KernelContext, KernelError, KernelResult, LoadDetail,
+    MemoryManager, Program, ScalarType,
+};
+use etch_tests::{bytes_of, compare, fixture, fixtures_dir, run_case, IoSpec};
+
+// --- Hand-registered kernels -------------------------------------------------------
+
+fn out_shape_broadcast(a: &[usize], b: &[usize]) -> Option<Vec<usize>> {
+    let n = a.len().max(b.len());
+    (0..n)
+        .map(|i| {
+            let x = if i + a.len() >= n {
+                a[i + a.len() - n]
+            } else {
+                1
+            };
+            let y = if i + b.len() >= n {
+                b[i + b.len() - n]
+            } else {
+                1
+            };
+            match (x, y) {
+                (x, y) if x == y => Some(x),
+                (1, y) => Some(y),
+                (x, 1) => Some(x),
+                _ => None,
+            }
+        })
+        .collect()
+}
+
+/// Elementwise f32 `op` where `b` is either the same shape or a single element.
+fn binary_f32(args: &KernelArgs<'_>, out_pos: usize, op: impl Fn(f32, f32) -> f32) -> KernelResult {
+    let a = args.tensor(0)?;
+    let b = args.tensor(1)?;
+    // SAFETY: each position is taken once.
+    let out = unsafe { args.tensor_mut(out_pos)? };
+    let shape =
+        out_shape_broadcast(a.sizes(), b.sizes()).ok_or(KernelError::invalid("shapes differ"))?;
+    out.resize(&shape)?;
+    let (x, y) = (a.data::<f32>()?, b.data::<f32>()?);
+    let o = out.data_mut::<f32>()?;
+    for (i, r) in o.iter_mut().enumerate() {
+        let xa = if x.len() == 1 { x[0] } else { x[i] };
+        let yb = if y.len() == 1 { y[0] } else { y[i] };
+        *r = op(xa, yb);
+    }
+    Ok(())
+}
+
+fn add_out(_: &KernelContext<'_>, args: &KernelArgs<'_>) -> KernelResult {
+    let alpha = args.scalar(2)?.to_f64() as f32;
+    binary_f32(args, 3, |a, b| a + alpha * b)
+}
+
+fn mul_out(_: &KernelContext<'_>, args: &KernelArgs<'_>) -> KernelResult {
+    binary_f32(args, 2, |a, b| a * b)
+}
+
+/// `sum.IntList_out` over all dims (empty list) or the last dim with keepdim.
+fn sum_out(_: &KernelContext<'_>, args: &KernelArgs<'_>) -> KernelResult {
+    let a = args.tensor(0)?;
+    let dims = args.int_list(1)?;
+    // SAFETY: position 4 is taken once.
+    let out = unsafe { args.tensor_mut(4)? };
+    let x = a.data::<f32>()?;
+    if dims.is_empty() {
+        out.data_mut::<f32>()?[0] = x.iter().sum();
+        return Ok(());
+    }
+    let rows = a.sizes()[0];
+    let cols = a.numel() / rows.max(1);
+    out.resize(&[rows, 1])?;
+    let o = out.data_mut::<f32>()?;
+    for r in 0..rows {
+        o[r] = x[r * cols..(r + 1) * cols].iter().sum();
+    }
+    Ok(())
+}
+
+fn gt_scalar_out(_: &KernelContext<'_>, args: &KernelArgs<'_>) -> KernelResult {
+    let a = args.tensor(0)?;
+    let s = args.scalar(1)?.to_f64() as f32;
+    // SAFETY: position 2 is taken once.
+    let out = unsafe { args.tensor_mut(2)? };
+    let x = a.data::<f32>()?.to_vec();
+    let o = out.data_mut::<et_runtime::Bool>()?;
+    for (r, v) in o.iter_mut().zip(x) {
+        *r = (v > s).into();
+    }
+    Ok(())
+}
+
+macro_rules! register {
+    ($id:ident, $name:literal, $f:path, [$($k:ident),*]) => {
+        #[linkme::distributed_slice(KERNELS)]
+        #[linkme(crate = linkme)]
+        static $id: KernelEntry = KernelEntry {
+            name: $name,
+            hash: et_runtime::op_hash($name),
+            dtype: DtypeKey::FALLBACK,
+            function: $f,
+            signature: &KernelSignature {
+                args: &[$(ArgKind::$k),*],
+                returns: ReturnKind::Outs,
+                crate_name: "etch-tests",
+                dtypes: DtypeSet(ScalarType::Float.bit() | ScalarType::Bool.bit()),
+            },
+        };
+    };
+}
+
+register!(
+    ADD,
+    "aten::add.out",
+    add_out,
+    [Tensor, Tensor, Scalar, TensorMut]
+);
+register!(MUL, "aten::mul.out", mul_out, [Tensor, Tensor, TensorMut]);
+register!(
+    SUM,
+    "aten::sum.IntList_out",
+    sum_out,
+    [Tensor, OptionalIntList, Bool, OptionalScalarType, TensorMut]
+);
+register!(
+    GT,
+    "aten::gt.Scalar_out",
+    gt_scalar_out,
+    [Tensor, Scalar, TensorMut]
+);
+
+// --- Helpers ---------------------------------------------------------------------------
+
+fn all_fixture_programs() -> Vec<String> {
+    let mut names: Vec<String> = std::fs::read_dir(fixtures_dir())
+        .unwrap()
+        .filter_map(|e| e.ok()?.file_name().into_string().ok())
+        .filter(|n| n.ends_with(".pte"))
+        .collect();
+    names.sort();
+    names
+}
+
+fn run_fixture(name: &str) {
+    let spec = IoSpec::read(&fixtures_dir(), name);
+    let got = run_case(&fixtures_dir(), &spec).unwrap_or_else(|e| panic!("{name}: {e}"));
+    compare(&fixtures_dir(), &spec, &got).unwrap_or_else(|e| panic!("{name}: {e}"));
+}
+
+// --- Tests ----------------------------------------------------------------------------
+
+#[test]
+fn every_fixture_program_loads_with_metadata() {
+    for name in all_fixture_programs() {
+        let loader = FileLoader::open(fixture(&name)).unwrap();
+        let program = Program::load(&loader).unwrap_or_else(|e| panic!("{name}: {e}"));
+        assert!(program.num_methods() >= 1, "{name}");
+        for m in program.method_names() {
+            let meta = program.method_meta(m).unwrap();
+            assert!(meta.num_outputs() >= 1, "{name}.{m}");
+            for c in meta.kernel_calls() {
+                c.unwrap_or_else(|e| panic!("{name}.{m}: {e}"));
+            }
+        }
+    }
+}
+
+/// Operator names and kernel keys per the fixture's `selected_operators.yaml` (written
+/// by ExecuTorch's own gen_oplist) must equal what the program's metadata reports.
+#[test]
+fn operators_and_kernel_keys_match_executorch_selection_files() {
+    for name in all_fixture_programs() {
+        let stem = name.trim_end_matches(".pte");
+        let yaml_path = fixture(&format!("{stem}.selected_operators.yaml"));
+        let yaml: serde_yaml::Value =
+            serde_yaml::from_str(&std::fs::read_to_string(&yaml_path).unwrap()).unwrap();
+        let mut expected: Vec<(String, Vec<String>)> = Vec::new();
+        if let Some(ops) = yaml["operators"].as_mapping() {
+            for (op, _) in ops {
+                let op = op.as_str().unwrap().to_string();
+                let mut keys: Vec<String> = yaml["et_kernel_metadata"][op.as_str()]
+                    .as_sequence()
+                    .map(|s| s.iter().map(|k| k.as_str().unwrap().to_string()).collect())
+                    .unwrap_or_default();
+                keys.sort();
+                expected.push((op, keys));
+            }
+        }
+        expected.sort();
+
+        let loader = FileLoader::open(fixture(&name)).unwrap();
+        let program = Program::load(&loader).unwrap();
+        let mut got: std::collections::BTreeMap<String, Vec<String>> = Default::default();
+        for m in program.method_names() {
+            let meta = program.method_meta(m).unwrap();
+            for i in 0..meta.num_operators() {
+                got.entry(meta.operator(i).unwrap().to_string())
+                    .or_default();
+            }
+            for c in meta.kernel_calls() {
+                let c = c.unwrap();
+                let keys = got.entry(c.operator.to_string()).or_default();
+                let k = c.selection_key.to_string();
+                if !keys.contains(&k) {
+                    keys.push(k);
+                }
+            }
+        }
+        let mut got: Vec<(String, Vec<String>)> = got
+            .into_iter()
+            .map(|(k, mut v)| {
+                v.sort();
+                (k, v)
+            })
+            .collect();
+        got.sort();
+        assert_eq!(got, expected, "{name}");
+    }
+}
+
+#[test]
+fn noop_runs_end_to_end() {
+    run_fixture("noop");
+}
+
+#[test]
+fn single_kernel_and_two_methods() {
+    run_fixture("add");
+    run_fixture("two_methods");
+}
+
+#[test]
+fn control_flow_takes_both_branches() {
+    // JumpFalseCall on a bool tensor, MoveCall into the shared output, both branches.
+    run_fixture("cond");
+    run_fixture("cond_else");
+}
+
+#[test]
+fn bounded_dynamic_shapes_through_prim_ops() {
+    // sym_size writes a SymInt read back through an int list by et_view; the batch is
+    // smaller than the exported bound, so out tensors resize.
+    run_fixture("dynamic_view");
+}
+
+#[test]
+fn dynamic_input_beyond_its_bound_is_rejected() {
+    let loader = FileLoader::open(fixture("dynamic_view.pte")).unwrap();
+    let program = Program::load(&loader).unwrap();
+    let meta = program.method_meta("forward").unwrap();
+    let mut method_mem = vec![0u128; meta.method_allocator_estimate().div_ceil(16)];
+    let mut planned_mem: Vec<Vec<u128>> = (0..meta.num_planned_buffers())
+        .map(|i| vec![0u128; meta.planned_buffer_size(i).unwrap().div_ceil(16)])
+        .collect();
+    let mut planned: Vec<&mut [u8]> = planned_mem.iter_mut().map(|b| bytes_of(b)).collect();
+    let mut memory = MemoryManager::without_temp(bytes_of(&mut method_mem), &mut planned);
+    let mut method = program.load_method("forward", &mut memory).unwrap();
+    let bound = meta.input_tensor(0).unwrap();
+    let mut too_big = bound.sizes().to_vec();
+    too_big[0] += 1;
+    let bytes = vec![0u8; too_big.iter().product::<usize>() * 4];
+    assert!(method
+        .set_input_bytes(0, ScalarType::Float, &too_big, &bytes)
+        .is_err());
+    assert_eq!(
+        method.set_input_bytes(0, ScalarType::Long, bound.sizes(), &[]),
+        Err(Error::InvalidArgument)
+    );
+    // Never-set inputs are refused at execute.
+    assert_eq!(method.execute().unwrap_err().error, Error::InvalidState);
+}
+
+#[test]
+fn missing_kernels_are_all_reported_with_keys() {
+    // mlp calls addmm, permute_copy, relu and _softmax; none are registered here.
+    let loader = FileLoader::open(fixture("mlp.pte")).unwrap();
+    let program = Program::load(&loader).unwrap();
+    let meta = program.method_meta("forward").unwrap();
+    let mut method_mem = vec![0u128; meta.method_allocator_estimate().div_ceil(16)];
+    let mut planned_mem: Vec<Vec<u128>> = (0..meta.num_planned_buffers())
+        .map(|i| vec![0u128; meta.planned_buffer_size(i).unwrap().div_ceil(16)])
+        .collect();
+    let mut planned: Vec<&mut [u8]> = planned_mem.iter_mut().map(|b| bytes_of(b)).collect();
+    let mut memory = MemoryManager::without_temp(bytes_of(&mut method_mem), &mut planned);
+    let err = program.load_method("forward", &mut memory).unwrap_err();
+    assert_eq!(err.error, Error::OperatorMissing);
+    let LoadDetail::MissingKernels { count, first } = err.detail else {
+        panic!("{err}")
+    };
+    let missing: Vec<String> = meta
+        .missing_kernels()
+        .map(|c| format!("{} {}", c.operator, c.key))
+        .collect();
+    assert_eq!(count, missing.len());
+    assert!(
+        missing
+            .iter()
+            .any(|m| m.starts_with("aten::addmm.out v1/6;")),
+        "{missing:?}"
+    );
+    assert!(
+        missing.iter().any(|m| m.starts_with("aten::_softmax.out")),
+        "{missing:?}"
+    );
+    assert!(err.to_string().contains(&first.operator.to_string()));
+}
+
+#[test]
+fn unregistered_backend_is_named() {
+    let loader = FileLoader::open(fixture("mlp_xnnpack.pte")).unwrap();
+    let program = Program::load(&loader).unwrap();
+    let mut method_mem = vec![0u128; 4096];
+    let mut planned_mem = vec![vec![0u128; 4096]; 4];
+    let mut planned: Vec<&mut [u8]> = planned_mem.iter_mut().map(|b| bytes_of(b)).collect();
+    let mut memory = MemoryManager::without_temp(bytes_of(&mut method_mem), &mut planned);
+    let err = program.load_method("forward", &mut memory).unwrap_err();
+    assert!(
+        matches!(
+            err.detail,
+            LoadDetail::MissingBackend {
+                id: "XnnpackBackend"
+            }
+        ),
+        "{err}"
+    );
+    assert!(err.to_string().contains("XnnpackBackend"));
+}
+
+#[test]
+fn too_small_memory_is_an_error_not_a_crash() {
+    let loader = FileLoader::open(fixture("add.pte")).unwrap();
+    let program = Program::load(&loader).unwrap();
+    let meta = program.method_meta("forward").unwrap();
+    // No planned buffer at all.
+    let mut method_mem = vec![0u128; meta.method_allocator_estimate().div_ceil(16)];
+    let mut none: Vec<&mut [u8]> = Vec::new();
+    let mut memory = MemoryManager::without_temp(bytes_of(&mut method_mem), &mut none);
+    let err = program.load_method("forward", &mut memory).unwrap_err();
+    assert!(
+        matches!(
+            err.detail,
+            LoadDetail::PlannedBuffer {
+                index: 0,
+                provided: 0,
+                ..
+            }
+        ),
+        "{err}"
+    );
+    // A method arena too small for the value table.
+    let mut tiny = vec![0u128; 4];
+    let mut planned_mem = vec![vec![0u128; 64]];
+    let mut planned: Vec<&mut [u8]> = planned_mem.iter_mut().map(|b| bytes_of(b)).collect();
+    let mut memory = MemoryManager::without_temp(bytes_of(&mut tiny), &mut planned);
+    assert_eq!(
+        program
+            .load_method("forward", &mut memory)
+            .unwrap_err()
+            .error,
+        Error::MemoryAllocationFailed
+    );
+}
+
+#[test]
+fn unknown_method_is_invalid_argument() {
+    let loader = FileLoader::open(fixture("add.pte")).unwrap();
+    let program = Program::load(&loader).unwrap();
+    let mut m = vec![0u128; 64];
+    let mut none: Vec<&mut [u8]> = Vec::new();
+    let mut memory = MemoryManager::without_temp(bytes_of(&mut m), &mut none);
+    let err = program.load_method("backward", &mut memory).unwrap_err();
+    assert_eq!(err.error, Error::InvalidArgument);
+}
+
+/// Loads and (if possible) runs a program from arbitrary bytes; must never panic.
+fn load_and_run_bytes(bytes: &[u8]) {
+    let loader = FileLoader::from_bytes(bytes);
+    let Ok(program) = Program::load(&loader) else {
+        return;
+    };
+    for name in program.method_names().collect::<Vec<_>>() {
+        let Ok(meta) = program.method_meta(name) else {
+            continue;
+        };
+        let sizes: Vec<usize> = (0..meta.num_planned_buffers())
+            .map(|i| meta.planned_buffer_size(i).unwrap_or(0))
+            .collect();
+        if sizes.iter().sum::<usize>() > 1 << 24 || meta.method_allocator_estimate() > 1 << 24 {
+            continue;
+        }
+        let mut method_mem = vec![0u128; meta.method_allocator_estimate().div_ceil(16)];
+        let mut planned_mem: Vec<Vec<u128>> =
+            sizes.iter().map(|s| vec![0u128; s.div_ceil(16)]).collect();
+        let mut planned: Vec<&mut [u8]> = planned_mem.iter_mut().map(|b| bytes_of(b)).collect();
+        let mut scratch = vec![0u128; 1024];
+        let mut memory = MemoryManager::new(
+            bytes_of(&mut method_mem),
+            &mut planned,
+            bytes_of(&mut scratch),
+        );
+        let Ok(mut method) = program.load_method(name, &mut memory) else {
+            continue;
+        };
+        method.set_instruction_limit(10_000);
+        for i in 0..method.num_inputs() {
+            if let Ok(t) = method.input_tensor_mut(i) {
+                let _ = t.bytes_mut().map(|b| b.fill(0));
+            }
+        }
+        let _ = method.execute();
+    }
+}
+
+#[test]
+fn truncated_programs_fail_cleanly() {
+    for name in [
+        "add.pte",
+        "cond.pte",
+        "dynamic_view.pte",
+        "two_methods.pte",
+        "mlp_xnnpack.pte",
+    ] {
+        let bytes = std::fs::read(fixture(name)).unwrap();
+        for len in 0..bytes.len() {
+            load_and_run_bytes(&bytes[..len]);
+        }
+        // Truncations shorter than the header's declared size must be rejected.
+        let loader = FileLoader::from_bytes(&bytes[..bytes.len() - 1]);
+        assert!(
+            Program::load(&loader).is_err(),
+            "{name} truncated by one byte"
+        );
+    }
+}
+
+#[test]
+fn corrupted_programs_fail_cleanly() {
+    let mut state = 0x9e37_79b9_7f4a_7c15u64;
+    let mut next = move || {
+        state ^= state << 13;
+        state ^= state >> 7;
+        state ^= state << 17;
+        state
+    };
+    for name in ["add.pte", "cond.pte", "dynamic_view.pte", "two_methods.pte"] {
+        let original = std::fs::read(fixture(name)).unwrap();
+        for _ in 0..1500 {
+            let mut bytes = original.clone();
+            for _ in 0..(1 + next() % 4) {
+                let at = (next() as usize) % bytes.len();
+                bytes[at] = next() as u8;
+            }
+            load_and_run_bytes(&bytes);
+        }
+    }
+}
+
+#[test]
+fn a_looping_program_hits_the_instruction_budget() {
+    // cond_else jumps forward only; build a loop by running with a budget of 1.
+    let loader = FileLoader::open(fixture("cond.pte")).unwrap();
+    let program = Program::load(&loader).unwrap();
+    let meta = program.method_meta("forward").unwrap();
+    let mut method_mem = vec![0u128; meta.method_allocator_estimate().div_ceil(16)];
+    let mut planned_mem: Vec<Vec<u128>> = (0..meta.num_planned_buffers())
+        .map(|i| vec![0u128; meta.planned_buffer_size(i).unwrap().div_ceil(16)])
+        .collect();
+    let mut planned: Vec<&mut [u8]> = planned_mem.iter_mut().map(|b| bytes_of(b)).collect();
+    let mut memory = MemoryManager::without_temp(bytes_of(&mut method_mem), &mut planned);
+    let mut method = program.load_method("forward", &mut memory).unwrap();
+    for i in 0..method.num_inputs() {
+        method
+            .set_input_bytes(i, ScalarType::Float, &[3], &[0u8; 12])
+            .unwrap();
+    }
+    method.set_instruction_limit(1);
+    let err = method.execute().unwrap_err();
+    assert_eq!(err.error, Error::OutOfResources);
+}
+
+#[test]
+fn kernel_failures_name_the_operator_and_instruction() {
+    // A bool input where the kernel wants float: the hand-written kernel rejects it.
+    let loader = FileLoader::open(fixture("add.pte")).unwrap();
+    let program = Program::load(&loader).unwrap();
+    let meta = program.method_meta("forward").unwrap();
+    let mut method_mem = vec![0u128; meta.method_allocator_estimate().div_ceil(16)];
+    let mut planned_mem: Vec<Vec<u128>> = (0..meta.num_planned_buffers())
+        .map(|i| vec![0u128; meta.planned_buffer_size(i).unwrap().div_ceil(16)])
+        .collect();
+    let mut planned: Vec<&mut [u8]> = planned_mem.iter_mut().map(|b| bytes_of(b)).collect();
+    let mut memory = MemoryManager::without_temp(bytes_of(&mut method_mem), &mut planned);
+    let mut method = program.load_method("forward", &mut memory).unwrap();
+    method
+        .set_input_bytes(0, ScalarType::Float, &[2, 3], &[0u8; 24])
+        .unwrap();
+    method
+        .set_input_bytes(1, ScalarType::Float, &[2, 3], &[0u8; 24])
+        .unwrap();
+    // Static shapes cannot be resized to another shape.
+    assert!(method
+        .set_input_bytes(1, ScalarType::Float, &[3, 2], &[0u8; 24])
+        .is_err());
+    method.execute().unwrap();
+    let out = method.output(0).unwrap();
+    assert_eq!(out.as_tensor().unwrap().sizes(), &[2, 3]);
+    let _ = KernelError::invalid("unused");
+}
