@@ -377,6 +377,28 @@ impl<'a> KernelArgs<'a> {
         Ok(unsafe { &mut *t.as_ptr() })
     }
 
+    /// An out tensor whose data the caller will not touch (only its shape and data
+    /// pointer), so only tensor identity is checked, not data overlap: view ops alias
+    /// their input's memory by design.
+    ///
+    /// # Safety
+    /// As for [`tensor_mut`](Self::tensor_mut); additionally the caller must not read or
+    /// write the tensor's data through the result.
+    pub(crate) unsafe fn tensor_mut_for_view(&self, i: usize) -> KernelResult<&'a mut Tensor> {
+        let t = match self.value(i)? {
+            Value::Tensor(t) => t,
+            _ => return Err(wrong_kind()),
+        };
+        for j in 0..self.params.min(self.len) {
+            if j != i && matches!(self.value(j)?, Value::Tensor(u) if u == t) {
+                return Err(KernelError::invalid("a view's output is also its input"));
+            }
+        }
+        // SAFETY: no other parameter position refers to this tensor struct (checked), the
+        // caller takes position `i` once and does not touch the data through it.
+        Ok(unsafe { &mut *t.as_ptr() })
+    }
+
     /// Out tensors passed as a list (`Tensor(a!)[] out`).
     ///
     /// # Safety

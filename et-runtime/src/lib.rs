@@ -60,6 +60,8 @@ pub mod __private {
         ReturnKind,
     };
     pub use crate::{DtypeSet, Error, KernelError, KernelResult, ScalarType};
+    // Element types `#[kernel(dtype = [..])]` instantiates generic kernels with.
+    pub use crate::{bf16, f16, Bool};
     pub use linkme;
 
     /// Every kernel in the binary. `#[kernel]` adds one const element per selected entry.

@@ -1019,8 +1019,15 @@ impl<'a> Method<'a> {
         Ok(unsafe { *list.as_ptr().add(i) })
     }
 
-    /// Input `i`'s tensor, for writing input data in place (zero-copy).
+    /// Input `i`'s tensor, for writing input data in place (zero-copy). Marks the input
+    /// as set.
     pub fn input_tensor_mut(&mut self, i: usize) -> Result<&mut Tensor, Error> {
+        self.input_tensor_unmarked(i)?;
+        self.mark_input(i);
+        self.input_tensor_unmarked(i)
+    }
+
+    fn input_tensor_unmarked<'s>(&'s mut self, i: usize) -> Result<&'s mut Tensor, Error> {
         let idx = self.io_index(self.inputs, self.num_inputs, i)?;
         // SAFETY: `idx` is in range; `&mut self` means no kernel runs and no other
         // reference into the method exists.
@@ -1031,7 +1038,6 @@ impl<'a> Method<'a> {
                 if t.is_read_only() {
                     return Err(Error::InvalidArgument);
                 }
-                self.mark_input(i);
                 Ok(t)
             }
             _ => Err(Error::InvalidType),
@@ -1052,15 +1058,16 @@ impl<'a> Method<'a> {
         sizes: &[usize],
         bytes: &[u8],
     ) -> Result<(), Error> {
-        let t = self.input_tensor_mut(i)?;
+        let t = self.input_tensor_unmarked(i)?;
         if t.dtype() != dtype {
             return Err(Error::InvalidArgument);
         }
-        t.resize(sizes).map_err(|e| e.error)?;
+        t.resize(sizes).map_err(|_| Error::InvalidArgument)?;
         if bytes.len() != t.nbytes() {
             return Err(Error::InvalidArgument);
         }
         t.bytes_mut().map_err(|e| e.error)?.copy_from_slice(bytes);
+        self.mark_input(i);
         Ok(())
     }
 

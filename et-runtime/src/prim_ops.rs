@@ -356,8 +356,9 @@ rounding_scalar! {
 fn et_view(_: &KernelContext<'_>, args: &KernelArgs<'_>) -> KernelResult {
     let src = args.tensor(0)?;
     let size = args.int_list(1)?;
-    // SAFETY: position 2 is taken once; `tensor_mut` checks that `out` is not `self`.
-    let out = unsafe { args.tensor_mut(2)? };
+    // SAFETY: position 2 is taken once and only its shape and data pointer are changed;
+    // the planner may place a view's output on its input's memory, which is the point.
+    let out = unsafe { args.tensor_mut_for_view(2)? };
     if size.len() != out.dim() || size.len() > MAX_DIM {
         return Err(KernelError::invalid(
             "et_view: size list does not match the output rank",

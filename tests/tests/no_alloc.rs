@@ -1,0 +1,98 @@
+//! `load_method` and `execute` never touch the heap: a counting global allocator sees
+//! zero allocations while they run (hand-registered kernels; the kernel library has its
+//! own check in the fixture tests).
+
+use std::alloc::{GlobalAlloc, Layout, System};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+
+use et_runtime::{FileLoader, MemoryManager, Program, ScalarType};
+use etch_tests::{bytes_of, fixture};
+
+mod hand_kernels;
+
+struct Counting;
+
+static COUNTING: AtomicBool = AtomicBool::new(false);
+static ALLOCATIONS: AtomicUsize = AtomicUsize::new(0);
+
+// SAFETY: forwards every call to the system allocator unchanged; only counts.
+unsafe impl GlobalAlloc for Counting {
+    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
+        if COUNTING.load(Ordering::SeqCst) {
+            ALLOCATIONS.fetch_add(1, Ordering::SeqCst);
+        }
+        // SAFETY: same contract as the caller's.
+        unsafe { System.alloc(layout) }
+    }
+
+    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
+        // SAFETY: same contract as the caller's.
+        unsafe { System.dealloc(ptr, layout) }
+    }
+
+    unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
+        if COUNTING.load(Ordering::SeqCst) {
+            ALLOCATIONS.fetch_add(1, Ordering::SeqCst);
+        }
+        // SAFETY: same contract as the caller's.
+        unsafe { System.realloc(ptr, layout, new_size) }
+    }
+}
+
+#[global_allocator]
+static GLOBAL: Counting = Counting;
+
+/// Counts heap allocations made by `f`. Only this test runs in this binary, so no other
+/// thread allocates meanwhile.
+fn allocations_during<R>(f: impl FnOnce() -> R) -> (R, usize) {
+    ALLOCATIONS.store(0, Ordering::SeqCst);
+    COUNTING.store(true, Ordering::SeqCst);
+    let r = f();
+    COUNTING.store(false, Ordering::SeqCst);
+    (r, ALLOCATIONS.load(Ordering::SeqCst))
+}
+
+#[test]
+fn load_method_and_execute_do_not_allocate() {
+    for (name, inputs) in [
+        ("add.pte", 2usize),
+        ("cond.pte", 2),
+        ("dynamic_view.pte", 1),
+    ] {
+        let loader = FileLoader::open(fixture(name)).unwrap();
+        let program = Program::load(&loader).unwrap();
+        let meta = program.method_meta("forward").unwrap();
+        let mut method_mem = vec![0u128; meta.method_allocator_estimate().div_ceil(16)];
+        let mut planned_mem: Vec<Vec<u128>> = (0..meta.num_planned_buffers())
+            .map(|i| vec![0u128; meta.planned_buffer_size(i).unwrap().div_ceil(16)])
+            .collect();
+        let mut scratch = vec![0u128; 1024];
+        let mut planned: Vec<&mut [u8]> = planned_mem.iter_mut().map(|b| bytes_of(b)).collect();
+        let mut memory = MemoryManager::new(
+            bytes_of(&mut method_mem),
+            &mut planned,
+            bytes_of(&mut scratch),
+        );
+        let input_data: Vec<(Vec<usize>, Vec<u8>)> = (0..inputs)
+            .map(|i| {
+                let info = meta.input_tensor(i).unwrap();
+                (info.sizes().to_vec(), vec![0u8; info.nbytes()])
+            })
+            .collect();
+
+        let (method, n) = allocations_during(|| program.load_method("forward", &mut memory));
+        let mut method = method.unwrap();
+        assert_eq!(n, 0, "{name}: load_method allocated");
+        for (i, (sizes, bytes)) in input_data.iter().enumerate() {
+            method
+                .set_input_bytes(i, ScalarType::Float, sizes, bytes)
+                .unwrap();
+        }
+        let ((), n) = allocations_during(|| {
+            for _ in 0..3 {
+                method.execute().unwrap();
+            }
+        });
+        assert_eq!(n, 0, "{name}: execute allocated");
+    }
+}
