@@ -2,3 +2,4 @@
 //! reductions over dims, and the matrix-multiply core.
 
 pub mod dtype;
+pub mod shape;
