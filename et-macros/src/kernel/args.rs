@@ -1,0 +1,226 @@
+//! Parsing the attribute arguments: `"ns::op.overload"`, then `key = value` pairs.
+//!
+//! Parsing only records what was written (with its tokens, for spans); whether it makes
+//! sense (known keys, no duplicates, known dtypes) is decided in `check.rs`.
+
+use proc_macro2::{Span, TokenStream};
+use quote::{quote, ToTokens};
+use syn::ext::IdentExt;
+use syn::parse::{ParseStream, Parser};
+use syn::punctuated::Punctuated;
+use syn::{Ident, LitStr, Path, Token};
+
+use super::Errors;
+
+/// The attribute keys `#[kernel]` understands, for "unknown key" messages.
+pub(crate) const KEYS: &[&str] = &["dtype", "crate"];
+
+/// What the attribute said.
+#[derive(Default)]
+pub(crate) struct Args {
+    /// The operator name literal, if one was given.
+    pub(crate) op: Option<LitStr>,
+    /// `key = value` pairs in order, duplicates and unknown keys included.
+    pub(crate) keys: Vec<KeyArg>,
+}
+
+/// One `key = value` argument.
+pub(crate) struct KeyArg {
+    pub(crate) key: Ident,
+    pub(crate) value: KeyValue,
+}
+
+/// The value of a key argument.
+pub(crate) enum KeyValue {
+    Dtype(DtypeSpec),
+    Crate(Path),
+    /// A key `#[kernel]` does not know; its value was skipped.
+    Unknown,
+}
+
+/// `dtype = f32` or `dtype = [f32, f64]`.
+pub(crate) enum DtypeSpec {
+    One(Ident),
+    List { span: Span, items: Vec<Ident> },
+}
+
+impl DtypeSpec {
+    /// The named dtypes, in order.
+    pub(crate) fn idents(&self) -> &[Ident] {
+        match self {
+            DtypeSpec::One(ident) => std::slice::from_ref(ident),
+            DtypeSpec::List { items, .. } => items,
+        }
+    }
+}
+
+impl Args {
+    /// The first `dtype = ..` argument.
+    pub(crate) fn dtype(&self) -> Option<&DtypeSpec> {
+        self.keys.iter().find_map(|k| match &k.value {
+            KeyValue::Dtype(d) => Some(d),
+            _ => None,
+        })
+    }
+
+    /// The runtime crate path: the first `crate = ..` argument, else `::et_runtime`.
+    pub(crate) fn krate(&self) -> TokenStream {
+        self.keys
+            .iter()
+            .find_map(|k| match &k.value {
+                KeyValue::Crate(p) => Some(p.to_token_stream()),
+                _ => None,
+            })
+            .unwrap_or_else(|| quote!(::et_runtime))
+    }
+}
+
+/// Parses the attribute, reporting syntax errors into `errors` and keeping what parsed.
+pub(crate) fn parse(attr: TokenStream, errors: &mut Errors) -> Args {
+    let mut args = Args::default();
+    let parser = |input: ParseStream| parse_into(input, &mut args);
+    if let Err(e) = parser.parse2(attr) {
+        errors.push(e);
+    }
+    args
+}
+
+fn parse_into(input: ParseStream, args: &mut Args) -> syn::Result<()> {
+    if input.is_empty() {
+        return Err(
+            input.error("#[kernel] needs the operator name: #[kernel(\"namespace::op.overload\")]")
+        );
+    }
+    if input.peek(LitStr) {
+        args.op = Some(input.parse()?);
+        if input.is_empty() {
+            return Ok(());
+        }
+        input.parse::<Token![,]>()?;
+    } else if !(input.peek(Ident::peek_any) && input.peek2(Token![=])) {
+        let rest: TokenStream = input.parse()?;
+        return Err(syn::Error::new_spanned(
+            rest,
+            "#[kernel] expects the operator name as a string literal, e.g. #[kernel(\"aten::add.out\")]",
+        ));
+    }
+    while !input.is_empty() {
+        let key = Ident::parse_any(input)?;
+        input.parse::<Token![=]>()?;
+        let value = match key.to_string().as_str() {
+            "dtype" => KeyValue::Dtype(parse_dtype(input)?),
+            "crate" => KeyValue::Crate(Path::parse_mod_style(input)?),
+            _ => {
+                // Skip the value: `check_unknown_keys` reports the key.
+                while !input.is_empty() && !input.peek(Token![,]) {
+                    input.parse::<proc_macro2::TokenTree>()?;
+                }
+                KeyValue::Unknown
+            }
+        };
+        args.keys.push(KeyArg { key, value });
+        if input.is_empty() {
+            break;
+        }
+        input.parse::<Token![,]>()?;
+    }
+    Ok(())
+}
+
+fn parse_dtype(input: ParseStream) -> syn::Result<DtypeSpec> {
+    if input.peek(syn::token::Bracket) {
+        let content;
+        let bracket = syn::bracketed!(content in input);
+        let items = Punctuated::<Ident, Token![,]>::parse_terminated_with(&content, |s| {
+            s.parse::<Ident>().map_err(|e| {
+                syn::Error::new(
+                    e.span(),
+                    "#[kernel] dtype lists name element types, e.g. [f32, f64, i32]",
+                )
+            })
+        })?;
+        Ok(DtypeSpec::List {
+            span: bracket.span.join(),
+            items: items.into_iter().collect(),
+        })
+    } else if input.peek(Ident) {
+        Ok(DtypeSpec::One(input.parse()?))
+    } else {
+        Err(input.error(
+            "#[kernel] dtype must be an element type such as `f32` or a list such as `[f32, f64]`",
+        ))
+    }
+}
+
+/// How generated code names a dtype's Rust element type.
+#[derive(Clone, Copy)]
+pub(crate) enum RustType {
+    /// A primitive, named through `::core::primitive`.
+    Primitive(&'static str),
+    /// A type re-exported by the runtime's `__private` module.
+    Private(&'static str),
+}
+
+/// One dtype `#[kernel]` accepts.
+pub(crate) struct Dtype {
+    /// The name written in the attribute.
+    pub(crate) name: &'static str,
+    /// The `ScalarType` variant.
+    pub(crate) variant: &'static str,
+    /// The `ScalarType` number (its bit in a `DtypeSet`).
+    pub(crate) number: u8,
+    /// The Rust element type (`Element` impl) a generic kernel is instantiated with.
+    pub(crate) rust: RustType,
+}
+
+impl Dtype {
+    /// The element type's path in generated code.
+    pub(crate) fn rust_type(&self, krate: &TokenStream) -> TokenStream {
+        match self.rust {
+            RustType::Primitive(p) => {
+                let p = Ident::new(p, Span::call_site());
+                quote!(::core::primitive::#p)
+            }
+            RustType::Private(p) => {
+                let p = Ident::new(p, Span::call_site());
+                quote!(#krate::__private::#p)
+            }
+        }
+    }
+
+    /// The `DtypeSet` bit.
+    pub(crate) fn bit(&self) -> u32 {
+        1u32 << self.number
+    }
+
+    /// Looks up a dtype by the name written in the attribute.
+    pub(crate) fn named(name: &str) -> Option<&'static Dtype> {
+        DTYPES.iter().find(|d| d.name == name)
+    }
+}
+
+/// The dtype table: attribute name, `ScalarType` variant and number, Rust element type.
+pub(crate) const DTYPES: &[Dtype] = &[
+    dtype("f16", "Half", 5, RustType::Private("f16")),
+    dtype("bf16", "BFloat16", 15, RustType::Private("bf16")),
+    dtype("f32", "Float", 6, RustType::Primitive("f32")),
+    dtype("f64", "Double", 7, RustType::Primitive("f64")),
+    dtype("u8", "Byte", 0, RustType::Primitive("u8")),
+    dtype("i8", "Char", 1, RustType::Primitive("i8")),
+    dtype("i16", "Short", 2, RustType::Primitive("i16")),
+    dtype("i32", "Int", 3, RustType::Primitive("i32")),
+    dtype("i64", "Long", 4, RustType::Primitive("i64")),
+    dtype("bool", "Bool", 11, RustType::Private("Bool")),
+    dtype("u16", "UInt16", 27, RustType::Primitive("u16")),
+    dtype("u32", "UInt32", 28, RustType::Primitive("u32")),
+    dtype("u64", "UInt64", 29, RustType::Primitive("u64")),
+];
+
+const fn dtype(name: &'static str, variant: &'static str, number: u8, rust: RustType) -> Dtype {
+    Dtype {
+        name,
+        variant,
+        number,
+        rust,
+    }
+}

@@ -1,0 +1,363 @@
+//! The compile-time rules for `#[kernel]`, one function each. Every rule reports at the
+//! smallest wrong token and keeps going, so one compile shows every problem.
+
+use std::collections::HashSet;
+
+use quote::ToTokens;
+use syn::{GenericParam, Signature};
+
+use super::args::{Args, Dtype, DtypeSpec, KeyValue, KEYS};
+use super::sig::{ArgKind, Context, Function, Return, Target};
+use super::{Errors, DTYPES};
+
+/// Runs every rule that applies.
+pub(crate) fn check(args: &Args, target: &Target, errors: &mut Errors) {
+    check_op_name(args, errors);
+    check_unknown_keys(args, errors);
+    check_duplicate_keys(args, errors);
+    check_dtype_names(args, errors);
+    check_duplicate_dtypes(args, errors);
+    check_empty_dtype_list(args, errors);
+    let function = match target {
+        Target::Fn(function) => function,
+        Target::Other { tokens, what } => {
+            check_is_fn(tokens, what, errors);
+            return;
+        }
+    };
+    let sig = &function.item.sig;
+    check_not_async(sig, errors);
+    check_not_const(sig, errors);
+    check_not_unsafe(sig, errors);
+    check_not_extern(sig, errors);
+    check_not_variadic(sig, errors);
+    check_no_receiver(sig, errors);
+    check_no_const_generics(sig, errors);
+    check_one_type_param(sig, errors);
+    check_generic_has_dtypes(args, sig, errors);
+    check_dtype_list_is_generic(args, sig, errors);
+    check_context(function, errors);
+    check_param_types(function, errors);
+    check_return_type(function, errors);
+    check_out_param_present(args, function, errors);
+    check_out_param_mut(args, function, errors);
+}
+
+/// The parts of `namespace::op.overload` (the overload may be absent).
+pub(crate) fn split_op(name: &str) -> Option<(&str, &str, Option<&str>)> {
+    let (namespace, rest) = name.split_once("::")?;
+    Some(match rest.split_once('.') {
+        Some((op, overload)) => (namespace, op, Some(overload)),
+        None => (namespace, rest, None),
+    })
+}
+
+/// Whether the overload names an out variant (`out`, `Scalar_out`, ...).
+pub(crate) fn is_out_overload(name: &str) -> bool {
+    matches!(split_op(name), Some((_, _, Some(o))) if o == "out" || o.ends_with("_out"))
+}
+
+fn is_ident_char(c: char) -> bool {
+    c.is_ascii_alphanumeric() || c == '_'
+}
+
+// Rule: the operator name is `namespace::op` or `namespace::op.overload`, each part a
+// non-empty run of letters, digits and `_`.
+fn check_op_name(args: &Args, errors: &mut Errors) {
+    let Some(lit) = &args.op else { return };
+    let name = lit.value();
+    let span = lit.span();
+    if name.chars().any(char::is_whitespace) {
+        return errors.at(span, "#[kernel] operator names cannot contain whitespace");
+    }
+    let Some((namespace, op, overload)) = split_op(&name) else {
+        return errors.at(
+            span,
+            "#[kernel] operator name needs a namespace: `namespace::op` or `namespace::op.overload`",
+        );
+    };
+    if namespace.is_empty() {
+        errors.at(
+            span,
+            "#[kernel] operator name has an empty namespace before `::`",
+        );
+    } else if op.is_empty() {
+        errors.at(
+            span,
+            "#[kernel] operator name has an empty operator after `::`",
+        );
+    } else if overload == Some("") {
+        errors.at(
+            span,
+            "#[kernel] operator name has an empty overload after `.`",
+        );
+    } else if ![namespace, op, overload.unwrap_or("x")]
+        .iter()
+        .all(|part| part.chars().all(is_ident_char))
+    {
+        errors.at(
+            span,
+            "#[kernel] operator name parts may only contain letters, digits and `_`: `namespace::op.overload`",
+        );
+    }
+}
+
+// Rule: only the keys in `KEYS` are accepted.
+fn check_unknown_keys(args: &Args, errors: &mut Errors) {
+    let valid = KEYS
+        .iter()
+        .map(|k| format!("`{k}`"))
+        .collect::<Vec<_>>()
+        .join(", ");
+    for arg in &args.keys {
+        if matches!(arg.value, KeyValue::Unknown) {
+            errors.at(
+                arg.key.span(),
+                format!(
+                    "unknown #[kernel] argument `{}`; valid arguments are {valid}",
+                    arg.key
+                ),
+            );
+        }
+    }
+}
+
+// Rule: each key appears at most once.
+fn check_duplicate_keys(args: &Args, errors: &mut Errors) {
+    let mut seen = HashSet::new();
+    for arg in &args.keys {
+        let key = arg.key.to_string();
+        if !matches!(arg.value, KeyValue::Unknown) && !seen.insert(key) {
+            errors.at(
+                arg.key.span(),
+                format!("duplicate #[kernel] argument `{}`", arg.key),
+            );
+        }
+    }
+}
+
+// Rule: every dtype named is one of `DTYPES`.
+fn check_dtype_names(args: &Args, errors: &mut Errors) {
+    let Some(spec) = args.dtype() else { return };
+    for ident in spec.idents() {
+        if Dtype::named(&ident.to_string()).is_none() {
+            let valid = DTYPES.iter().map(|d| d.name).collect::<Vec<_>>().join(", ");
+            errors.at(
+                ident.span(),
+                format!("unknown #[kernel] dtype `{ident}`; valid dtypes are {valid}"),
+            );
+        }
+    }
+}
+
+// Rule: a dtype list names each dtype once.
+fn check_duplicate_dtypes(args: &Args, errors: &mut Errors) {
+    let Some(spec) = args.dtype() else { return };
+    let mut seen = HashSet::new();
+    for ident in spec.idents() {
+        if !seen.insert(ident.to_string()) {
+            errors.at(
+                ident.span(),
+                format!("duplicate dtype `{ident}` in the #[kernel] dtype list"),
+            );
+        }
+    }
+}
+
+// Rule: a dtype list is not empty.
+fn check_empty_dtype_list(args: &Args, errors: &mut Errors) {
+    if let Some(DtypeSpec::List { span, items }) = args.dtype() {
+        if items.is_empty() {
+            errors.at(
+                *span,
+                "#[kernel] dtype list is empty; name at least one dtype, e.g. [f32]",
+            );
+        }
+    }
+}
+
+// Rule: the attribute goes on a function with a body.
+fn check_is_fn(tokens: &proc_macro2::TokenStream, what: &str, errors: &mut Errors) {
+    errors.spanned(
+        tokens,
+        format!("#[kernel] can only be applied to a function, not {what}"),
+    );
+}
+
+// Rule: kernels run synchronously, so no `async`.
+fn check_not_async(sig: &Signature, errors: &mut Errors) {
+    if let Some(token) = &sig.asyncness {
+        errors.spanned(token, "#[kernel] functions cannot be async");
+    }
+}
+
+// Rule: kernels are called through a fn pointer at run time, so no `const fn`.
+fn check_not_const(sig: &Signature, errors: &mut Errors) {
+    if let Some(token) = &sig.constness {
+        errors.spanned(token, "#[kernel] functions cannot be const");
+    }
+}
+
+// Rule: the wrapper calls the kernel without an `unsafe` contract, so no `unsafe fn`.
+fn check_not_unsafe(sig: &Signature, errors: &mut Errors) {
+    if let Some(token) = &sig.unsafety {
+        errors.spanned(token, "#[kernel] functions cannot be unsafe");
+    }
+}
+
+// Rule: kernels use the Rust ABI, so no `extern "..."`.
+fn check_not_extern(sig: &Signature, errors: &mut Errors) {
+    if let Some(abi) = &sig.abi {
+        errors.spanned(abi, "#[kernel] functions cannot be extern");
+    }
+}
+
+// Rule: operator arguments are fixed in number, so no C variadics.
+fn check_not_variadic(sig: &Signature, errors: &mut Errors) {
+    if let Some(variadic) = &sig.variadic {
+        errors.spanned(variadic, "#[kernel] functions cannot be variadic");
+    }
+}
+
+// Rule: a kernel is a free function, so no `self`.
+fn check_no_receiver(sig: &Signature, errors: &mut Errors) {
+    if let Some(receiver) = sig.receiver() {
+        errors.spanned(
+            receiver,
+            "#[kernel] functions cannot take `self`; use a free function",
+        );
+    }
+}
+
+// Rule: const generic parameters cannot be tied to a registry entry.
+fn check_no_const_generics(sig: &Signature, errors: &mut Errors) {
+    for param in &sig.generics.params {
+        if let GenericParam::Const(c) = param {
+            errors.spanned(
+                &c.ident,
+                "#[kernel] functions cannot have const generic parameters",
+            );
+        }
+    }
+}
+
+// Rule: at most one type parameter, the element type the dtype list instantiates.
+fn check_one_type_param(sig: &Signature, errors: &mut Errors) {
+    for extra in sig.generics.type_params().skip(1) {
+        errors.spanned(
+            &extra.ident,
+            "#[kernel] functions can have at most one type parameter, the element type",
+        );
+    }
+}
+
+// Rule: a generic kernel names the dtypes its type parameter is instantiated with.
+fn check_generic_has_dtypes(args: &Args, sig: &Signature, errors: &mut Errors) {
+    if args.dtype().is_some() {
+        return;
+    }
+    if let Some(param) = sig.generics.type_params().next() {
+        errors.spanned(
+            &param.ident,
+            format!(
+                "#[kernel] generic functions need a dtype list to instantiate `{}` with, e.g. dtype = [f32, f64]",
+                param.ident
+            ),
+        );
+    }
+}
+
+// Rule: a dtype list needs a type parameter to instantiate.
+fn check_dtype_list_is_generic(args: &Args, sig: &Signature, errors: &mut Errors) {
+    if let Some(DtypeSpec::List { span, .. }) = args.dtype() {
+        if sig.generics.type_params().next().is_none() {
+            errors.at(
+                *span,
+                "#[kernel] dtype lists need a function generic over the element type, e.g. fn add<T: Element>(..); use `dtype = f32` for one dtype",
+            );
+        }
+    }
+}
+
+// Rule: the first parameter is the kernel context, `&KernelContext`.
+fn check_context(function: &Function, errors: &mut Errors) {
+    match &function.context {
+        Context::Ok => {}
+        Context::Missing(span) => errors.at(
+            *span,
+            "#[kernel] functions take the kernel context first: `ctx: &KernelContext`",
+        ),
+        Context::Wrong(ty) => errors.spanned(
+            ty,
+            "the first parameter of a #[kernel] function must be the kernel context `&KernelContext`",
+        ),
+    }
+}
+
+// Rule: every parameter after the context has a type the runtime can unbox.
+fn check_param_types(function: &Function, errors: &mut Errors) {
+    for param in &function.params {
+        if param.kind.is_none() {
+            errors.spanned(
+                &param.ty,
+                format!(
+                    "#[kernel] does not support parameter type `{}`; use &Tensor, &mut Tensor, Option<&Tensor>, &[&Tensor], TensorListMut, &[Option<&Tensor>], Scalar, i64, f64, bool, &[i64], &[f64], &[bool], ScalarType, &str, or Option<..> of a scalar, list or string",
+                    param.ty.to_token_stream()
+                ),
+            );
+        }
+    }
+}
+
+// Rule: the return type is `KernelResult` or `KernelResult<i64 | f64 | bool | Scalar>`.
+fn check_return_type(function: &Function, errors: &mut Errors) {
+    const MESSAGE: &str = "#[kernel] functions must return KernelResult (out variants) or KernelResult<i64 | f64 | bool | Scalar>";
+    match &function.returns {
+        Return::Known(_) => {}
+        Return::Missing(span) => errors.at(*span, MESSAGE),
+        Return::Unsupported(ty) => errors.spanned(ty, MESSAGE),
+    }
+}
+
+// Rule: an `.out` / `_out` overload has an out parameter (`&mut Tensor` or `TensorListMut`).
+fn check_out_param_present(args: &Args, function: &Function, errors: &mut Errors) {
+    let Some(op) = &args.op else { return };
+    if !is_out_overload(&op.value()) {
+        return;
+    }
+    let has_out = function
+        .params
+        .iter()
+        .any(|p| p.kind.is_some_and(ArgKind::is_out));
+    let last_is_shared =
+        matches!(function.params.last(), Some(p) if p.kind == Some(ArgKind::Tensor));
+    if !has_out && !last_is_shared {
+        errors.spanned(
+            &function.item.sig.ident,
+            format!(
+                "#[kernel] operator `{}` is an out variant but the function has no out parameter; add `out: &mut Tensor` last",
+                op.value()
+            ),
+        );
+    }
+}
+
+// Rule: in an `.out` / `_out` overload the last parameter, the out argument, is `&mut`.
+fn check_out_param_mut(args: &Args, function: &Function, errors: &mut Errors) {
+    let Some(op) = &args.op else { return };
+    if !is_out_overload(&op.value()) {
+        return;
+    }
+    if let Some(last) = function.params.last() {
+        let has_out = function
+            .params
+            .iter()
+            .any(|p| p.kind.is_some_and(ArgKind::is_out));
+        if last.kind == Some(ArgKind::Tensor) && !has_out {
+            errors.spanned(
+                &last.ty,
+                "#[kernel] out tensors must be `&mut Tensor`: the kernel writes the out argument",
+            );
+        }
+    }
+}
