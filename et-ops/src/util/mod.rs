@@ -2,4 +2,6 @@
 //! reductions over dims, and the matrix-multiply core.
 
 pub mod dtype;
+pub mod gemm;
+pub mod reduce;
 pub mod shape;
