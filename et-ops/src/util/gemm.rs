@@ -586,6 +586,54 @@ mod x86 {
     }
 }
 
+/// Element types with a matrix product: f32 takes [`sgemm`], the other floats
+/// [`gemm_ref`]. Generic kernels call `T::gemm` inside their dtype switch.
+pub trait GemmElem: Num {
+    /// `C = alpha * A * B + beta * C` (`beta == 0`: C is not read).
+    fn gemm(
+        ctx: &KernelContext<'_>,
+        alpha: f64,
+        a: Mat<'_, Self>,
+        b: Mat<'_, Self>,
+        beta: f64,
+        c: MatMut<'_, Self>,
+    ) -> KernelResult;
+}
+
+impl GemmElem for f32 {
+    #[inline]
+    fn gemm(
+        ctx: &KernelContext<'_>,
+        alpha: f64,
+        a: Mat<'_, f32>,
+        b: Mat<'_, f32>,
+        beta: f64,
+        c: MatMut<'_, f32>,
+    ) -> KernelResult {
+        sgemm(ctx, alpha as f32, a, b, beta as f32, c)
+    }
+}
+
+macro_rules! gemm_by_reference {
+    ($($t:ty),*) => {$(
+        impl GemmElem for $t {
+            #[inline]
+            fn gemm(
+                _ctx: &KernelContext<'_>,
+                alpha: f64,
+                a: Mat<'_, $t>,
+                b: Mat<'_, $t>,
+                beta: f64,
+                c: MatMut<'_, $t>,
+            ) -> KernelResult {
+                gemm_ref(alpha, a, b, beta, c)
+            }
+        }
+    )*};
+}
+
+gemm_by_reference!(f64, et_runtime::f16, et_runtime::bf16);
+
 #[cfg(test)]
 mod tests {
     extern crate std;
