@@ -1,1 +1,3 @@
 //! index operators.
+
+pub mod embedding;

@@ -542,6 +542,44 @@ pub fn copy_same_shape(
     }
 }
 
+/// Resizes `out` to `sizes` and fills it, in its own dim order, from `src` read through
+/// `strides` starting at element `offset`: the last step of every view-like copy
+/// (permute, expand, slice, select, unsqueeze, ...). `out` must have `src`'s dtype.
+pub fn copy_view(
+    out: &mut Tensor,
+    sizes: &[usize],
+    src: &Tensor,
+    strides: &[isize],
+    offset: usize,
+) -> KernelResult<()> {
+    check_same_dtype(out, src)?;
+    out.resize(sizes)?;
+    let n = sizes.len();
+    let os = istrides(out)?;
+    let walk = Walk::copy(sizes, &os[..n], strides)?;
+    let elem = src.dtype().element_size();
+    let src_bytes = src.bytes()?;
+    walk.move_bytes(elem, out.bytes_mut()?, 0, src_bytes, offset)
+}
+
+/// Fails unless `dim_order` (when given) is exactly `out`'s dim order: the dim-order ops
+/// receive the target order both as an argument and as the out tensor's layout.
+pub fn check_dim_order_arg(dim_order: Option<&[i64]>, out: &Tensor) -> KernelResult<()> {
+    if let Some(order) = dim_order {
+        let same = order.len() == out.dim()
+            && order
+                .iter()
+                .zip(out.dim_order())
+                .all(|(&a, &b)| a == b as i64);
+        if !same {
+            return Err(KernelError::invalid(
+                "dim_order does not match the out tensor",
+            ));
+        }
+    }
+    Ok(())
+}
+
 /// Fills `dst` with copies of one element given as bytes.
 pub fn fill_bytes(dst: &mut [u8], elem: &[u8]) -> KernelResult<()> {
     match elem.len() {
