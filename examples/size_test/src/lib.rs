@@ -14,6 +14,9 @@ use core::cell::UnsafeCell;
 
 use et_runtime::{BufferLoader, EValue, MemoryManager, Program, ScalarType};
 
+#[doc(hidden)]
+pub use libc;
+
 /// A zero-initialized, 16-byte aligned static memory pool (it lives in `.bss`, so it
 /// costs no file size).
 #[repr(C, align(16))]
@@ -216,4 +219,57 @@ pub unsafe fn run(argc: i32, argv: *const *const libc::c_char) -> i32 {
     write_number(1, elements);
     write(1, b" elements\n");
     0
+}
+
+/// Defines the binary's entry point around [`run`]: with `panic = "abort"` a `no_main`
+/// C `main`, a panic handler and an allocator that always fails (the binary is `no_std`);
+/// otherwise an ordinary `main`. Use with `#![cfg_attr(panic = "abort", no_std, no_main)]`.
+#[macro_export]
+macro_rules! entry {
+    () => {
+        #[cfg(panic = "abort")]
+        mod no_std_entry {
+            use core::alloc::{GlobalAlloc, Layout};
+
+            /// The flatbuffers crate links `alloc`, though reading never allocates; an allocator
+            /// that always fails satisfies the linker and proves nothing allocates.
+            struct NoHeap;
+
+            // SAFETY: `alloc` always reports failure (null), which is a valid answer; `dealloc` is
+            // never reached because nothing was ever allocated.
+            unsafe impl GlobalAlloc for NoHeap {
+                unsafe fn alloc(&self, _: Layout) -> *mut u8 {
+                    core::ptr::null_mut()
+                }
+                unsafe fn dealloc(&self, _: *mut u8, _: Layout) {}
+            }
+
+            #[global_allocator]
+            static ALLOCATOR: NoHeap = NoHeap;
+
+            #[panic_handler]
+            fn panic(_: &core::panic::PanicInfo<'_>) -> ! {
+                // SAFETY: abort has no preconditions.
+                unsafe { $crate::libc::abort() }
+            }
+
+            #[unsafe(no_mangle)]
+            extern "C" fn main(argc: $crate::libc::c_int, argv: *const *const $crate::libc::c_char) -> $crate::libc::c_int {
+                // SAFETY: the C runtime passes `argc` valid strings, and `main` runs once.
+                unsafe { $crate::run(argc, argv) }
+            }
+        }
+
+        #[cfg(not(panic = "abort"))]
+        fn main() {
+            let args: Vec<std::ffi::CString> = std::env::args()
+                .map(|a| std::ffi::CString::new(a).expect("arguments have no NUL"))
+                .collect();
+            let argv: Vec<*const $crate::libc::c_char> = args.iter().map(|a| a.as_ptr()).collect();
+            // SAFETY: `argv` holds `args.len()` NUL-terminated strings that outlive the call,
+            // and `run` is called once.
+            let code = unsafe { $crate::run(argv.len() as i32, argv.as_ptr()) };
+            std::process::exit(code);
+        }
+    };
 }

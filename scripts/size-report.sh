@@ -1,0 +1,83 @@
+#!/usr/bin/env bash
+# Builds the size-test family in the release-size profile and reports, for each binary:
+# stripped bytes, `size` text/data/bss, the number of registered kernels, and the 15
+# largest symbols. Fails if a stripped size exceeds its threshold in
+# scripts/size-thresholds.txt.
+#
+#   scripts/size-report.sh            # all three
+#   scripts/size-report.sh size_test  # one
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+root=$(pwd)
+out=target/size-report
+mkdir -p "$out"
+ENTRY_BYTES=40 # size_of::<et_runtime::KernelEntry>() on 64-bit targets
+TARGET=$(rustc -vV | awk '/^host:/ { print $2 }')
+# No unwind tables (panics abort) and a non-PIE executable (no dynamic relocations for
+# the registry's pointers). An explicit --target keeps these flags off build scripts and
+# proc macros.
+SIZE_RUSTFLAGS="-C force-unwind-tables=no -C relocation-model=static"
+
+# name | package | selection environment
+builds=(
+  "size_test|size_test|"
+  "size_test_all_ops|size_test_all_ops|"
+  "size_test_mv2|size_test_all_ops|ET_SELECT_OPS_MODEL=$root/tests/fixtures/mv2.pte"
+)
+
+wanted=("$@")
+selected() {
+  [ ${#wanted[@]} -eq 0 ] && return 0
+  local w; for w in "${wanted[@]}"; do [ "$w" = "$1" ] && return 0; done; return 1
+}
+
+build() { # name package env strip -> path of the binary
+  local name=$1 pkg=$2 env=$3 strip=$4
+  local dir="target/size-$name-$strip"
+  env $env RUSTFLAGS="$SIZE_RUSTFLAGS" CARGO_TARGET_DIR="$dir" CARGO_PROFILE_RELEASE_SIZE_STRIP="$strip" \
+    cargo build --quiet --target "$TARGET" --profile release-size -p "$pkg" >&2
+  echo "$dir/$TARGET/release-size/$pkg"
+}
+
+kernel_count() {
+  local bytes
+  bytes=$(readelf -SW "$1" | awk '$2 == "linkme_KERNELS" { print $6 }')
+  echo $(( 16#${bytes:-0} / ENTRY_BYTES ))
+}
+
+threshold() { awk -v n="$1" '$1 == n { print $2 }' scripts/size-thresholds.txt; }
+
+status=0
+table="| binary | stripped bytes | text | data | bss | kernels | threshold |
+|---|---|---|---|---|---|---|"
+for b in "${builds[@]}"; do
+  IFS='|' read -r name pkg env <<< "$b"
+  selected "$name" || continue
+  bin=$(build "$name" "$pkg" "$env" true)
+  cp "$bin" "$out/$name"
+  bytes=$(stat -c %s "$bin")
+  read -r text data bss _ < <(size "$bin" | tail -1)
+  kernels=$(kernel_count "$bin")
+  limit=$(threshold "$name")
+  table+="
+| $name | $bytes | $text | $data | $bss | $kernels | ${limit:-none} |"
+  if [ -n "$limit" ] && [ "$bytes" -gt "$limit" ]; then
+    echo "FAIL: $name is $bytes bytes, over its threshold of $limit" >&2
+    status=1
+  fi
+  symbols=$(build "$name" "$pkg" "$env" false)
+  {
+    echo "## $name: 15 largest symbols"
+    # Code and read-only data only (the static memory pools are .bss and cost no file size).
+    nm --size-sort --reverse-sort -S --demangle "$symbols" > "$out/$name.nm"
+    awk '$3 ~ /^[tTrR]$/ && n++ < 15' "$out/$name.nm" |
+      while read -r _addr size _kind sym; do printf '%8d  %s\n' "$((16#$size))" "$sym"; done
+    echo
+  } > "$out/$name.symbols.txt"
+done
+
+echo "$table"
+echo
+cat "$out"/*.symbols.txt 2>/dev/null || true
+exit $status
