@@ -1,0 +1,91 @@
+//! The `etch` binary as a user runs it: outputs, exit codes, messages.
+
+use std::path::PathBuf;
+use std::process::{Command, Output};
+
+fn fixture(name: &str) -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../tests/fixtures").join(name)
+}
+
+fn etch(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_etch")).args(args).output().expect("etch runs")
+}
+
+fn stdout(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stdout).into_owned()
+}
+
+fn stderr(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stderr).into_owned()
+}
+
+#[test]
+fn noop_runs_with_default_ones() {
+    let o = etch(&["run", fixture("noop.pte").to_str().unwrap()]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert_eq!(stdout(&o).trim(), "Output 0: tensor(sizes=[6], dtype=float32, [1, 1, 1, 1, 1, 1])");
+}
+
+#[test]
+fn missing_backend_is_named_and_exits_1() {
+    let o = etch(&["run", fixture("mlp_xnnpack.pte").to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(1));
+    assert!(stderr(&o).contains("XnnpackBackend"), "{}", stderr(&o));
+    assert!(!stderr(&o).contains("panicked"));
+}
+
+#[test]
+fn truncated_and_corrupted_programs_exit_1() {
+    let dir = std::env::temp_dir().join(format!("etch-cli-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let bytes = std::fs::read(fixture("add.pte")).unwrap();
+    let truncated = dir.join("truncated.pte");
+    std::fs::write(&truncated, &bytes[..bytes.len() / 2]).unwrap();
+    let mut corrupt = bytes.clone();
+    corrupt[4..8].copy_from_slice(b"XX12");
+    let corrupted = dir.join("corrupted.pte");
+    std::fs::write(&corrupted, &corrupt).unwrap();
+    for (path, phrase) in [(&truncated, "truncated"), (&corrupted, "not an ExecuTorch program")] {
+        let o = etch(&["run", path.to_str().unwrap()]);
+        assert_eq!(o.status.code(), Some(1), "{}", path.display());
+        assert!(stderr(&o).contains(phrase), "{}", stderr(&o));
+        assert!(!stderr(&o).contains("panicked"));
+    }
+    let o = etch(&["run", dir.join("absent.pte").to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(1));
+    assert!(stderr(&o).contains("cannot open"));
+}
+
+#[test]
+fn usage_errors_exit_2() {
+    assert_eq!(etch(&["run"]).status.code(), Some(2));
+    assert_eq!(etch(&["frobnicate"]).status.code(), Some(2));
+    assert_eq!(etch(&["run", "x.pte", "--iterations", "many"]).status.code(), Some(2));
+}
+
+#[test]
+fn wrong_input_size_is_rejected_with_the_expected_shape() {
+    let o = etch(&["run", fixture("add.pte").to_str().unwrap(), "--input", fixture("mv2.out0.bin").to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(1));
+    assert!(stderr(&o).contains("bytes"), "{}", stderr(&o));
+}
+
+#[test]
+fn ops_lists_operators_with_kernel_keys() {
+    let o = etch(&["ops", fixture("add_mul.pte").to_str().unwrap()]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let text = stdout(&o);
+    assert!(text.contains("aten::mm.out v1/6;0,1|6;0,1|6;0,1|6;0,1"), "{text}");
+    assert!(text.contains("aten::add.out v1/6;0,1|6;0,1|6;0,1|6;0,1"), "{text}");
+    let o = etch(&["ops", fixture("add_mul.pte").to_str().unwrap(), "--json"]);
+    assert!(stdout(&o).starts_with("{\"model\":"), "{}", stdout(&o));
+}
+
+#[test]
+fn kernels_lists_the_registry() {
+    let o = etch(&["kernels"]);
+    assert!(o.status.success());
+    let text = stdout(&o);
+    assert!(text.contains("aten::sym_size.int"), "{text}");
+    assert!(text.contains("kernels registered"), "{text}");
+}
