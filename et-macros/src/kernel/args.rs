@@ -4,7 +4,7 @@
 //! sense (known keys, no duplicates, known dtypes) is decided in `check.rs`.
 
 use proc_macro2::{Span, TokenStream};
-use quote::{quote, ToTokens};
+use quote::{quote, quote_spanned, ToTokens};
 use syn::ext::IdentExt;
 use syn::parse::{ParseStream, Parser};
 use syn::punctuated::Punctuated;
@@ -41,7 +41,12 @@ pub(crate) enum KeyValue {
 /// `dtype = f32` or `dtype = [f32, f64]`.
 pub(crate) enum DtypeSpec {
     One(Ident),
-    List { span: Span, items: Vec<Ident> },
+    List {
+        span: Span,
+        items: Vec<Ident>,
+    },
+    /// A value that did not parse (already reported); counts as "a dtype was given".
+    Invalid,
 }
 
 impl DtypeSpec {
@@ -50,6 +55,7 @@ impl DtypeSpec {
         match self {
             DtypeSpec::One(ident) => std::slice::from_ref(ident),
             DtypeSpec::List { items, .. } => items,
+            DtypeSpec::Invalid => &[],
         }
     }
 }
@@ -78,18 +84,19 @@ impl Args {
 /// Parses the attribute, reporting syntax errors into `errors` and keeping what parsed.
 pub(crate) fn parse(attr: TokenStream, errors: &mut Errors) -> Args {
     let mut args = Args::default();
-    let parser = |input: ParseStream| parse_into(input, &mut args);
+    let parser = |input: ParseStream| parse_into(input, &mut args, errors);
     if let Err(e) = parser.parse2(attr) {
         errors.push(e);
     }
     args
 }
 
-fn parse_into(input: ParseStream, args: &mut Args) -> syn::Result<()> {
+fn parse_into(input: ParseStream, args: &mut Args, errors: &mut Errors) -> syn::Result<()> {
     if input.is_empty() {
-        return Err(
-            input.error("#[kernel] needs the operator name: #[kernel(\"namespace::op.overload\")]")
-        );
+        return Err(syn::Error::new(
+            Span::call_site(),
+            "#[kernel] needs the operator name: #[kernel(\"namespace::op.overload\")]",
+        ));
     }
     if input.peek(LitStr) {
         args.op = Some(input.parse()?);
@@ -108,13 +115,16 @@ fn parse_into(input: ParseStream, args: &mut Args) -> syn::Result<()> {
         let key = Ident::parse_any(input)?;
         input.parse::<Token![=]>()?;
         let value = match key.to_string().as_str() {
-            "dtype" => KeyValue::Dtype(parse_dtype(input)?),
+            "dtype" => KeyValue::Dtype(parse_dtype(input).unwrap_or_else(|e| {
+                // Report, skip the value, and go on with the other arguments.
+                errors.push(e);
+                skip_value(input);
+                DtypeSpec::Invalid
+            })),
             "crate" => KeyValue::Crate(Path::parse_mod_style(input)?),
             _ => {
-                // Skip the value: `check_unknown_keys` reports the key.
-                while !input.is_empty() && !input.peek(Token![,]) {
-                    input.parse::<proc_macro2::TokenTree>()?;
-                }
+                // `check_unknown_keys` reports the key.
+                skip_value(input);
                 KeyValue::Unknown
             }
         };
@@ -125,6 +135,15 @@ fn parse_into(input: ParseStream, args: &mut Args) -> syn::Result<()> {
         input.parse::<Token![,]>()?;
     }
     Ok(())
+}
+
+/// Skips tokens up to the next top-level comma.
+fn skip_value(input: ParseStream) {
+    while !input.is_empty() && !input.peek(Token![,]) {
+        if input.parse::<proc_macro2::TokenTree>().is_err() {
+            break;
+        }
+    }
 }
 
 fn parse_dtype(input: ParseStream) -> syn::Result<DtypeSpec> {
@@ -138,6 +157,10 @@ fn parse_dtype(input: ParseStream) -> syn::Result<DtypeSpec> {
                     "#[kernel] dtype lists name element types, e.g. [f32, f64, i32]",
                 )
             })
+        })
+        .inspect_err(|_| {
+            // Consume the rest of the list so syn does not add "expected `]`".
+            let _ = content.parse::<TokenStream>();
         })?;
         Ok(DtypeSpec::List {
             span: bracket.span.join(),
@@ -175,15 +198,18 @@ pub(crate) struct Dtype {
 
 impl Dtype {
     /// The element type's path in generated code.
-    pub(crate) fn rust_type(&self, krate: &TokenStream) -> TokenStream {
+    ///
+    /// `span` is where rustc reports a bound the type does not meet: the dtype's name in
+    /// the attribute.
+    pub(crate) fn rust_type(&self, krate: &TokenStream, span: Span) -> TokenStream {
         match self.rust {
             RustType::Primitive(p) => {
-                let p = Ident::new(p, Span::call_site());
-                quote!(::core::primitive::#p)
+                let p = Ident::new(p, span);
+                quote_spanned!(span=> ::core::primitive::#p)
             }
             RustType::Private(p) => {
-                let p = Ident::new(p, Span::call_site());
-                quote!(#krate::__private::#p)
+                let p = Ident::new(p, span);
+                quote_spanned!(span=> #krate::__private::#p)
             }
         }
     }

@@ -3,7 +3,6 @@
 
 use std::collections::HashSet;
 
-use quote::ToTokens;
 use syn::{GenericParam, Signature};
 
 use super::args::{Args, Dtype, DtypeSpec, KeyValue, KEYS};
@@ -300,10 +299,7 @@ fn check_param_types(function: &Function, errors: &mut Errors) {
         if param.kind.is_none() {
             errors.spanned(
                 &param.ty,
-                format!(
-                    "#[kernel] does not support parameter type `{}`; use &Tensor, &mut Tensor, Option<&Tensor>, &[&Tensor], TensorListMut, &[Option<&Tensor>], Scalar, i64, f64, bool, &[i64], &[f64], &[bool], ScalarType, &str, or Option<..> of a scalar, list or string",
-                    param.ty.to_token_stream()
-                ),
+                "#[kernel] does not support this parameter type; use &Tensor, &mut Tensor, Option<&Tensor>, &[&Tensor], TensorListMut, &[Option<&Tensor>], Scalar, i64, f64, bool, &[i64], &[f64], &[bool], ScalarType, &str, or Option<..> of a scalar, list or string",
             );
         }
     }

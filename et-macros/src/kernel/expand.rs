@@ -108,7 +108,7 @@ pub(crate) fn expand(args: &Args, function: &Function, selection: &OpSelection) 
             &wrapper,
             instance
                 .type_arg
-                .map(|(d, span)| (d.rust_type(&krate), span)),
+                .map(|(d, span)| (d.rust_type(&krate, span), span)),
             returns,
         ));
         let dtype_key = match instance.key {
@@ -162,17 +162,24 @@ fn wrapper_fn(
         let accessor = Ident::new(kind.accessor(), Span::call_site());
         // Spanned at the user's parameter type: a mismatch (a look-alike type of the same
         // name) is reported there.
-        let access = quote_spanned!(param.ty.span()=> __et_args.#accessor(#i));
+        let span = param.ty.span();
+        let access = quote_spanned!(span=> __et_args.#accessor(#i));
         if kind.is_unsafe() {
             // SAFETY (of the generated block): each position is unboxed exactly once per
-            // call, and the values live only for this call.
-            quote!(unsafe { #access }?)
+            // call, and the values live only for this call. The `unsafe` block keeps the
+            // macro's span so lints see generated code.
+            let block = quote!(unsafe { #access });
+            quote_spanned!(span=> #block?)
         } else {
-            quote!(#access?)
+            quote_spanned!(span=> #access?)
         }
     });
     let callee = match type_arg {
-        Some((ty, span)) => quote_spanned!(span=> #name::<#ty>),
+        Some((ty, span)) => {
+            // Entirely at the dtype's name, so an unmet bound on `T` points there.
+            let name = Ident::new(&name.to_string(), span);
+            quote_spanned!(span=> #name::<#ty>)
+        }
         None => quote!(#name),
     };
     let call = quote!(#callee(__et_ctx, #(#values),*));

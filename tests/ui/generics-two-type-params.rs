@@ -1,0 +1,13 @@
+use et_macros::kernel;
+use et_runtime::{Element, KernelContext, KernelResult, Tensor};
+
+#[kernel("aten::add.out", dtype = [f32, f64])]
+fn add<T: Element, U: Element>(
+    _ctx: &KernelContext<'_>,
+    _a: &Tensor,
+    _out: &mut Tensor,
+) -> KernelResult {
+    Ok(())
+}
+
+fn main() {}
