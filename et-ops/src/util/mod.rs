@@ -5,3 +5,6 @@ pub mod dtype;
 pub mod gemm;
 pub mod reduce;
 pub mod shape;
+pub mod elementwise;
+pub mod math;
+pub mod promote;

@@ -1,0 +1,179 @@
+//! Float math for `no_std` kernels: `core` has no `exp`, `ln`, `sin`, `erf`, ... for f32 and
+//! f64 without `std`, so [`Float`] forwards to the pure-Rust `libm` crate (musl's
+//! algorithms: correctly rounded `sqrt`, the rest within an ulp or so, which is what
+//! PyTorch's own scalar paths deliver).
+//!
+//! Kernels computing in float32 call the `f32` functions (`expf`, ...), as PyTorch does for
+//! float32 and float16 tensors; float64 kernels call the `f64` ones.
+
+/// The floating compute types (f32, f64) and the math functions elementwise kernels use.
+pub trait Float: crate::util::elementwise::Compute {
+    /// Not a number.
+    const NAN: Self;
+    /// Positive infinity.
+    const INFINITY: Self;
+    /// The value of an `f64` constant, rounded once.
+    fn c(v: f64) -> Self;
+    /// `e^x`.
+    fn exp(self) -> Self;
+    /// `e^x - 1`, accurate near zero.
+    fn exp_m1(self) -> Self;
+    /// Natural logarithm.
+    fn ln(self) -> Self;
+    /// `ln(1 + x)`, accurate near zero.
+    fn ln_1p(self) -> Self;
+    /// Square root (correctly rounded).
+    fn sqrt(self) -> Self;
+    /// Hyperbolic tangent.
+    fn tanh(self) -> Self;
+    /// Sine.
+    fn sin(self) -> Self;
+    /// Cosine.
+    fn cos(self) -> Self;
+    /// Arc tangent.
+    fn atan(self) -> Self;
+    /// Arc sine (NaN outside `[-1, 1]`).
+    fn asin(self) -> Self;
+    /// The error function.
+    fn erf(self) -> Self;
+    /// `self^e` with C's `pow` special cases (`pow(x, 0) = 1` even for NaN).
+    fn pow(self, e: Self) -> Self;
+    /// Round toward negative infinity.
+    fn floor(self) -> Self;
+    /// Round toward positive infinity.
+    fn ceil(self) -> Self;
+    /// Round toward zero.
+    fn trunc(self) -> Self;
+    /// Round to nearest, ties to even (PyTorch's `round`).
+    fn round_even(self) -> Self;
+    /// C's `fmod`: the remainder with the sign of `self`.
+    fn fmod(self, d: Self) -> Self;
+    /// Absolute value (clears the sign bit, so `-0.0` and `-NaN` become positive).
+    fn abs(self) -> Self;
+    /// `self` with the sign of `s`.
+    fn copysign(self, s: Self) -> Self;
+    /// `self / d` (IEEE division: `x / 0` is an infinity or NaN).
+    fn div(self, d: Self) -> Self;
+}
+
+macro_rules! float_impl {
+    ($t:ty, $exp:ident, $expm1:ident, $log:ident, $log1p:ident, $sqrt:ident, $tanh:ident,
+     $sin:ident, $cos:ident, $atan:ident, $asin:ident, $erf:ident, $pow:ident, $floor:ident,
+     $ceil:ident, $trunc:ident, $roundeven:ident, $fmod:ident, $fabs:ident, $copysign:ident) => {
+        impl Float for $t {
+            const NAN: Self = <$t>::NAN;
+            const INFINITY: Self = <$t>::INFINITY;
+            #[inline(always)]
+            fn c(v: f64) -> Self {
+                v as $t
+            }
+            #[inline(always)]
+            fn exp(self) -> Self {
+                libm::$exp(self)
+            }
+            #[inline(always)]
+            fn exp_m1(self) -> Self {
+                libm::$expm1(self)
+            }
+            #[inline(always)]
+            fn ln(self) -> Self {
+                libm::$log(self)
+            }
+            #[inline(always)]
+            fn ln_1p(self) -> Self {
+                libm::$log1p(self)
+            }
+            #[inline(always)]
+            fn sqrt(self) -> Self {
+                libm::$sqrt(self)
+            }
+            #[inline(always)]
+            fn tanh(self) -> Self {
+                libm::$tanh(self)
+            }
+            #[inline(always)]
+            fn sin(self) -> Self {
+                libm::$sin(self)
+            }
+            #[inline(always)]
+            fn cos(self) -> Self {
+                libm::$cos(self)
+            }
+            #[inline(always)]
+            fn atan(self) -> Self {
+                libm::$atan(self)
+            }
+            #[inline(always)]
+            fn asin(self) -> Self {
+                libm::$asin(self)
+            }
+            #[inline(always)]
+            fn erf(self) -> Self {
+                libm::$erf(self)
+            }
+            #[inline(always)]
+            fn pow(self, e: Self) -> Self {
+                libm::$pow(self, e)
+            }
+            #[inline(always)]
+            fn floor(self) -> Self {
+                libm::$floor(self)
+            }
+            #[inline(always)]
+            fn ceil(self) -> Self {
+                libm::$ceil(self)
+            }
+            #[inline(always)]
+            fn trunc(self) -> Self {
+                libm::$trunc(self)
+            }
+            #[inline(always)]
+            fn round_even(self) -> Self {
+                libm::$roundeven(self)
+            }
+            #[inline(always)]
+            fn fmod(self, d: Self) -> Self {
+                libm::$fmod(self, d)
+            }
+            #[inline(always)]
+            fn abs(self) -> Self {
+                libm::$fabs(self)
+            }
+            #[inline(always)]
+            fn copysign(self, s: Self) -> Self {
+                libm::$copysign(self, s)
+            }
+            #[inline(always)]
+            fn div(self, d: Self) -> Self {
+                self / d
+            }
+        }
+    };
+}
+
+float_impl!(
+    f32, expf, expm1f, logf, log1pf, sqrtf, tanhf, sinf, cosf, atanf, asinf, erff, powf, floorf,
+    ceilf, truncf, roundevenf, fmodf, fabsf, copysignf
+);
+float_impl!(
+    f64, exp, expm1, log, log1p, sqrt, tanh, sin, cos, atan, asin, erf, pow, floor, ceil, trunc,
+    roundeven, fmod, fabs, copysign
+);
+
+#[cfg(test)]
+mod tests {
+    use super::Float;
+
+    #[test]
+    fn rounding_and_special_values() {
+        assert_eq!(Float::round_even(2.5f32), 2.0);
+        assert_eq!(Float::round_even(-3.5f64), -4.0);
+        assert_eq!(Float::round_even(0.5f32), 0.0);
+        assert_eq!(Float::trunc(-2.7f32), -2.0);
+        assert_eq!(Float::fmod(-7.0f64, 3.0), -1.0);
+        assert!(Float::ln(-1.0f32).is_nan());
+        assert_eq!(Float::exp(f32::NEG_INFINITY), 0.0);
+        assert_eq!(Float::pow(f64::NAN, 0.0), 1.0);
+        assert!((Float::erf(0.5f64) - 0.520_499_877_813_046_5).abs() < 1e-15);
+    }
+}
