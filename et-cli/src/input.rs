@@ -165,7 +165,7 @@ mod tests {
     fn npy_parses() {
         let header = "{'descr': '<f4', 'fortran_order': False, 'shape': (2, 3), }";
         let mut h = header.to_string();
-        while (10 + h.len() + 1) % 64 != 0 {
+        while !(10 + h.len() + 1).is_multiple_of(64) {
             h.push(' ');
         }
         h.push('\n');

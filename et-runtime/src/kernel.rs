@@ -27,6 +27,10 @@ impl<'a> KernelContext<'a> {
     /// Scratch space for `n` elements of `T`, valid until the instruction ends. The
     /// contents are unspecified (whatever the buffer held); every bit pattern is a valid
     /// `T`, so reading them is safe but meaningless.
+    #[allow(
+        clippy::mut_from_ref,
+        reason = "bump allocation hands out disjoint regions"
+    )]
     pub fn alloc_temp<T: Element>(&self, n: usize) -> KernelResult<&mut [T]> {
         let bytes = n.checked_mul(size_of::<T>()).ok_or(KernelError::new(
             Error::MemoryAllocationFailed,

@@ -26,7 +26,7 @@ impl<'a> BufferLoader<'a> {
     /// Wraps `data`, which must start at a 16-byte aligned address
     /// ([`PROGRAM_ALIGNMENT`]); `InvalidArgument` otherwise.
     pub fn new(data: &'a [u8]) -> Result<Self, Error> {
-        if data.as_ptr() as usize % PROGRAM_ALIGNMENT != 0 {
+        if !(data.as_ptr() as usize).is_multiple_of(PROGRAM_ALIGNMENT) {
             return Err(Error::InvalidArgument);
         }
         Ok(BufferLoader { data })

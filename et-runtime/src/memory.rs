@@ -75,6 +75,10 @@ impl<'a> Arena<'a> {
     }
 
     /// Reserves `n` values of `T`, each set to `fill`.
+    #[allow(
+        clippy::mut_from_ref,
+        reason = "bump allocation hands out disjoint regions"
+    )]
     pub fn alloc_slice<T: Copy>(&self, n: usize, fill: T) -> Result<&mut [T], Error> {
         let bytes = n
             .checked_mul(size_of::<T>())

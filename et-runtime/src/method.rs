@@ -83,13 +83,15 @@ pub enum LoadDetail<'d> {
         /// Instruction index (chains concatenated).
         index: usize,
     },
-    /// Some kernel calls have no registered kernel; `first` is the first of them. Use
-    /// [`MethodMeta::missing_kernels`] to list all of them.
+    /// Some kernel calls have no registered kernel. Use [`MethodMeta::missing_kernels`]
+    /// to list all of them with their kernel keys.
     MissingKernels {
         /// How many calls are unserved.
         count: usize,
-        /// The first unserved call.
-        first: KernelCallInfo<'d>,
+        /// The instruction of the first unserved call.
+        first_instruction: usize,
+        /// Its operator.
+        first_operator: OperatorName<'d>,
     },
     /// A kernel's declared parameter count does not match the call.
     ArgumentCount {
@@ -158,10 +160,10 @@ impl fmt::Display for LoadError<'_> {
             LoadDetail::NoSuchMethod => write!(f, "no method with that name: {}", self.error),
             LoadDetail::Value { index } => write!(f, "value {index} is malformed or does not fit: {}", self.error),
             LoadDetail::Instruction { index } => write!(f, "instruction {index} is malformed: {}", self.error),
-            LoadDetail::MissingKernels { count, first } => write!(
+            LoadDetail::MissingKernels { count, first_instruction, first_operator } => write!(
                 f,
-                "{count} kernel call(s) have no registered kernel, first {} (kernel key {}) at instruction {}: {}",
-                first.operator, first.key, first.instruction, self.error
+                "{count} kernel call(s) have no registered kernel (for their operator and dtypes), first {first_operator} at instruction {first_instruction}: {}",
+                self.error
             ),
             LoadDetail::ArgumentCount { instruction, operator, expected, found } => write!(
                 f,
@@ -581,7 +583,7 @@ impl<'a> Builder<'a> {
                 planned,
             )
         };
-        Ok(arena.alloc(tensor)?)
+        arena.alloc(tensor)
     }
 
     fn io_list(
@@ -759,7 +761,7 @@ impl<'a> Builder<'a> {
                         match entry {
                             None => {
                                 missing += 1;
-                                first_missing.get_or_insert(info);
+                                first_missing.get_or_insert((info.instruction, info.operator));
                                 Instr::Free { value: 0 }
                             }
                             Some(entry) => {
@@ -822,14 +824,13 @@ impl<'a> Builder<'a> {
                 len: (pc - start) as u32,
             };
         }
-        if let Some(first) = first_missing {
-            return Err(LoadError::new(
-                Error::OperatorMissing,
-                LoadDetail::MissingKernels {
-                    count: missing,
-                    first,
-                },
-            ));
+        if let Some((first_instruction, first_operator)) = first_missing {
+            let detail = LoadDetail::MissingKernels {
+                count: missing,
+                first_instruction,
+                first_operator,
+            };
+            return Err(LoadError::new(Error::OperatorMissing, detail));
         }
         Ok((
             NonNull::from(instrs).cast(),
@@ -1027,7 +1028,7 @@ impl<'a> Method<'a> {
         self.input_tensor_unmarked(i)
     }
 
-    fn input_tensor_unmarked<'s>(&'s mut self, i: usize) -> Result<&'s mut Tensor, Error> {
+    fn input_tensor_unmarked(&mut self, i: usize) -> Result<&mut Tensor, Error> {
         let idx = self.io_index(self.inputs, self.num_inputs, i)?;
         // SAFETY: `idx` is in range; `&mut self` means no kernel runs and no other
         // reference into the method exists.

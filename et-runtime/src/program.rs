@@ -175,7 +175,7 @@ impl<'d> Program<'d> {
         let data = loader
             .load(0, program_size)
             .map_err(|e| fail(e, "cannot read the program data"))?;
-        if data.as_ptr() as usize % PROGRAM_ALIGNMENT != 0 {
+        if !(data.as_ptr() as usize).is_multiple_of(PROGRAM_ALIGNMENT) {
             return Err(fail(
                 Error::InvalidArgument,
                 "program data must be 16-byte aligned",
@@ -481,95 +481,79 @@ impl fmt::Display for OperatorName<'_> {
 }
 
 /// ExecuTorch's kernel key of a call: `(dtype, dim order)` of each tensor argument,
-/// printed as `v1/6;0,1|6;0,1`.
-#[derive(Clone, Copy, PartialEq, Eq)]
-pub struct KernelKey {
-    len: u8,
-    dtypes: [u8; MAX_DIM],
-    ranks: [u8; MAX_DIM],
-    orders: [[u8; MAX_DIM]; MAX_DIM],
+/// printed as `v1/6;0,1|6;0,1`. A view over the call's arguments (a few words), computed
+/// on demand; the tensors it reads were validated when the call info was made.
+#[derive(Clone, Copy)]
+pub struct KernelKey<'d> {
+    values: flatbuffers::Vector<'d, flatbuffers::ForwardsUOffset<fb::EValue<'d>>>,
+    args: flatbuffers::Vector<'d, i32>,
+    /// Count a tensor list by its first tensor, as `gen_oplist` does.
+    lists: bool,
 }
 
-impl KernelKey {
-    const EMPTY: KernelKey = KernelKey {
-        len: 0,
-        dtypes: [0; MAX_DIM],
-        ranks: [0; MAX_DIM],
-        orders: [[0; MAX_DIM]; MAX_DIM],
-    };
+impl<'d> KernelKey<'d> {
+    fn value(&self, index: i32) -> Option<fb::EValue<'d>> {
+        let i = usize::try_from(index).ok()?;
+        (i < self.values.len()).then(|| self.values.get(i))
+    }
 
-    fn push(&mut self, dtype: ScalarType, order: &[u8]) -> Result<(), Error> {
-        let i = self.len as usize;
-        if i >= MAX_DIM || order.len() > MAX_DIM {
-            return Err(Error::InvalidProgram);
-        }
-        self.dtypes[i] = dtype as u8;
-        self.ranks[i] = order.len() as u8;
-        self.orders[i][..order.len()].copy_from_slice(order);
-        self.len += 1;
-        Ok(())
+    /// The tensors the key is made of, in argument order.
+    fn tensors(&self) -> impl Iterator<Item = fb::Tensor<'d>> + '_ {
+        self.args.iter().filter_map(move |a| {
+            let v = self.value(a)?;
+            if let Some(t) = v.val_as_tensor() {
+                return Some(t);
+            }
+            if !self.lists {
+                return None;
+            }
+            let items = match v.val_type() {
+                fb::KernelTypes::TensorList => v.val_as_tensor_list()?.items(),
+                fb::KernelTypes::OptionalTensorList => v.val_as_optional_tensor_list()?.items(),
+                _ => None,
+            }?;
+            items
+                .iter()
+                .filter_map(|i| self.value(i))
+                .find_map(|e| e.val_as_tensor())
+        })
+    }
+
+    /// The dtypes of the key's tensors, in order.
+    pub fn dtypes(&self) -> impl Iterator<Item = ScalarType> + '_ {
+        self.tensors()
+            .filter_map(|t| ScalarType::from_i8(t.scalar_type().0))
     }
 
     /// Number of tensor entries.
     pub fn len(&self) -> usize {
-        self.len as usize
+        self.tensors().count()
     }
 
     /// True when the call has no tensor arguments.
     pub fn is_empty(&self) -> bool {
-        self.len == 0
-    }
-
-    /// The dtype of entry `i`.
-    pub fn dtype(&self, i: usize) -> Option<ScalarType> {
-        if i < self.len() {
-            ScalarType::from_i8(self.dtypes[i] as i8)
-        } else {
-            None
-        }
-    }
-
-    /// The dim order of entry `i`.
-    pub fn dim_order(&self, i: usize) -> &[u8] {
-        if i < self.len() {
-            &self.orders[i][..self.ranks[i] as usize]
-        } else {
-            &[]
-        }
+        self.tensors().next().is_none()
     }
 
     /// The set of dtypes the entries use.
     pub fn dtype_mask(&self) -> crate::DtypeSet {
-        let mut m = crate::DtypeSet::EMPTY;
-        for i in 0..self.len() {
-            if let Some(t) = self.dtype(i) {
-                m = m.with(t);
-            }
-        }
-        m
+        self.dtypes().fold(crate::DtypeSet::EMPTY, |m, t| m.with(t))
     }
 
     /// The dtype all entries share, if any: the key etch's registry matches on.
     pub fn common_dtype(&self) -> Option<ScalarType> {
-        let first = self.dtype(0)?;
-        (1..self.len())
-            .all(|i| self.dtypes[i] == first as u8)
-            .then_some(first)
+        let mut dtypes = self.dtypes();
+        let first = dtypes.next()?;
+        dtypes.all(|t| t == first).then_some(first)
     }
 }
 
-impl fmt::Display for KernelKey {
+impl fmt::Display for KernelKey<'_> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        if self.is_empty() {
-            return Ok(());
-        }
-        f.write_str("v1/")?;
-        for i in 0..self.len() {
-            if i > 0 {
-                f.write_str("|")?;
-            }
-            write!(f, "{};", self.dtypes[i])?;
-            for (k, d) in self.dim_order(i).iter().enumerate() {
+        for (i, t) in self.tensors().enumerate() {
+            f.write_str(if i == 0 { "v1/" } else { "|" })?;
+            write!(f, "{};", t.scalar_type().0)?;
+            for (k, d) in t.dim_order().into_iter().flat_map(|o| o.iter()).enumerate() {
                 if k > 0 {
                     f.write_str(",")?;
                 }
@@ -580,7 +564,7 @@ impl fmt::Display for KernelKey {
     }
 }
 
-impl fmt::Debug for KernelKey {
+impl fmt::Debug for KernelKey<'_> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(f, "KernelKey({self})")
     }
@@ -597,10 +581,10 @@ pub struct KernelCallInfo<'d> {
     pub operator: OperatorName<'d>,
     /// Tensor dtypes and dim orders of the arguments as exported: the runtime's key
     /// (tensor arguments only).
-    pub key: KernelKey,
+    pub key: KernelKey<'d>,
     /// The key ExecuTorch's selective-build tooling (`gen_oplist`) writes for this call:
     /// like `key`, but a tensor list contributes its first (non-null) element.
-    pub selection_key: KernelKey,
+    pub selection_key: KernelKey<'d>,
     /// Number of argument values (schema arguments plus the return slot).
     pub num_args: usize,
 }
@@ -766,34 +750,34 @@ impl<'d> MethodMeta<'d> {
         let op_index = usize::try_from(call.op_index()).map_err(|_| Error::InvalidProgram)?;
         let operator = self.operator(op_index)?;
         let args = call.args().ok_or(Error::InvalidProgram)?;
-        let mut key = KernelKey::EMPTY;
-        let mut selection_key = KernelKey::EMPTY;
+        let values = self.plan.values().ok_or(Error::InvalidProgram)?;
+        // Validate every tensor the keys may read, so the keys' views never meet a
+        // malformed tensor.
         for a in args.iter() {
             let v = self.value(a)?;
             if let Some(t) = v.val_as_tensor() {
-                let info = TensorInfo::from_fb(&t)?;
-                key.push(info.dtype, info.dim_order())?;
-                selection_key.push(info.dtype, info.dim_order())?;
-                continue;
+                TensorInfo::from_fb(&t)?;
             }
-            let items = match v.val_type() {
-                fb::KernelTypes::TensorList => v.val_as_tensor_list().and_then(|l| l.items()),
-                fb::KernelTypes::OptionalTensorList => {
-                    v.val_as_optional_tensor_list().and_then(|l| l.items())
+            let items = v
+                .val_as_tensor_list()
+                .and_then(|l| l.items())
+                .or_else(|| v.val_as_optional_tensor_list().and_then(|l| l.items()));
+            for i in items.into_iter().flat_map(|i| i.iter()) {
+                if let Some(t) = self.value(i).ok().and_then(|e| e.val_as_tensor()) {
+                    TensorInfo::from_fb(&t)?;
                 }
-                _ => None,
-            };
-            // gen_oplist records a list by its first tensor element.
-            let first = items
-                .into_iter()
-                .flat_map(|i| i.iter())
-                .filter_map(|idx| self.value(idx).ok())
-                .find_map(|e| e.val_as_tensor());
-            if let Some(t) = first {
-                let info = TensorInfo::from_fb(&t)?;
-                selection_key.push(info.dtype, info.dim_order())?;
             }
         }
+        let key = KernelKey {
+            values,
+            args,
+            lists: false,
+        };
+        let selection_key = KernelKey {
+            values,
+            args,
+            lists: true,
+        };
         Ok(KernelCallInfo {
             instruction,
             op_index,

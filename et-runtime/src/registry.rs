@@ -39,7 +39,7 @@ pub fn find_kernel(
 /// dtype all its tensors share, else a fallback compiled for every dtype in the key.
 pub fn resolve_kernel(
     operator: &OperatorName<'_>,
-    key: &KernelKey,
+    key: &KernelKey<'_>,
 ) -> Option<&'static KernelEntry> {
     resolve_kernel_masked(operator, key.common_dtype(), key.dtype_mask())
 }

@@ -259,7 +259,7 @@ impl Tensor {
             if self.data.is_null() {
                 return Err(KernelError::new(Error::InvalidState, "tensor has no data"));
             }
-            if (self.data as usize) % core::mem::align_of::<T>() != 0 {
+            if !(self.data as usize).is_multiple_of(core::mem::align_of::<T>()) {
                 return Err(KernelError::new(
                     Error::InvalidArgument,
                     "tensor data is misaligned",

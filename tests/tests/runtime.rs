@@ -162,7 +162,12 @@ fn missing_kernels_are_all_reported_with_keys() {
     let mut memory = MemoryManager::without_temp(bytes_of(&mut method_mem), &mut planned);
     let err = program.load_method("forward", &mut memory).unwrap_err();
     assert_eq!(err.error, Error::OperatorMissing);
-    let LoadDetail::MissingKernels { count, first } = err.detail else {
+    let LoadDetail::MissingKernels {
+        count,
+        first_operator,
+        ..
+    } = err.detail
+    else {
         panic!("{err}")
     };
     let missing: Vec<String> = meta
@@ -180,7 +185,7 @@ fn missing_kernels_are_all_reported_with_keys() {
         missing.iter().any(|m| m.starts_with("aten::_softmax.out")),
         "{missing:?}"
     );
-    assert!(err.to_string().contains(&first.operator.to_string()));
+    assert!(err.to_string().contains(&first_operator.to_string()));
 }
 
 #[test]
@@ -227,7 +232,7 @@ fn too_small_memory_is_an_error_not_a_crash() {
     );
     // A method arena too small for the value table.
     let mut tiny = vec![0u128; 4];
-    let mut planned_mem = vec![vec![0u128; 64]];
+    let mut planned_mem = [vec![0u128; 64]];
     let mut planned: Vec<&mut [u8]> = planned_mem.iter_mut().map(|b| bytes_of(b)).collect();
     let mut memory = MemoryManager::without_temp(bytes_of(&mut tiny), &mut planned);
     assert_eq!(
