@@ -19,10 +19,32 @@ mod program_generated;
 
 pub(crate) use program_generated::executorch_flatbuffer as fb;
 
-/// The root `Program` table, after checking the buffer's structure.
+mod verify;
+
+pub(crate) use verify::verify_program;
+
+/// The root `Program` of the flatbuffer in `buf`, after [`verify_program`] has checked
+/// its structure. Fails with [`crate::Error::InvalidProgram`] if the check does.
 ///
-/// PLACEHOLDER until the compact verifier (`verify.rs`) lands: uses the flatbuffers
-/// crate's generated verifier, which is correct but large.
+/// Pass the flatbuffer region of the file (`file[..program_size]` when there is an eh00
+/// header); the `ET12` identifier and every value are left to the caller.
 pub(crate) fn checked_root(buf: &[u8]) -> Result<fb::Program<'_>, crate::Error> {
-    flatbuffers::root::<fb::Program>(buf).map_err(|_| crate::Error::InvalidProgram)
+    verify_program(buf)?;
+    // SAFETY: `root_unchecked` and every accessor of the generated code reachable from
+    // the `Program` it returns require only that what they read is a well-formed
+    // flatbuffer of program.fbs inside `buf`. `verify_program` has just checked exactly
+    // that for everything reachable from the root: the root uoffset; each table's
+    // soffset, vtable and inline size; each schema field of each table (inside the
+    // table, hence inside `buf`, with its full width); each uoffset's target (no
+    // overflow); each vtable position as the accessors compute it (`loc as i32 -
+    // soffset`, exact); each vector's `len * size` bytes; each string's bytes, NUL
+    // terminator and UTF-8 (the accessors use `from_utf8_unchecked`); each union's tag
+    // and the member table it names. Scalar reads (flatbuffers 25.12.19, pinned) are
+    // unaligned copies, so the buffer's address alignment does not matter, and every bit
+    // pattern is a valid scalar (enums are open newtypes, bools read as != 0). The raw
+    // union accessors (`val()`, `instr_args()`) only return a `flatbuffers::Table`;
+    // reading it otherwise than through the tag-checked `*_as_*` accessors needs the
+    // caller's own `unsafe`. `buf` stays borrowed for the result's lifetime, so it cannot
+    // change after the check.
+    Ok(unsafe { flatbuffers::root_unchecked::<fb::Program<'_>>(buf) })
 }

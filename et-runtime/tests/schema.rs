@@ -1,0 +1,92 @@
+//! The checked-in flatc output matches the schema it was generated from.
+//!
+//! Always: the FNV-1a 64 hashes in `schema/generated.lock` (written by
+//! `scripts/regen-schema.sh`) match the schema files and the generated code, so editing
+//! the schema without regenerating, or editing the generated code by hand, fails here.
+//! When `flatc` 25.12.19 is on PATH: flatc's output is byte-identical to the checked-in
+//! file.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::{env, fs};
+
+/// Must equal the `flatbuffers` crate version (see scripts/regen-schema.sh).
+const FLATC_VERSION: &str = "25.12.19";
+
+/// The files the lock covers, relative to the workspace root.
+const LOCKED: [&str; 3] = [
+    "et-runtime/schema/program.fbs",
+    "et-runtime/schema/scalar_type.fbs",
+    "et-runtime/src/schema/program_generated.rs",
+];
+
+const STALE: &str = "the generated schema code is stale: run scripts/regen-schema.sh";
+
+fn workspace() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("..")
+}
+
+fn fnv1a64(data: &[u8]) -> u64 {
+    data.iter().fold(0xcbf2_9ce4_8422_2325, |h, &b| {
+        (h ^ u64::from(b)).wrapping_mul(0x0000_0100_0000_01b3)
+    })
+}
+
+#[test]
+fn fnv1a64_known_values() {
+    assert_eq!(fnv1a64(b""), 0xcbf2_9ce4_8422_2325);
+    assert_eq!(fnv1a64(b"a"), 0xaf63_dc4c_8601_ec8c);
+    assert_eq!(fnv1a64(b"foobar"), 0x8594_4171_f739_67e8);
+}
+
+#[test]
+fn generated_code_matches_the_lock() {
+    let root = workspace();
+    let lock = fs::read_to_string(root.join("et-runtime/schema/generated.lock"))
+        .unwrap_or_else(|e| panic!("et-runtime/schema/generated.lock: {e}; {STALE}"));
+    let mut lines = lock.lines().filter(|l| !l.starts_with('#'));
+    assert_eq!(
+        lines.next(),
+        Some(format!("flatc {FLATC_VERSION}").as_str()),
+        "generated.lock names another flatc version; {STALE}"
+    );
+    let entries: Vec<(&str, &str)> = lines.map(|l| l.split_once(' ').unwrap()).collect();
+    let paths: Vec<&str> = entries.iter().map(|&(_, p)| p).collect();
+    assert_eq!(paths, LOCKED, "generated.lock lists other files; {STALE}");
+    for (hash, path) in entries {
+        let data = fs::read(root.join(path)).unwrap();
+        assert_eq!(
+            format!("{:016x}", fnv1a64(&data)),
+            hash,
+            "{path} changed since generation; {STALE}"
+        );
+    }
+}
+
+#[test]
+fn generated_code_matches_flatc_when_available() {
+    let version = Command::new("flatc").arg("--version").output();
+    let found = version
+        .as_ref()
+        .ok()
+        .map(|o| String::from_utf8_lossy(&o.stdout).trim().to_owned());
+    if found.as_deref() != Some(&format!("flatc version {FLATC_VERSION}")) {
+        eprintln!("skipped: flatc {FLATC_VERSION} is not on PATH (found {found:?})");
+        return;
+    }
+    let root = workspace();
+    let out = env::temp_dir().join(format!("etch-schema-{}", std::process::id()));
+    fs::create_dir_all(&out).unwrap();
+    let status = Command::new("flatc")
+        .current_dir(root.join("et-runtime/schema"))
+        .args(["--rust", "--gen-all", "-o"])
+        .arg(&out)
+        .arg("program.fbs")
+        .status()
+        .unwrap();
+    assert!(status.success(), "flatc failed");
+    let fresh = fs::read(out.join("program_generated.rs")).unwrap();
+    let _ = fs::remove_dir_all(&out);
+    let checked_in = fs::read(root.join("et-runtime/src/schema/program_generated.rs")).unwrap();
+    assert!(fresh == checked_in, "flatc output differs; {STALE}");
+}

