@@ -1,1 +1,90 @@
-//! reduce operators.
+//! reduce operators, on the logical-order reduction spaces of `util::reduce`.
+//!
+//! Float sums (`sum`, `mean`, `var`) accumulate in f64 and round once at the store, which
+//! is at least as accurate as PyTorch's cascaded float accumulation; integer sums wrap in
+//! i64 like PyTorch's int64 accumulation.
+
+pub mod amax;
+pub mod amin;
+pub mod any;
+pub mod argmax;
+pub mod argmin;
+pub mod mean;
+pub mod sum;
+pub mod var;
+
+use et_runtime::{KernelError, KernelResult, Tensor};
+
+use crate::util::dtype::Num;
+use crate::util::reduce::{reduce_spaces, DimMask};
+
+/// `amax`/`amin` over `mask` into `out` (same dtype); `better(x, best)` says whether `x`
+/// replaces the current extreme. NaN wins and sticks, as in PyTorch.
+fn extreme<T: Num>(
+    input: &Tensor,
+    mask: DimMask,
+    out: &mut Tensor,
+    better: fn(T, T) -> bool,
+) -> KernelResult {
+    let (outer, inner) = reduce_spaces(input, mask, out);
+    if inner.numel() == 0 && outer.numel() > 0 {
+        return Err(KernelError::invalid(
+            "cannot take the max or min over an empty dimension",
+        ));
+    }
+    let x = input.data::<T>()?;
+    let y = out.data_mut::<T>()?;
+    outer.for_each([0, 0], |[ib, ob]| {
+        let mut best: Option<T> = None;
+        inner.for_each([ib, 0], |[i, _]| {
+            let v = x[i];
+            best = Some(match best {
+                None => v,
+                Some(b) if b.is_nan() => b,
+                Some(b) if v.is_nan() || better(v, b) => v,
+                Some(b) => b,
+            });
+        });
+        if let Some(b) = best {
+            y[ob] = b;
+        }
+    });
+    Ok(())
+}
+
+/// `argmax`/`argmin` over one dim (or all, flattened) into an int64 `out`: the logical
+/// index of the first extreme within the reduced dims; the first NaN wins.
+fn arg_extreme<T: Num>(
+    input: &Tensor,
+    mask: DimMask,
+    out: &mut Tensor,
+    better: fn(T, T) -> bool,
+) -> KernelResult {
+    let (outer, inner) = reduce_spaces(input, mask, out);
+    if inner.numel() == 0 && outer.numel() > 0 {
+        return Err(KernelError::invalid(
+            "cannot take argmax or argmin over an empty dimension",
+        ));
+    }
+    let x = input.data::<T>()?;
+    let y = out.data_mut::<i64>()?;
+    outer.for_each([0, 0], |[ib, ob]| {
+        let mut best: Option<(T, i64)> = None;
+        let mut k = 0i64;
+        inner.for_each([ib, 0], |[i, _]| {
+            let v = x[i];
+            best = match best {
+                None => Some((v, k)),
+                Some((b, _)) if b.is_nan() => best,
+                Some(_) if v.is_nan() => Some((v, k)),
+                Some((b, _)) if better(v, b) => Some((v, k)),
+                keep => keep,
+            };
+            k += 1;
+        });
+        if let Some((_, idx)) = best {
+            y[ob] = idx;
+        }
+    });
+    Ok(())
+}

@@ -14,9 +14,9 @@
 //! is the `k`-th element of the reduced dims in row-major order, which is what `argmax`
 //! needs for its index and for first-occurrence tie-breaking.
 
-use et_runtime::{KernelError, KernelResult, Tensor, MAX_DIM};
+use et_runtime::{DtypeSet, KernelError, KernelResult, ScalarType, Tensor, MAX_DIM};
 
-use super::shape::{dims_mask, normalize_dim};
+use super::shape::{dims_mask, normalize_dim, storer, Storer, Val};
 
 /// A set of dims as a bit mask (bit `d` set means dim `d`).
 pub type DimMask = u32;
@@ -272,6 +272,22 @@ pub fn split<const N: usize>(
 pub fn reduce_spaces(input: &Tensor, mask: DimMask, out: &Tensor) -> (Space<2>, Space<2>) {
     let os = strides_over_input(out, mask, input.dim());
     split(input.sizes(), [input.strides(), &os[..input.dim()]], mask)
+}
+
+/// The [`Storer`] for `dtype`, for kernels whose output dtype is independent of the
+/// input's (sum to int64, any to bool): one switch over the output dtype instead of one
+/// instantiation per (input, output) pair. `SEL` is the kernel's selected dtype set.
+pub fn val_storer<const SEL: u32>(dtype: ScalarType) -> KernelResult<Storer> {
+    et_runtime::et_switch!(in DtypeSet(SEL), dtype, @all, T => Ok(storer::<T>()))
+}
+
+/// Writes `v` as element `i` of a tensor's bytes through `st` (nothing past the end,
+/// which the reduction spaces never produce).
+#[inline]
+pub fn store_at(bytes: &mut [u8], st: &Storer, i: usize, v: Val) {
+    if let Some(b) = i.checked_mul(st.size).and_then(|o| bytes.get_mut(o..)) {
+        (st.store)(b, v);
+    }
 }
 
 #[cfg(test)]

@@ -1,0 +1,85 @@
+//! `aten::var.correction_out`: variance over dims.
+
+use et_macros::kernel;
+use et_runtime::{et_switch, KernelContext, KernelError, KernelResult, Scalar, Tensor};
+
+use crate::util::dtype::Num;
+use crate::util::reduce::{dim_mask, reduce_spaces, resize_reduced, DimMask};
+
+/// The variance of `self` over `dim` (`None` or `[]`: every dim) with Bessel-style
+/// `correction` (default 1): `sum((x - mean)^2) / max(0, N - correction)`, two passes in
+/// f64. A non-positive divisor gives inf or NaN, as in PyTorch.
+#[kernel("aten::var.correction_out")]
+pub fn var_correction_out(
+    _ctx: &KernelContext<'_>,
+    input: &Tensor,
+    dim: Option<&[i64]>,
+    correction: Option<Scalar>,
+    keepdim: bool,
+    out: &mut Tensor,
+) -> KernelResult {
+    if !input.dtype().is_floating() || out.dtype() != input.dtype() {
+        return Err(KernelError::invalid(
+            "var needs a floating input and an out of its dtype",
+        ));
+    }
+    let correction = correction.map_or(1.0, |c| c.to_f64());
+    let mask = dim_mask(dim, input.dim())?;
+    resize_reduced(input, mask, keepdim, out)?;
+    et_switch!(input.dtype(), @floats, T => var_impl::<T>(input, mask, correction, out))
+}
+
+fn var_impl<T: Num>(
+    input: &Tensor,
+    mask: DimMask,
+    correction: f64,
+    out: &mut Tensor,
+) -> KernelResult {
+    let (outer, inner) = reduce_spaces(input, mask, out);
+    let n = inner.numel() as f64;
+    let divisor = (n - correction).max(0.0);
+    let x = input.data::<T>()?;
+    let y = out.data_mut::<T>()?;
+    outer.for_each([0, 0], |[ib, ob]| {
+        let mut sum = 0.0f64;
+        inner.for_each([ib, 0], |[i, _]| sum += x[i].to_f64());
+        let mean = sum / n;
+        let mut sq = 0.0f64;
+        inner.for_each([ib, 0], |[i, _]| {
+            let d = x[i].to_f64() - mean;
+            sq += d * d;
+        });
+        y[ob] = T::from_f64(sq / divisor);
+    });
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    extern crate std;
+    use super::*;
+    use et_runtime::{Arena, ScalarType, TensorBuf};
+    use std::vec;
+
+    #[test]
+    fn variances() {
+        let mut scratch = vec![0u8; 1 << 12];
+        let arena = Arena::new(&mut scratch);
+        let ctx = KernelContext::new(&arena);
+        let x =
+            TensorBuf::from_slice(&[2, 4], &[1.0f32, 2.0, 3.0, 4.0, 2.0, 2.0, 2.0, 2.0]).unwrap();
+        let mut o = TensorBuf::zeros(ScalarType::Float, &[2]).unwrap();
+        var_correction_out(&ctx, &x, Some(&[1]), None, false, &mut o).unwrap();
+        assert_eq!(o.data::<f32>().unwrap(), &[5.0 / 3.0, 0.0]);
+        var_correction_out(&ctx, &x, Some(&[1]), Some(Scalar::Int(0)), false, &mut o).unwrap();
+        assert_eq!(o.data::<f32>().unwrap(), &[1.25, 0.0]);
+        // One element with correction 1: 0 / 0 = NaN.
+        let one = TensorBuf::from_slice(&[1], &[3.0f64]).unwrap();
+        let mut s = TensorBuf::zeros(ScalarType::Double, &[]).unwrap();
+        var_correction_out(&ctx, &one, None, None, false, &mut s).unwrap();
+        assert!(s.data::<f64>().unwrap()[0].is_nan());
+        let i = TensorBuf::from_slice(&[1], &[3i32]).unwrap();
+        let mut io = TensorBuf::zeros(ScalarType::Int, &[]).unwrap();
+        assert!(var_correction_out(&ctx, &i, None, None, false, &mut io).is_err());
+    }
+}
