@@ -8,7 +8,7 @@ use crate::backend::{find_backend, BackendEntry, BackendInitContext, CompileSpec
 use crate::error::Error;
 use crate::kernel::{ArgKind, KernelArgs, KernelContext, KernelFn, ReturnKind};
 use crate::memory::{Arena, MemoryManager};
-use crate::program::{KernelCallInfo, MethodMeta, OperatorName, Program, TensorInfo};
+use crate::program::{MethodMeta, OperatorName, Program, TensorInfo};
 use crate::scalar_type::{Bool, ScalarType};
 use crate::schema::fb;
 use crate::tensor::{ShapeDynamism, ShapeStorage, Tensor};
@@ -739,39 +739,40 @@ impl<'a> Builder<'a> {
                 let decoded = match instr.instr_args_type() {
                     fb::InstructionArguments::KernelCall => {
                         let call = instr.instr_args_as_kernel_call().ok_or(bad)?;
-                        let info = self.meta.kernel_call_info(pc, call).map_err(|_| bad)?;
+                        let op_index = in_range(call.op_index() as i64, num_ops).ok_or(bad)? as usize;
                         let args = self
                             .copy_args(call.args(), num_values)
                             .map_err(|e| LoadError { error: e, ..bad })?;
-                        let common = info.key.common_dtype();
-                        let mask = info.key.dtype_mask();
-                        let slot = &mut cache[info.op_index];
-                        let entry =
-                            if slot.0 == mask.0 && slot.1 == common.map_or(u8::MAX, |d| d as u8) {
-                                slot.2
-                            } else {
-                                let found = crate::registry::resolve_kernel_masked(
-                                    &info.operator,
-                                    common,
-                                    mask,
-                                );
-                                *slot = (mask.0, common.map_or(u8::MAX, |d| d as u8), found);
-                                found
-                            };
+                        // The key comes from the values already built (their tensors were
+                        // validated), not from another walk of the flatbuffer.
+                        let (common, mask) = tensor_dtypes(values, args);
+                        let common_byte = common.map_or(u8::MAX, |d| d as u8);
+                        let slot = &mut cache[op_index];
+                        let entry = if slot.0 == mask.0 && slot.1 == common_byte {
+                            slot.2
+                        } else {
+                            let operator = self.meta.operator(op_index).map_err(|_| bad)?;
+                            let found = crate::registry::resolve_kernel_masked(&operator, common, mask);
+                            *slot = (mask.0, common_byte, found);
+                            found
+                        };
                         match entry {
                             None => {
                                 missing += 1;
-                                first_missing.get_or_insert((info.instruction, info.operator));
+                                if first_missing.is_none() {
+                                    let operator = self.meta.operator(op_index).map_err(|_| bad)?;
+                                    first_missing = Some((pc, operator));
+                                }
                                 Instr::Free { value: 0 }
                             }
                             Some(entry) => {
-                                self.check_signature(entry, &info, values, args)?;
+                                self.check_signature(entry, pc, op_index, values, args)?;
                                 Instr::Kernel {
                                     function: entry.function,
                                     args: NonNull::from(args).cast(),
                                     len: args.len() as u32,
                                     params: entry.signature.args.len() as u32,
-                                    op: info.op_index as u32,
+                                    op: op_index as u32,
                                 }
                             }
                         }
@@ -857,10 +858,12 @@ impl<'a> Builder<'a> {
     fn check_signature(
         &self,
         entry: &crate::KernelEntry,
-        info: &KernelCallInfo<'a>,
+        instruction: usize,
+        op_index: usize,
         values: NonNull<Value>,
         args: &[u32],
     ) -> Result<(), LoadError<'a>> {
+        let operator = || self.meta.operator(op_index).unwrap_or(OperatorName { name: "?", overload: "" });
         let kinds = entry.signature.args;
         let expected = kinds.len() + 1;
         // Out variants may omit the return slot (it would alias the out anyway).
@@ -870,8 +873,8 @@ impl<'a> Builder<'a> {
             return Err(LoadError::new(
                 Error::InvalidProgram,
                 LoadDetail::ArgumentCount {
-                    instruction: info.instruction,
-                    operator: info.operator,
+                    instruction,
+                    operator: operator(),
                     expected,
                     found: args.len(),
                 },
@@ -884,8 +887,8 @@ impl<'a> Builder<'a> {
                 return Err(LoadError::new(
                     Error::InvalidProgram,
                     LoadDetail::ArgumentKind {
-                        instruction: info.instruction,
-                        operator: info.operator,
+                        instruction,
+                        operator: operator(),
                         position,
                         expected: kind,
                         found: v.tag(),
@@ -895,6 +898,23 @@ impl<'a> Builder<'a> {
         }
         Ok(())
     }
+}
+
+/// The dtype all tensor arguments share (if any) and the set of their dtypes.
+fn tensor_dtypes(values: NonNull<Value>, args: &[u32]) -> (Option<ScalarType>, crate::DtypeSet) {
+    let mut mask = crate::DtypeSet::EMPTY;
+    let mut first = None;
+    let mut same = true;
+    for &a in args {
+        // SAFETY: `a` was range-checked by `copy_args`; tensors live in the method arena.
+        if let Value::Tensor(t) = unsafe { *values.as_ptr().add(a as usize) } {
+            // SAFETY: as above; nothing else borrows the tensor during load.
+            let d = unsafe { t.as_ref() }.dtype();
+            mask = mask.with(d);
+            same &= *first.get_or_insert(d) == d;
+        }
+    }
+    (first.filter(|_| same), mask)
 }
 
 /// Bytes of method memory a method needs, estimated from its tables (an upper bound for
