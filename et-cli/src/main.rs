@@ -58,6 +58,20 @@ enum Command {
         #[arg(long)]
         json: bool,
     },
+    /// Write a selected_operators.yaml from models, op lists and other selection files.
+    Select {
+        /// Programs whose operators and kernel keys to select.
+        models: Vec<PathBuf>,
+        /// Operators to add, comma-separated (`aten::add.out,aten::mm.out`).
+        #[arg(long)]
+        ops: Option<String>,
+        /// Selection files to merge in (ExecuTorch's format).
+        #[arg(long)]
+        yaml: Vec<PathBuf>,
+        /// Where to write the merged selection.
+        #[arg(short = 'o', long = "output", required = true)]
+        output: PathBuf,
+    },
     /// Check that this binary's kernels cover every operator and dtype of the models.
     Check {
         /// The .pte programs.
@@ -102,6 +116,12 @@ fn main() -> ExitCode {
             scratch_mib,
         ),
         Command::Ops { model, json } => ops(&model, json),
+        Command::Select {
+            models,
+            ops,
+            yaml,
+            output,
+        } => select(&models, ops.as_deref(), &yaml, &output),
         Command::Check { models } => check(&models),
         Command::Kernels { json } => {
             kernels(json);
@@ -397,6 +417,49 @@ fn ops(model: &Path, json: bool) -> Result<(), Failure> {
             methods_json.join(",")
         );
     }
+    Ok(())
+}
+
+fn select(
+    models: &[PathBuf],
+    ops: Option<&str>,
+    yamls: &[PathBuf],
+    output: &Path,
+) -> Result<(), Failure> {
+    if models.is_empty() && ops.is_none() && yamls.is_empty() {
+        eprintln!("etch select: give at least one model, --ops or --yaml");
+        std::process::exit(2);
+    }
+    let mut merged: Option<selection::Selection> = None;
+    let mut add = |s: selection::Selection| match &mut merged {
+        Some(m) => m.merge(&s),
+        None => merged = Some(s),
+    };
+    for model in models {
+        let bytes = std::fs::read(model)
+            .map_err(|e| Failure(format!("cannot read {}: {e}", model.display())))?;
+        // ExecuTorch's files record the path the model was given as.
+        let label = model.display().to_string();
+        add(selection::Selection::from_program(&bytes, &label)
+            .map_err(|e| Failure(format!("{}: {e}", model.display())))?);
+    }
+    if let Some(list) = ops {
+        add(selection::Selection::from_op_list(list).map_err(|e| Failure(format!("--ops: {e}")))?);
+    }
+    for path in yamls {
+        let text = std::fs::read_to_string(path)
+            .map_err(|e| Failure(format!("cannot read {}: {e}", path.display())))?;
+        add(selection::Selection::parse_yaml(&text)
+            .map_err(|e| Failure(format!("{}: {e}", path.display())))?);
+    }
+    let merged = merged.unwrap_or_default();
+    std::fs::write(output, merged.to_yaml())
+        .map_err(|e| Failure(format!("cannot write {}: {e}", output.display())))?;
+    eprintln!(
+        "etch: wrote {} ({} operators)",
+        output.display(),
+        merged.operators().count()
+    );
     Ok(())
 }
 

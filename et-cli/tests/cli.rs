@@ -4,11 +4,16 @@ use std::path::PathBuf;
 use std::process::{Command, Output};
 
 fn fixture(name: &str) -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../tests/fixtures").join(name)
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("../tests/fixtures")
+        .join(name)
 }
 
 fn etch(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_etch")).args(args).output().expect("etch runs")
+    Command::new(env!("CARGO_BIN_EXE_etch"))
+        .args(args)
+        .output()
+        .expect("etch runs")
 }
 
 fn stdout(o: &Output) -> String {
@@ -23,7 +28,10 @@ fn stderr(o: &Output) -> String {
 fn noop_runs_with_default_ones() {
     let o = etch(&["run", fixture("noop.pte").to_str().unwrap()]);
     assert!(o.status.success(), "{}", stderr(&o));
-    assert_eq!(stdout(&o).trim(), "Output 0: tensor(sizes=[6], dtype=float32, [1, 1, 1, 1, 1, 1])");
+    assert_eq!(
+        stdout(&o).trim(),
+        "Output 0: tensor(sizes=[6], dtype=float32, [1, 1, 1, 1, 1, 1])"
+    );
 }
 
 #[test]
@@ -45,7 +53,10 @@ fn truncated_and_corrupted_programs_exit_1() {
     corrupt[4..8].copy_from_slice(b"XX12");
     let corrupted = dir.join("corrupted.pte");
     std::fs::write(&corrupted, &corrupt).unwrap();
-    for (path, phrase) in [(&truncated, "truncated"), (&corrupted, "not an ExecuTorch program")] {
+    for (path, phrase) in [
+        (&truncated, "truncated"),
+        (&corrupted, "not an ExecuTorch program"),
+    ] {
         let o = etch(&["run", path.to_str().unwrap()]);
         assert_eq!(o.status.code(), Some(1), "{}", path.display());
         assert!(stderr(&o).contains(phrase), "{}", stderr(&o));
@@ -60,12 +71,22 @@ fn truncated_and_corrupted_programs_exit_1() {
 fn usage_errors_exit_2() {
     assert_eq!(etch(&["run"]).status.code(), Some(2));
     assert_eq!(etch(&["frobnicate"]).status.code(), Some(2));
-    assert_eq!(etch(&["run", "x.pte", "--iterations", "many"]).status.code(), Some(2));
+    assert_eq!(
+        etch(&["run", "x.pte", "--iterations", "many"])
+            .status
+            .code(),
+        Some(2)
+    );
 }
 
 #[test]
 fn wrong_input_size_is_rejected_with_the_expected_shape() {
-    let o = etch(&["run", fixture("add.pte").to_str().unwrap(), "--input", fixture("mv2.out0.bin").to_str().unwrap()]);
+    let o = etch(&[
+        "run",
+        fixture("add.pte").to_str().unwrap(),
+        "--input",
+        fixture("mv2.out0.bin").to_str().unwrap(),
+    ]);
     assert_eq!(o.status.code(), Some(1));
     assert!(stderr(&o).contains("bytes"), "{}", stderr(&o));
 }
@@ -75,8 +96,14 @@ fn ops_lists_operators_with_kernel_keys() {
     let o = etch(&["ops", fixture("add_mul.pte").to_str().unwrap()]);
     assert!(o.status.success(), "{}", stderr(&o));
     let text = stdout(&o);
-    assert!(text.contains("aten::mm.out v1/6;0,1|6;0,1|6;0,1|6;0,1"), "{text}");
-    assert!(text.contains("aten::add.out v1/6;0,1|6;0,1|6;0,1|6;0,1"), "{text}");
+    assert!(
+        text.contains("aten::mm.out v1/6;0,1|6;0,1|6;0,1|6;0,1"),
+        "{text}"
+    );
+    assert!(
+        text.contains("aten::add.out v1/6;0,1|6;0,1|6;0,1|6;0,1"),
+        "{text}"
+    );
     let o = etch(&["ops", fixture("add_mul.pte").to_str().unwrap(), "--json"]);
     assert!(stdout(&o).starts_with("{\"model\":"), "{}", stdout(&o));
 }
@@ -88,4 +115,88 @@ fn kernels_lists_the_registry() {
     let text = stdout(&o);
     assert!(text.contains("aten::sym_size.int"), "{text}");
     assert!(text.contains("kernels registered"), "{text}");
+}
+
+#[test]
+fn select_reproduces_executorch_selection_files() {
+    let dir = std::env::temp_dir().join(format!("etch-select-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let fixtures = fixture("");
+    for entry in std::fs::read_dir(&fixtures).unwrap() {
+        let name = entry.unwrap().file_name().into_string().unwrap();
+        let Some(stem) = name.strip_suffix(".pte") else {
+            continue;
+        };
+        let out = dir.join(format!("{stem}.yaml"));
+        // Run from the fixtures directory so debug_info records the bare file name, as
+        // in the files ExecuTorch's gen_oplist wrote.
+        let o = Command::new(env!("CARGO_BIN_EXE_etch"))
+            .current_dir(&fixtures)
+            .args(["select", &name, "-o", out.to_str().unwrap()])
+            .output()
+            .unwrap();
+        assert!(o.status.success(), "{name}: {}", stderr(&o));
+        let expected =
+            std::fs::read_to_string(fixtures.join(format!("{stem}.selected_operators.yaml")))
+                .unwrap();
+        assert_eq!(std::fs::read_to_string(&out).unwrap(), expected, "{name}");
+    }
+}
+
+#[test]
+fn select_merges_op_lists_and_yaml_and_rejects_bad_input() {
+    let dir = std::env::temp_dir().join(format!("etch-merge-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let out = dir.join("merged.yaml");
+    let o = etch(&[
+        "select",
+        "--ops",
+        "aten::mm.out",
+        "--yaml",
+        fixture("add.selected_operators.yaml").to_str().unwrap(),
+        "-o",
+        out.to_str().unwrap(),
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let text = std::fs::read_to_string(&out).unwrap();
+    assert!(
+        text.contains("aten::mm.out") && text.contains("aten::add.out"),
+        "{text}"
+    );
+
+    let bad = dir.join("bad.yaml");
+    std::fs::write(&bad, "operators: [unclosed").unwrap();
+    let o = etch(&[
+        "select",
+        "--yaml",
+        bad.to_str().unwrap(),
+        "-o",
+        out.to_str().unwrap(),
+    ]);
+    assert_eq!(o.status.code(), Some(1));
+    assert!(stderr(&o).contains("bad.yaml"), "{}", stderr(&o));
+    let o = etch(&["select", "--ops", "add", "-o", out.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    assert_eq!(
+        etch(&["select", "-o", out.to_str().unwrap()]).status.code(),
+        Some(2)
+    );
+}
+
+#[test]
+fn check_reports_uncovered_models() {
+    let o = etch(&[
+        "check",
+        fixture("add.pte").to_str().unwrap(),
+        fixture("mlp.pte").to_str().unwrap(),
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let o = etch(&["check", fixture("custom_ops.pte").to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(1));
+    assert!(
+        stderr(&o).contains("my_ops::mul3.out (kernel key v1/6;0,1|6;0,1|6;0,1)"),
+        "{}",
+        stderr(&o)
+    );
+    assert!(!stderr(&o).contains("aten::add.out"), "{}", stderr(&o));
 }
