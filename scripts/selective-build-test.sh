@@ -1,0 +1,101 @@
+#!/usr/bin/env bash
+# Builds the `etch` binary (release-size) under each compile-time selection mode and
+# checks what each build can and cannot do; prints the size table for the README.
+#
+#   none                              every kernel
+#   ET_SELECT_OPS_YAML=mv2.selected_operators.yaml   (ExecuTorch's own file)
+#   ET_SELECT_OPS_MODEL=mv2.pte
+#   ET_SELECT_OPS_LIST=aten::add.out
+#
+# Also checks that editing the selection file rebuilds with the new selection.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+root=$(pwd)
+fx="$root/tests/fixtures"
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+fail() { echo "FAIL: $*" >&2; exit 1; }
+
+build() { # mode-name env... -> path of etch
+  local name=$1; shift
+  env "$@" CARGO_TARGET_DIR="$root/target/select-$name" \
+    cargo build --quiet --profile release-size -p et-cli >&2
+  echo "$root/target/select-$name/release-size/etch"
+}
+
+kernel_total() { "$1" kernels --json | python3 -c 'import json,sys; print(json.load(sys.stdin)["total"])'; }
+kernel_names() { "$1" kernels --json | python3 -c 'import json,sys; print("\n".join(sorted({k["name"] for k in json.load(sys.stdin)["kernels"]})))'; }
+
+# Compares output0.bin of an etch run with the fixture's expected output.
+check_mv2() {
+  local etch=$1 out="$work/mv2-$2"
+  "$etch" run "$fx/mv2.pte" --input "$fx/mv2.in0.bin" --output-dir "$out" > /dev/null
+  python3 - "$out/output0.bin" "$fx/mv2.out0.bin" <<'PY'
+import struct, sys
+got = open(sys.argv[1], 'rb').read(); want = open(sys.argv[2], 'rb').read()
+assert len(got) == len(want), (len(got), len(want))
+g = struct.unpack(f'<{len(got)//4}f', got); w = struct.unpack(f'<{len(want)//4}f', want)
+bad = [i for i, (a, b) in enumerate(zip(g, w)) if abs(a - b) > 2e-5 + 2e-5 * abs(b)]
+assert not bad, f'{len(bad)} logits differ, first at {bad[0]}: {g[bad[0]]} vs {w[bad[0]]}'
+PY
+}
+
+expect_missing() { # etch model op...
+  local etch=$1 model=$2; shift 2
+  if "$etch" run "$model" > "$work/out" 2> "$work/err"; then fail "$model ran in a build that should lack its kernels"; fi
+  for op in "$@"; do grep -q "$op" "$work/err" || fail "$model: missing-kernel error does not name $op: $(cat "$work/err")"; done
+}
+
+prim_ops() { grep -E '^(executorch_prim::|aten::sym_|aten::_local_scalar_dense)'; }
+
+declare -A size count
+all=$(build none)
+yaml=$(build yaml ET_SELECT_OPS_YAML="$fx/mv2.selected_operators.yaml")
+model=$(build model ET_SELECT_OPS_MODEL="$fx/mv2.pte")
+list=$(build list ET_SELECT_OPS_LIST=aten::add.out)
+for m in all yaml model list; do
+  bin=${!m}
+  size[$m]=$(stat -c %s "$bin")
+  count[$m]=$(kernel_total "$bin")
+done
+
+# Every build registers the prim ops; selected builds register nothing else beyond the selection.
+mv2_ops=$(grep -E '^  [a-z_]+::' "$fx/mv2.selected_operators.yaml" | sed 's/^  //; s/:$//' | sort -u)
+for m in yaml model; do
+  extra=$(kernel_names "${!m}" | prim_ops -v | sort -u | comm -23 - <(echo "$mv2_ops") || true)
+  [ -z "$extra" ] || fail "$m build registers kernels mv2 does not use: $extra"
+  missing=$(comm -13 <(kernel_names "${!m}" | sort -u) <(echo "$mv2_ops"))
+  [ -z "$missing" ] || fail "$m build lacks mv2 kernels: $missing"
+  check_mv2 "${!m}" "$m"
+  expect_missing "${!m}" "$fx/int_ops.pte" aten::sub.out aten::gt.Tensor_out aten::where.self_out dim_order_ops::_to_dim_order_copy.out
+done
+[ "$(kernel_names "$list" | prim_ops -v)" = "aten::add.out" ] || fail "list build registers more than aten::add.out"
+check_mv2 "$all" all
+
+# The model-based build instantiated only float32: an int64 add is refused at load with
+# the operator and its kernel key, not run with the wrong types.
+expect_missing "$model" "$fx/opcases/add_int64.pte" "aten::add.out (kernel key v1/4;"
+# The YAML build honours the file's kernel keys too (float32 only for mv2).
+expect_missing "$yaml" "$fx/opcases/add_int64.pte" "aten::add.out (kernel key v1/4;"
+
+# Editing the selection file rebuilds with the new contents.
+cp "$fx/mv2.selected_operators.yaml" "$work/sel.yaml"
+before=$(kernel_total "$(build rebuild ET_SELECT_OPS_YAML="$work/sel.yaml")")
+cat "$fx/add.selected_operators.yaml" > "$work/sel.yaml"
+after=$(kernel_total "$(build rebuild ET_SELECT_OPS_YAML="$work/sel.yaml")")
+[ "$before" != "$after" ] || fail "changing the selection file did not rebuild (still $before kernels)"
+
+# Two variables at once is a compile error naming both.
+if env ET_SELECT_OPS_LIST=aten::add.out ET_SELECT_OPS_MODEL="$fx/mv2.pte" CARGO_TARGET_DIR="$root/target/select-list" \
+   cargo build --quiet --profile release-size -p et-cli 2> "$work/err"; then
+  fail "two selection variables were accepted"
+fi
+grep -q ET_SELECT_OPS_LIST "$work/err" && grep -q ET_SELECT_OPS_MODEL "$work/err" || fail "error does not name both variables"
+
+echo "| build | stripped bytes | registered kernels |"
+echo "|---|---|---|"
+echo "| no selection | ${size[all]} | ${count[all]} |"
+echo "| ET_SELECT_OPS_YAML=mv2.selected_operators.yaml | ${size[yaml]} | ${count[yaml]} |"
+echo "| ET_SELECT_OPS_MODEL=mv2.pte | ${size[model]} | ${count[model]} |"
+echo "| ET_SELECT_OPS_LIST=aten::add.out | ${size[list]} | ${count[list]} |"
+echo "selective builds: all checks passed (rebuild on edit: $before -> $after kernels)"
