@@ -1,1 +1,6 @@
 //! creation operators.
+
+pub mod arange;
+pub mod full;
+pub mod full_like;
+pub mod scalar_tensor;

@@ -1,1 +1,3 @@
 //! scan operators.
+
+pub mod cumsum;

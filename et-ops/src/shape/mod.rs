@@ -1,5 +1,9 @@
 //! shape operators.
 
 pub mod expand_copy;
+pub mod flip;
 pub mod permute_copy;
+pub mod repeat;
+pub mod squeeze_copy;
+pub mod unsqueeze_copy;
 pub mod view_copy;
