@@ -1,6 +1,28 @@
-//! The build's operator selection, read from the environment at expansion time.
+//! The build's operator selection, read from the environment when `#[kernel]` expands.
+//!
+//! One of `ET_SELECT_OPS_YAML` (a `selected_operators.yaml`), `ET_SELECT_OPS_MODEL`
+//! (comma-separated `.pte` paths) or `ET_SELECT_OPS_LIST` (comma-separated operator
+//! names); none means every kernel and every dtype. An empty value counts as unset. What
+//! the selection means lives in the `selection` crate; this module only finds the
+//! inputs, caches the parsed result for the compiler process (keyed by the variable's
+//! value and each file's path, length and modification time), and emits the items that
+//! make cargo rebuild when the selection changes.
+
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::SystemTime;
 
 use proc_macro2::TokenStream;
+use quote::quote;
+use selection::Selection;
+
+/// The variables, in the order messages name them.
+const VARS: [&str; 3] = [
+    "ET_SELECT_OPS_YAML",
+    "ET_SELECT_OPS_MODEL",
+    "ET_SELECT_OPS_LIST",
+];
 
 /// What the selection says about one operator.
 pub(crate) struct OpSelection {
@@ -12,11 +34,214 @@ pub(crate) struct OpSelection {
     pub(crate) tracking: TokenStream,
 }
 
-/// The selection for `op`. Errors are messages naming the variable, path and problem.
-pub(crate) fn for_op(_op: &str) -> Result<OpSelection, String> {
+/// Why the selection for an operator is unavailable.
+pub(crate) enum SelectionError {
+    /// Report this (names the variable, the path and the problem).
+    Report(String),
+    /// Already reported by an earlier `#[kernel]` in this compilation: one error per
+    /// crate, not one per kernel.
+    Reported,
+}
+
+/// The selection for `op` (`aten::add.out`).
+pub(crate) fn for_op(op: &str) -> Result<OpSelection, SelectionError> {
+    let mut tracking = env_tracking();
+    let Some(loaded) = load()? else {
+        return Ok(OpSelection {
+            registered: true,
+            mask: u32::MAX,
+            tracking,
+        });
+    };
+    tracking.extend(file_tracking(&loaded.files));
+    let registered = loaded.selection.allows_op(op);
+    let mask = match loaded.selection.allowed_dtypes(op) {
+        None => u32::MAX,
+        Some(dtypes) => dtypes.iter().fold(0, |m, t| m | t.bit()),
+    };
     Ok(OpSelection {
-        registered: true,
-        mask: u32::MAX,
-        tracking: TokenStream::new(),
+        registered,
+        mask,
+        tracking,
     })
+}
+
+/// `option_env!` of each variable: cargo records them and rebuilds when one changes.
+fn env_tracking() -> TokenStream {
+    VARS.iter()
+        .map(|var| {
+            quote!(
+                const _: ::core::option::Option<&str> = ::core::option_env!(#var);
+            )
+        })
+        .collect()
+}
+
+/// `include_bytes!` of each selection file, so editing it rebuilds the crate. Emitted by
+/// the first expansion in a compilation only: once is enough for the crate's dep-info,
+/// and a model can be megabytes.
+fn file_tracking(files: &[PathBuf]) -> TokenStream {
+    static EMITTED: AtomicBool = AtomicBool::new(false);
+    if EMITTED.swap(true, Ordering::Relaxed) {
+        return TokenStream::new();
+    }
+    files
+        .iter()
+        .filter_map(|p| p.to_str())
+        .map(|p| {
+            quote!(
+                const _: &[u8] = ::core::include_bytes!(#p);
+            )
+        })
+        .collect()
+}
+
+/// A parsed selection and the files it came from (absolute paths).
+struct Loaded {
+    selection: Selection,
+    files: Vec<PathBuf>,
+}
+
+/// What the cache is keyed by: the variable, its value, and each file's identity.
+#[derive(PartialEq, Eq)]
+struct CacheKey {
+    var: &'static str,
+    value: String,
+    files: Vec<(PathBuf, u64, Option<SystemTime>)>,
+}
+
+type CacheEntry = (CacheKey, Result<Arc<Loaded>, String>);
+
+/// The selection in force, or `None` when no variable is set.
+fn load() -> Result<Option<Arc<Loaded>>, SelectionError> {
+    static CACHE: Mutex<Option<CacheEntry>> = Mutex::new(None);
+    static REPORTED: AtomicBool = AtomicBool::new(false);
+
+    let set: Vec<(&'static str, String)> = VARS
+        .iter()
+        .filter_map(|&var| {
+            let value = std::env::var(var).ok()?;
+            (!value.trim().is_empty()).then_some((var, value))
+        })
+        .collect();
+    let (var, value) = match set.as_slice() {
+        [] => return Ok(None),
+        [one] => one.clone(),
+        [..] => {
+            let names: Vec<&str> = set.iter().map(|(v, _)| *v).collect();
+            return Err(report_once(
+                &REPORTED,
+                format!(
+                    "#[kernel] selection: {} are set; set at most one of ET_SELECT_OPS_YAML, ET_SELECT_OPS_MODEL and ET_SELECT_OPS_LIST",
+                    names.join(" and ")
+                ),
+            ));
+        }
+    };
+    let paths = match var {
+        "ET_SELECT_OPS_LIST" => Vec::new(),
+        "ET_SELECT_OPS_YAML" => vec![absolute(value.trim())],
+        _ => value
+            .split(',')
+            .map(str::trim)
+            .filter(|p| !p.is_empty())
+            .map(absolute)
+            .collect(),
+    };
+    let key = CacheKey {
+        var,
+        value: value.clone(),
+        files: paths
+            .iter()
+            .map(|p| {
+                let meta = std::fs::metadata(p).ok();
+                let len = meta.as_ref().map_or(0, |m| m.len());
+                (p.clone(), len, meta.and_then(|m| m.modified().ok()))
+            })
+            .collect(),
+    };
+
+    let mut cache = CACHE
+        .lock()
+        .unwrap_or_else(|poisoned| poisoned.into_inner());
+    let result = match cache.as_ref() {
+        Some((cached, result)) if *cached == key => result.clone(),
+        _ => {
+            let result = parse(var, &value, &paths).map(Arc::new);
+            // A new selection (the file changed under a long-lived process): its error,
+            // if any, is new too.
+            REPORTED.store(false, Ordering::Relaxed);
+            *cache = Some((key, result.clone()));
+            result
+        }
+    };
+    drop(cache);
+    match result {
+        Ok(loaded) => Ok(Some(loaded)),
+        Err(message) => Err(report_once(&REPORTED, message)),
+    }
+}
+
+fn report_once(reported: &AtomicBool, message: String) -> SelectionError {
+    if reported.swap(true, Ordering::Relaxed) {
+        SelectionError::Reported
+    } else {
+        SelectionError::Report(message)
+    }
+}
+
+/// A path as given if absolute, else relative to the compiler's working directory (the
+/// workspace root when cargo builds a workspace member).
+fn absolute(path: &str) -> PathBuf {
+    let path = Path::new(path);
+    if path.is_absolute() {
+        path.to_path_buf()
+    } else {
+        std::env::current_dir()
+            .map(|dir| dir.join(path))
+            .unwrap_or_else(|_| path.to_path_buf())
+    }
+}
+
+/// Reads and parses the selection named by `var`; the error names the variable, the
+/// path and the problem.
+fn parse(var: &str, value: &str, paths: &[PathBuf]) -> Result<Loaded, String> {
+    let selection = match var {
+        "ET_SELECT_OPS_LIST" => Selection::from_op_list(value)
+            .map_err(|e| format!("#[kernel] selection: ET_SELECT_OPS_LIST={value:?}: {e}"))?,
+        "ET_SELECT_OPS_YAML" => {
+            let path = &paths[0];
+            let text = std::fs::read_to_string(path)
+                .map_err(|e| file_error(var, path, &format!("cannot read it: {e}")))?;
+            Selection::parse_yaml(&text).map_err(|e| file_error(var, path, &e.to_string()))?
+        }
+        _ => {
+            if paths.is_empty() {
+                return Err(format!(
+                    "#[kernel] selection: {var}={value:?} names no .pte file"
+                ));
+            }
+            let mut merged = Selection::default();
+            for path in paths {
+                let bytes = std::fs::read(path)
+                    .map_err(|e| file_error(var, path, &format!("cannot read it: {e}")))?;
+                let label = path.display().to_string();
+                let one = Selection::from_program(&bytes, &label)
+                    .map_err(|e| file_error(var, path, &e.to_string()))?;
+                merged.merge(&one);
+            }
+            merged
+        }
+    };
+    Ok(Loaded {
+        selection,
+        files: paths.to_vec(),
+    })
+}
+
+fn file_error(var: &str, path: &Path, problem: &str) -> String {
+    format!(
+        "#[kernel] selection: {var} names `{}`: {problem}",
+        path.display()
+    )
 }

@@ -14,6 +14,8 @@ mod sig;
 use proc_macro2::{Span, TokenStream};
 use quote::ToTokens;
 
+use crate::selection::SelectionError;
+
 pub(crate) use args::DTYPES;
 
 /// The attribute's entry point: never panics on user input.
@@ -37,10 +39,12 @@ fn try_expand(
     let selection = match &args.op {
         Some(op) if !errors.has_errors() => match crate::selection::for_op(&op.value()) {
             Ok(selection) => Some(selection),
-            Err(message) => {
+            Err(SelectionError::Report(message)) => {
                 errors.at(op.span(), message);
                 None
             }
+            // Reported at another kernel of this crate: emit the function alone.
+            Err(SelectionError::Reported) => return Err(Vec::new()),
         },
         _ => None,
     };
