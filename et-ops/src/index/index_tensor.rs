@@ -3,6 +3,7 @@
 use et_macros::kernel;
 use et_runtime::{Bool, KernelContext, KernelError, KernelResult, ScalarType, Tensor, MAX_DIM};
 
+use crate::util::elementwise::broadcast_shapes;
 use crate::util::shape::{check_same_dtype, istrides, wrap_index, IndexData, Walk};
 
 /// One integer index source, laid out against the broadcast index shape.
@@ -102,21 +103,14 @@ pub fn index_tensor_out(
         return walk.move_bytes(input.dtype().element_size(), out.bytes_mut()?, 0, src, 0);
     }
 
-    // The broadcast shape of every index (right-aligned, size 1 stretches).
-    let mut bshape = [1usize; MAX_DIM];
-    let brank = sources.iter().flatten().map(|s| s.rank).max().unwrap_or(0);
-    for s in sources.iter().flatten() {
-        let lead = brank - s.rank;
-        for (b, &z) in bshape[lead..brank].iter_mut().zip(&s.sizes[..s.rank]) {
-            if *b == 1 {
-                *b = z;
-            } else if z != 1 && z != *b {
-                return Err(KernelError::invalid(
-                    "index shapes cannot be broadcast together",
-                ));
-            }
-        }
+    // The broadcast shape of every index.
+    let mut shapes: [&[usize]; MAX_DIM] = [&[]; MAX_DIM];
+    for (sh, s) in shapes.iter_mut().zip(sources.iter().flatten()) {
+        *sh = &s.sizes[..s.rank];
     }
+    let bshape = broadcast_shapes(&shapes[..count])?;
+    let bshape = bshape.as_slice();
+    let brank = bshape.len();
     // Each source's strides over the broadcast shape (0 where it repeats).
     let mut bstrides = [[0isize; MAX_DIM]; MAX_DIM];
     for (bs, s) in bstrides.iter_mut().zip(sources.iter().flatten()) {
@@ -154,7 +148,7 @@ pub fn index_tensor_out(
         rest_pos[r] = if r < b_at { r } else { r + brank };
         osizes[rest_pos[r]] = input.size(d);
     }
-    osizes[b_at..b_at + brank].copy_from_slice(&bshape[..brank]);
+    osizes[b_at..b_at + brank].copy_from_slice(bshape);
     out.resize(&osizes[..out_rank])?;
 
     let (os, is) = (istrides(out)?, istrides(input)?);
@@ -172,8 +166,8 @@ pub fn index_tensor_out(
     let dst = out.bytes_mut()?;
 
     // Odometer over the broadcast index shape.
-    let total = et_runtime::checked_numel(&bshape[..brank])
-        .ok_or(KernelError::invalid("index size overflows"))?;
+    let total =
+        et_runtime::checked_numel(bshape).ok_or(KernelError::invalid("index size overflows"))?;
     let mut pos = [0usize; MAX_DIM];
     for _ in 0..total {
         let mut src_base = 0usize;

@@ -787,18 +787,6 @@ pub fn scalar_bytes<T: RawElement>(s: Scalar) -> KernelResult<[u8; 8]> {
     Ok(out)
 }
 
-/// PyTorch's `canCast`: whether a value of `from` may be written into a tensor of `to`
-/// by an out-variant op (no float to integral, no non-bool to bool).
-pub fn can_cast(from: ScalarType, to: ScalarType) -> bool {
-    if from.is_floating() && to.is_integral(false) {
-        return false;
-    }
-    if from != ScalarType::Bool && to == ScalarType::Bool {
-        return false;
-    }
-    true
-}
-
 /// A read-only view of an integer index tensor (int64 or int32), in memory order.
 #[derive(Clone, Copy, Debug)]
 pub enum IndexData<'a> {
