@@ -412,3 +412,47 @@ fn kernel_in_a_block_registers() {
     }
     assert!(find_kernel("etch_test::local", "out", None).is_some());
 }
+
+// --- Several out tensors ----------------------------------------------------------------
+
+#[allow(clippy::too_many_arguments, reason = "the operator's schema")]
+#[kernel("etch_test::topk.values")]
+fn topk_values(
+    _: &KernelContext<'_>,
+    _x: &Tensor,
+    _k: i64,
+    _dim: i64,
+    _largest: bool,
+    _sorted: bool,
+    _values: &mut Tensor,
+    _indices: &mut Tensor,
+) -> KernelResult {
+    Ok(())
+}
+
+#[test]
+fn several_out_tensors() {
+    let entry = find_kernel("etch_test::topk", "values", None).expect("registered");
+    use ArgKind::*;
+    assert_eq!(
+        entry.signature.args,
+        &[Tensor, Int, Int, Bool, Bool, TensorMut, TensorMut]
+    );
+}
+
+// --- One function under two operators ---------------------------------------------------
+
+#[kernel("etch_test::stacked_a.out", dtype = f32)]
+#[kernel("etch_test::stacked_b.out", dtype = f32)]
+fn stacked(_: &KernelContext<'_>, _out: &mut Tensor) -> KernelResult {
+    assert_eq!(__ET_SELECTED, DtypeSet::ALL);
+    Ok(())
+}
+
+#[test]
+fn one_function_can_serve_two_operators() {
+    for op in ["etch_test::stacked_a", "etch_test::stacked_b"] {
+        let entry = find_kernel(op, "out", Some(ScalarType::Float)).expect("registered");
+        assert_eq!(entry.dtype, DtypeKey::of(ScalarType::Float));
+    }
+}

@@ -65,13 +65,7 @@ pub(crate) fn expand(args: &Args, function: &Function, selection: &OpSelection) 
 
     let mut item = function.item.clone();
     let mask = selection.mask;
-    item.block.stmts.insert(
-        0,
-        syn::parse_quote! {
-            #[allow(dead_code)]
-            const __ET_SELECTED: #private::DtypeSet = #private::DtypeSet(#mask);
-        },
-    );
+    inject_selected(&mut item, &private, mask);
     if instances.is_empty() {
         // Not selected in this build: the function stays, nothing refers to it.
         item.attrs.push(syn::parse_quote! {
@@ -143,6 +137,42 @@ pub(crate) fn expand(args: &Args, function: &Function, selection: &OpSelection) 
             };
             #items
         };
+    }
+}
+
+/// Defines `__ET_SELECTED`, the dtypes selected for the operator, at the top of the
+/// function's body (`et_switch!` reads it). A function under several `#[kernel]`
+/// attributes already has it from the outer one: it then covers every operator's dtypes.
+fn inject_selected(item: &mut syn::ItemFn, private: &TokenStream, mut mask: u32) {
+    let existing = item.block.stmts.iter().position(|stmt| {
+        matches!(stmt, syn::Stmt::Item(syn::Item::Const(c)) if c.ident == "__ET_SELECTED")
+    });
+    if let Some(index) = existing {
+        if let syn::Stmt::Item(syn::Item::Const(c)) = &item.block.stmts[index] {
+            mask |= previous_mask(&c.expr);
+        }
+        item.block.stmts.remove(index);
+    }
+    item.block.stmts.insert(
+        0,
+        syn::parse_quote! {
+            #[allow(dead_code)]
+            const __ET_SELECTED: #private::DtypeSet = #private::DtypeSet(#mask);
+        },
+    );
+}
+
+/// The mask in `DtypeSet(<mask>)` as an earlier `#[kernel]` wrote it.
+fn previous_mask(expr: &syn::Expr) -> u32 {
+    match expr {
+        syn::Expr::Call(call) => match call.args.first() {
+            Some(syn::Expr::Lit(syn::ExprLit {
+                lit: syn::Lit::Int(n),
+                ..
+            })) => n.base10_parse().unwrap_or(u32::MAX),
+            _ => u32::MAX,
+        },
+        _ => u32::MAX,
     }
 }
 
