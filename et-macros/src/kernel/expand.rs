@@ -144,9 +144,9 @@ pub(crate) fn expand(args: &Args, function: &Function, selection: &OpSelection) 
 /// function's body (`et_switch!` reads it). A function under several `#[kernel]`
 /// attributes already has it from the outer one: it then covers every operator's dtypes.
 fn inject_selected(item: &mut syn::ItemFn, private: &TokenStream, mut mask: u32) {
-    let existing = item.block.stmts.iter().position(|stmt| {
-        matches!(stmt, syn::Stmt::Item(syn::Item::Const(c)) if c.ident == "__ET_SELECTED")
-    });
+    let existing = item.block.stmts.iter().position(
+        |stmt| matches!(stmt, syn::Stmt::Item(syn::Item::Const(c)) if c.ident == "__ET_SELECTED"),
+    );
     if let Some(index) = existing {
         if let syn::Stmt::Item(syn::Item::Const(c)) = &item.block.stmts[index] {
             mask |= previous_mask(&c.expr);
