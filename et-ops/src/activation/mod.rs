@@ -1,1 +1,24 @@
-//! activation operators.
+//! Activation functions: elementwise, through
+//! [`util::elementwise::unary`](crate::util::elementwise::unary).
+
+use et_runtime::{KernelError, KernelResult, ScalarType, Tensor};
+
+pub mod elu;
+pub mod gelu;
+pub mod hardtanh;
+pub mod leaky_relu;
+pub mod relu;
+pub mod sigmoid;
+
+/// The dtype of a floating input; activations defined only on floats (as PyTorch's
+/// kernels are) reject anything else.
+pub(crate) fn float_input(input: &Tensor) -> KernelResult<ScalarType> {
+    let t = input.dtype();
+    if t.is_floating() {
+        Ok(t)
+    } else {
+        Err(KernelError::invalid(
+            "this activation needs a floating-point tensor",
+        ))
+    }
+}

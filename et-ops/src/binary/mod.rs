@@ -2,5 +2,15 @@
 //! [`util::elementwise::binary`](crate::util::elementwise::binary).
 
 pub mod add;
+pub mod bitwise_and;
+pub mod bitwise_or;
+pub mod div;
+pub mod div_mode;
+pub mod maximum;
+pub mod minimum;
 pub mod mul;
+pub mod mul_scalar;
+pub mod pow_tensor_scalar;
+pub mod pow_tensor_tensor;
+pub mod remainder;
 pub mod sub;

@@ -6,8 +6,21 @@
 //! Kernels computing in float32 call the `f32` functions (`expf`, ...), as PyTorch does for
 //! float32 and float16 tensors; float64 kernels call the `f64` ones.
 
-/// The floating compute types (f32, f64) and the math functions elementwise kernels use.
-pub trait Float: crate::util::elementwise::Compute {
+use core::ops::{Add, Div, Mul, Neg, Sub};
+
+/// The floating compute types (f32, f64): IEEE arithmetic operators and the math functions
+/// elementwise kernels use.
+///
+/// Call the functions with a path (`Float::exp(x)`): on a concrete `f32` the method syntax
+/// `x.exp()` may pick an inherent `std` method in test builds instead.
+pub trait Float:
+    crate::util::elementwise::Compute
+    + Add<Output = Self>
+    + Sub<Output = Self>
+    + Mul<Output = Self>
+    + Div<Output = Self>
+    + Neg<Output = Self>
+{
     /// Not a number.
     const NAN: Self;
     /// Positive infinity.

@@ -1,0 +1,48 @@
+//! `aten::leaky_relu.out`.
+
+use et_macros::kernel;
+use et_runtime::{et_switch, KernelContext, KernelResult, Scalar, Tensor};
+
+use super::float_input;
+use crate::util::dtype::Num;
+use crate::util::elementwise::{scalar_as, unary};
+use crate::util::promote::{compute_dtype, compute_set};
+
+/// Elementwise `x > 0 ? x : x * negative_slope` for floating tensors; NaN stays NaN.
+#[kernel("aten::leaky_relu.out")]
+pub fn leaky_relu_out(
+    _ctx: &KernelContext<'_>,
+    input: &Tensor,
+    negative_slope: Scalar,
+    out: &mut Tensor,
+) -> KernelResult {
+    let common = float_input(input)?;
+    et_switch!(in compute_set(__ET_SELECTED), compute_dtype(common), [f32, f64], C => {
+        let slope = scalar_as::<C, { __ET_SELECTED.0 }>(negative_slope, common)?;
+        unary::<C, C, { __ET_SELECTED.0 }>(input, out, common, move |x| {
+            if x > C::ZERO { x } else { x * slope }
+        })
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::util::elementwise::with_ctx;
+    use et_runtime::{ScalarType, TensorBuf};
+
+    #[test]
+    fn leaks() {
+        with_ctx(|ctx| {
+            let x = TensorBuf::from_slice(&[4], &[-2.0f64, 0.0, 3.0, f64::NAN]).unwrap();
+            let mut o = TensorBuf::zeros(ScalarType::Double, &[4]).unwrap();
+            leaky_relu_out(ctx, &x, Scalar::Double(0.1), &mut o).unwrap();
+            let v = o.data::<f64>().unwrap();
+            assert_eq!(&v[..3], &[-0.2, 0.0, 3.0]);
+            assert!(v[3].is_nan());
+            let i = TensorBuf::from_slice(&[1], &[1i32]).unwrap();
+            let mut oi = TensorBuf::zeros(ScalarType::Int, &[1]).unwrap();
+            assert!(leaky_relu_out(ctx, &i, Scalar::Double(0.1), &mut oi).is_err());
+        });
+    }
+}

@@ -1,0 +1,38 @@
+//! `aten::round.out`.
+
+use et_macros::kernel;
+use et_runtime::{KernelContext, KernelResult, Tensor};
+
+use super::{rounding_unary, FloatFn};
+use crate::util::math::Float;
+
+struct Round;
+
+impl FloatFn for Round {
+    #[inline(always)]
+    fn apply<F: Float>(x: F) -> F {
+        Float::round_even(x)
+    }
+}
+
+/// Elementwise: rounds to the nearest integer, ties to even (`round(2.5) = 2`, `round(-0.5) = -0`). Integer and bool tensors are copied unchanged (their dtype is kept);
+/// NaN and infinities pass through.
+#[kernel("aten::round.out")]
+pub fn round_out(_ctx: &KernelContext<'_>, input: &Tensor, out: &mut Tensor) -> KernelResult {
+    rounding_unary::<Round, { __ET_SELECTED.0 }>(input, out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::unary::test_support::check_rounding;
+
+    #[test]
+    fn values() {
+        check_rounding(
+            round_out,
+            &[-0.5, 0.5, 1.5, 2.5, -2.5, -3.475, 2.253, f64::NAN],
+            &[-0.0, 0.0, 2.0, 2.0, -2.0, -3.0, 2.0, f64::NAN],
+        );
+    }
+}

@@ -1,0 +1,38 @@
+//! `aten::rsqrt.out`.
+
+use et_macros::kernel;
+use et_runtime::{KernelContext, KernelResult, Tensor};
+
+use super::{float_unary, FloatFn};
+use crate::util::math::Float;
+
+struct Rsqrt;
+
+impl FloatFn for Rsqrt {
+    #[inline(always)]
+    fn apply<F: Float>(x: F) -> F {
+        F::ONE / Float::sqrt(x)
+    }
+}
+
+/// Elementwise `1 / sqrt(x)` (`rsqrt(0) = inf`, NaN below zero). Bool and integer inputs give float32; float16 computes in
+/// float32 and rounds once.
+#[kernel("aten::rsqrt.out")]
+pub fn rsqrt_out(_ctx: &KernelContext<'_>, input: &Tensor, out: &mut Tensor) -> KernelResult {
+    float_unary::<Rsqrt, { __ET_SELECTED.0 }>(input, out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::unary::test_support::check_float_unary;
+
+    #[test]
+    fn values() {
+        check_float_unary(
+            rsqrt_out,
+            &[4.0, 0.0, -1.0],
+            &[0.5, f64::INFINITY, f64::NAN],
+        );
+    }
+}

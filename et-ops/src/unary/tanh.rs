@@ -1,0 +1,38 @@
+//! `aten::tanh.out`.
+
+use et_macros::kernel;
+use et_runtime::{KernelContext, KernelResult, Tensor};
+
+use super::{float_unary, FloatFn};
+use crate::util::math::Float;
+
+struct Tanh;
+
+impl FloatFn for Tanh {
+    #[inline(always)]
+    fn apply<F: Float>(x: F) -> F {
+        Float::tanh(x)
+    }
+}
+
+/// Elementwise the hyperbolic tangent (saturating to ±1). Bool and integer inputs give float32; float16 computes in
+/// float32 and rounds once.
+#[kernel("aten::tanh.out")]
+pub fn tanh_out(_ctx: &KernelContext<'_>, input: &Tensor, out: &mut Tensor) -> KernelResult {
+    float_unary::<Tanh, { __ET_SELECTED.0 }>(input, out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::unary::test_support::check_float_unary;
+
+    #[test]
+    fn values() {
+        check_float_unary(
+            tanh_out,
+            &[0.5, 30.0, -30.0, f64::NAN],
+            &[0.46211715726000974, 1.0, -1.0, f64::NAN],
+        );
+    }
+}
