@@ -357,3 +357,65 @@ fn check_out_param_mut(args: &Args, function: &Function, errors: &mut Errors) {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn op_name_parts() {
+        assert_eq!(
+            split_op("aten::add.out"),
+            Some(("aten", "add", Some("out")))
+        );
+        assert_eq!(
+            split_op("aten::sym_numel"),
+            Some(("aten", "sym_numel", None))
+        );
+        assert_eq!(split_op("add.out"), None);
+    }
+
+    #[test]
+    fn out_overloads() {
+        assert!(is_out_overload("aten::add.out"));
+        assert!(is_out_overload("aten::add.Scalar_out"));
+        assert!(!is_out_overload("aten::add.Tensor"));
+        assert!(!is_out_overload("aten::sym_size.int"));
+        assert!(!is_out_overload("aten::outer"));
+    }
+
+    fn op_errors(name: &str) -> usize {
+        let mut errors = Errors::default();
+        let args = Args {
+            op: Some(syn::LitStr::new(name, proc_macro2::Span::call_site())),
+            keys: Vec::new(),
+        };
+        check_op_name(&args, &mut errors);
+        errors.finish().err().map_or(0, |e| e.len())
+    }
+
+    #[test]
+    fn op_names() {
+        for good in [
+            "aten::add.out",
+            "aten::sym_numel",
+            "dim_order_ops::_to_dim_order_copy.out",
+            "my_ops::mul3.out",
+        ] {
+            assert_eq!(op_errors(good), 0, "{good}");
+        }
+        for bad in [
+            "add.out",
+            "aten::add .out",
+            "aten::add.",
+            "::add.out",
+            "aten::.out",
+            "aten::add-relu.out",
+            "aten::add.out.x",
+            "aten::x::add",
+            "",
+        ] {
+            assert_eq!(op_errors(bad), 1, "{bad}");
+        }
+    }
+}

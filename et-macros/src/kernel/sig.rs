@@ -395,3 +395,93 @@ pub(crate) fn classify_return(ty: &Type) -> Option<ReturnKind> {
         _ => None,
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn arg(ty: &str) -> Option<ArgKind> {
+        classify_arg(&syn::parse_str(ty).unwrap())
+    }
+
+    fn ret(ty: &str) -> Option<ReturnKind> {
+        classify_return(&syn::parse_str(ty).unwrap())
+    }
+
+    #[test]
+    fn argument_kinds() {
+        use ArgKind::*;
+        let cases = [
+            ("&Tensor", Some(Tensor)),
+            ("&'a et_runtime::Tensor", Some(Tensor)),
+            ("&mut Tensor", Some(TensorMut)),
+            ("Option<&Tensor>", Some(OptionalTensor)),
+            ("&[&Tensor]", Some(TensorList)),
+            ("TensorListMut<'_>", Some(TensorListMut)),
+            ("&[Option<&Tensor>]", Some(OptionalTensorList)),
+            ("Scalar", Some(Scalar)),
+            ("Option<Scalar>", Some(OptionalScalar)),
+            ("i64", Some(Int)),
+            ("Option<i64>", Some(OptionalInt)),
+            ("f64", Some(Double)),
+            ("Option<f64>", Some(OptionalDouble)),
+            ("bool", Some(Bool)),
+            ("Option<bool>", Some(OptionalBool)),
+            ("&[i64]", Some(IntList)),
+            ("Option<&[i64]>", Some(OptionalIntList)),
+            ("&[f64]", Some(DoubleList)),
+            ("Option<&[f64]>", Some(OptionalDoubleList)),
+            ("&[bool]", Some(BoolList)),
+            ("ScalarType", Some(ScalarType)),
+            ("Option<ScalarType>", Some(OptionalScalarType)),
+            ("&str", Some(String)),
+            ("Option<&str>", Some(OptionalString)),
+            // Rejected.
+            ("Tensor", None),
+            ("&mut [i64]", None),
+            ("i32", None),
+            ("Vec<i64>", None),
+            ("Option<&mut Tensor>", None),
+            ("Option<Option<i64>>", None),
+            ("Option<&[bool]>", None),
+            ("&&Tensor", None),
+            ("impl Fn()", None),
+            ("<X as Y>::Tensor", None),
+        ];
+        for (ty, kind) in cases {
+            assert_eq!(arg(ty), kind, "{ty}");
+        }
+    }
+
+    #[test]
+    fn return_kinds() {
+        use ReturnKind::*;
+        let cases = [
+            ("KernelResult", Some(Outs)),
+            ("KernelResult<()>", Some(Outs)),
+            ("et_runtime::KernelResult<()>", Some(Outs)),
+            ("Result<(), KernelError>", Some(Outs)),
+            ("KernelResult<i64>", Some(Int)),
+            ("KernelResult<f64>", Some(Double)),
+            ("KernelResult<bool>", Some(Bool)),
+            ("Result<Scalar, et_runtime::KernelError>", Some(Scalar)),
+            ("Result<(), String>", None),
+            ("KernelResult<i32>", None),
+            ("()", None),
+            ("Option<()>", None),
+        ];
+        for (ty, kind) in cases {
+            assert_eq!(ret(ty), kind, "{ty}");
+        }
+    }
+
+    #[test]
+    fn context_type() {
+        let ctx = |t: &str| is_context(&syn::parse_str(t).unwrap());
+        assert!(ctx("&KernelContext<'_>"));
+        assert!(ctx("&KernelContext"));
+        assert!(ctx("&'a et_runtime::KernelContext<'a>"));
+        assert!(!ctx("&mut KernelContext<'_>"));
+        assert!(!ctx("KernelContext<'_>"));
+    }
+}
