@@ -115,9 +115,9 @@ et-macros = {{ path = "{ws}/et-macros" }}
             ws = workspace().display()
         );
         write_if_changed(&dir.join("Cargo.toml"), &manifest);
-        if !dir.join("Cargo.lock").exists() {
-            std::fs::copy(workspace().join("Cargo.lock"), dir.join("Cargo.lock")).unwrap();
-        }
+        // The workspace's versions, so `--offline` finds every crate in the cache.
+        let lock = std::fs::read_to_string(workspace().join("Cargo.lock")).unwrap();
+        write_if_changed(&dir.join("Cargo.lock"), &lock);
         Probe { dir }
     }
 
