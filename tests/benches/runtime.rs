@@ -56,8 +56,16 @@ fn load_method_time(name: &str, runs: usize) -> (Duration, Duration) {
     let mut mem = Memory::for_method(&program);
     measure(runs, || {
         let mut planned: Vec<&mut [u8]> = mem.planned.iter_mut().map(|b| bytes_of(b)).collect();
-        let mut memory = MemoryManager::new(bytes_of(&mut mem.method), &mut planned, bytes_of(&mut mem.scratch));
-        black_box(program.load_method("forward", &mut memory).expect("kernels for the program are linked"));
+        let mut memory = MemoryManager::new(
+            bytes_of(&mut mem.method),
+            &mut planned,
+            bytes_of(&mut mem.scratch),
+        );
+        black_box(
+            program
+                .load_method("forward", &mut memory)
+                .expect("kernels for the program are linked"),
+        );
     })
 }
 
@@ -67,12 +75,18 @@ fn execute_time(name: &str, input: &str, runs: usize) -> (Duration, Duration, us
     let meta = program.method_meta("forward").unwrap();
     let mut mem = Memory::for_method(&program);
     let mut planned: Vec<&mut [u8]> = mem.planned.iter_mut().map(|b| bytes_of(b)).collect();
-    let mut memory = MemoryManager::new(bytes_of(&mut mem.method), &mut planned, bytes_of(&mut mem.scratch));
+    let mut memory = MemoryManager::new(
+        bytes_of(&mut mem.method),
+        &mut planned,
+        bytes_of(&mut mem.scratch),
+    );
     let mut method = program.load_method("forward", &mut memory).unwrap();
     for i in 0..meta.num_inputs() {
         let info = meta.input_tensor(i).unwrap();
         let bytes = std::fs::read(fixture(&format!("{input}.in{i}.bin"))).unwrap();
-        method.set_input_bytes(i, info.dtype, info.sizes(), &bytes).unwrap();
+        method
+            .set_input_bytes(i, info.dtype, info.sizes(), &bytes)
+            .unwrap();
     }
     let (min, median) = measure(runs, || method.execute().unwrap());
     (min, median, meta.num_instructions())
