@@ -368,22 +368,28 @@ impl Walk<2> {
         let lens = [dst.len(), src.len()];
         outer.for_each([dst_base, src_base], lens, |[db, sb]| {
             let (db, sb) = (db as isize, sb as isize);
+            // Each tile goes through a local buffer so that both tensors are touched in
+            // contiguous runs (src columns, dst rows), one bounds check per run.
+            let mut tile = [[0u8; W]; TILE * TILE];
             let mut r0 = 0;
             while r0 < rows {
-                let r1 = (r0 + TILE).min(rows);
+                let h = (rows - r0).min(TILE);
                 let mut c0 = 0;
                 while c0 < cols {
-                    let c1 = (c0 + TILE).min(cols);
-                    for r in r0..r1 {
-                        let drow_off = db + r as isize * drow;
-                        for c in c0..c1 {
-                            let s = sb + r as isize + c as isize * scol;
-                            dst[(drow_off + c as isize) as usize] = src[s as usize];
+                    let w = (cols - c0).min(TILE);
+                    for c in 0..w {
+                        let s = (sb + r0 as isize + (c0 + c) as isize * scol) as usize;
+                        for (r, v) in src[s..s + h].iter().enumerate() {
+                            tile[r * TILE + c] = *v;
                         }
                     }
-                    c0 = c1;
+                    for r in 0..h {
+                        let d = (db + (r0 + r) as isize * drow + c0 as isize) as usize;
+                        dst[d..d + w].copy_from_slice(&tile[r * TILE..r * TILE + w]);
+                    }
+                    c0 += w;
                 }
-                r0 = r1;
+                r0 += h;
             }
         })
     }
