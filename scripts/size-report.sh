@@ -17,7 +17,21 @@ TARGET=$(rustc -vV | awk '/^host:/ { print $2 }')
 # No unwind tables (panics abort) and a non-PIE executable (no dynamic relocations for
 # the registry's pointers). An explicit --target keeps these flags off build scripts and
 # proc macros.
+#
+# Fat LTO still gives every function an .eh_frame entry (the prebuilt standard library's
+# bitcode brings its unwind-table setting into the merged module), about 9 KB for
+# size_test. Nothing reads them: panics abort and nothing unwinds. A linker script
+# discards them, with the toolchain's .comment strings. Then: no RELRO segment (the GOT
+# holds a handful of libc entries), GNU hash only, no build id.
+link_script="$out/discard.ld"
+cat > "$link_script" <<'LD'
+SECTIONS { /DISCARD/ : { *(.eh_frame) *(.eh_frame_hdr) *(.comment) } }
+INSERT AFTER .text;
+LD
 SIZE_RUSTFLAGS="-C force-unwind-tables=no -C relocation-model=static"
+for arg in "-T,$root/$link_script" -z,norelro --hash-style=gnu --build-id=none; do
+  SIZE_RUSTFLAGS+=" -C link-arg=-Wl,$arg"
+done
 
 # name | package | selection environment
 builds=(
