@@ -535,6 +535,12 @@ impl<const N: usize> Walk<N> {
     }
 }
 
+/// Slice equality as a plain loop: ranks are tiny, and `==` on `[usize]` calls `memcmp`.
+#[inline]
+fn dims_eq(a: &[usize], b: &[usize]) -> bool {
+    a.len() == b.len() && a.iter().zip(b).all(|(x, y)| x == y)
+}
+
 fn crate_numel(shape: &[usize]) -> KernelResult<usize> {
     et_runtime::checked_numel(shape).ok_or(KernelError::invalid("tensor size overflows"))
 }
@@ -712,24 +718,11 @@ fn drive<C: Compute, R: Num, const K: usize, const SEL: u32>(
     common: ScalarType,
     map: &impl MapK<C, R, K>,
 ) -> KernelResult {
-    let result = if returns_compute::<C, R>() {
-        common
-    } else {
-        R::DTYPE
-    };
-    if !can_cast(result, out.dtype()) {
-        return Err(KernelError::invalid(
-            "result dtype cannot be cast to the out dtype",
-        ));
-    }
-    let shape = broadcast_shapes(&ins.map(|t| t.sizes()))?;
-    out.resize(shape.as_slice())?;
-    if out.numel() == 0 {
-        return Ok(());
-    }
-
-    // Fast path: one storage dtype, one layout.
-    let dt = ins[0].dtype();
+    // Fast path: one storage dtype (the result dtype) and one layout for every operand.
+    // Checked first and in few instructions: `many_adds` runs 1000 one-element adds, so
+    // the per-call overhead is what shows there.
+    let first = ins[0];
+    let (dt, sizes, strides) = (first.dtype(), first.sizes(), first.strides());
     let fast_out = if returns_compute::<C, R>() {
         dt
     } else {
@@ -738,17 +731,22 @@ fn drive<C: Compute, R: Num, const K: usize, const SEL: u32>(
     if dt == common
         && compute_dtype(dt) == C::DTYPE
         && out.dtype() == fast_out
-        && ins
+        && ins[1..]
             .iter()
-            .all(|t| t.dtype() == dt && t.sizes() == out.sizes() && t.strides() == out.strides())
+            .all(|t| t.dtype() == dt && dims_eq(t.sizes(), sizes) && dims_eq(t.strides(), strides))
     {
-        return et_switch!(in storage_set(C::DTYPE, DtypeSet(SEL)), dt, @all, T => {
-            if const { returns_compute::<C, R>() } {
-                fast::<T, T, C, R, K>(ins, out, map)
-            } else {
-                fast::<T, R, C, R, K>(ins, out, map)
-            }
-        });
+        if !dims_eq(out.sizes(), sizes) {
+            out.resize(sizes)?;
+        }
+        if dims_eq(out.strides(), strides) {
+            return et_switch!(in storage_set(C::DTYPE, DtypeSet(SEL)), dt, @all, T => {
+                if const { returns_compute::<C, R>() } {
+                    fast::<T, T, C, R, K>(ins, out, map)
+                } else {
+                    fast::<T, R, C, R, K>(ins, out, map)
+                }
+            });
+        }
     }
     general::<C, R, K, SEL>(ins, out, common, map)
 }
@@ -774,12 +772,31 @@ enum Dst<'a, R> {
     Convert(&'a mut Tensor, StoreFn<R>, Option<NarrowFn<R>>),
 }
 
+// Kept out of line: its chunk buffers would otherwise enlarge every caller's frame.
+#[inline(never)]
 fn general<C: Compute, R: Num, const K: usize, const SEL: u32>(
     ins: [&Tensor; K],
     out: &mut Tensor,
     common: ScalarType,
     map: &impl MapK<C, R, K>,
 ) -> KernelResult {
+    let result = if returns_compute::<C, R>() {
+        common
+    } else {
+        R::DTYPE
+    };
+    if !can_cast(result, out.dtype()) {
+        return Err(KernelError::invalid(
+            "result dtype cannot be cast to the out dtype",
+        ));
+    }
+    let shape = broadcast_shapes(&ins.map(|t| t.sizes()))?;
+    if !dims_eq(out.sizes(), shape.as_slice()) {
+        out.resize(shape.as_slice())?;
+    }
+    if out.numel() == 0 {
+        return Ok(());
+    }
     // Operand 0 of the walk is `out`; the inputs follow.
     let walk = {
         let mut ops: [(&[usize], &[usize]); 4] = [(&[], &[]); 4];

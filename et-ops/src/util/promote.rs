@@ -231,12 +231,29 @@ const fn combine(higher: Option<ScalarType>, lower: Option<ScalarType>) -> Optio
 }
 
 /// The result dtype of two tensor operands.
+#[inline]
 pub fn result_type(a: &Tensor, b: &Tensor) -> KernelResult<ScalarType> {
+    // Equal dtypes are the common case, and their result is that dtype whatever the ranks.
+    let t = a.dtype();
+    if t == b.dtype() && !matches!(kind(t), Kind::Other) {
+        return Ok(t);
+    }
     ResultType::new().tensor(a).tensor(b).finish()
 }
 
 /// The result dtype of a tensor and a `Scalar` operand.
+#[inline]
 pub fn result_type_scalar(a: &Tensor, b: Scalar) -> KernelResult<ScalarType> {
+    // A scalar never changes the dtype of a tensor of its category or above.
+    let t = a.dtype();
+    let keeps = match b {
+        Scalar::Double(_) => t.is_floating(),
+        Scalar::Int(_) => t.is_floating() || t.is_integral(false),
+        Scalar::Bool(_) => !matches!(kind(t), Kind::Other),
+    };
+    if keeps && !matches!(kind(t), Kind::Other) {
+        return Ok(t);
+    }
     ResultType::new().tensor(a).scalar(b).finish()
 }
 
