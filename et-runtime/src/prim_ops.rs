@@ -7,7 +7,7 @@ use crate::kernel::{
     op_hash, ArgKind, DtypeKey, KernelArgs, KernelContext, KernelEntry, KernelSignature, ReturnKind,
 };
 use crate::scalar::Scalar;
-use crate::scalar_type::{Bool, ScalarType};
+use crate::scalar_type::ScalarType;
 use crate::tensor::MAX_DIM;
 
 macro_rules! prim {
@@ -29,33 +29,228 @@ macro_rules! prim {
     };
 }
 
-fn normalize_dim(dim: i64, rank: usize) -> KernelResult<usize> {
-    let r = rank as i64;
-    let d = if dim < 0 { dim + r } else { dim };
-    if d < 0 || d >= r.max(1) {
-        return Err(KernelError::invalid("dimension out of range"));
+/// The scalar prim ops (and `sym_size`/`sym_numel`), all run by [`scalar_prim`]: each
+/// registered function is a two-instruction thunk naming its operation, so the shared
+/// argument unboxing and result boxing exist once.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Op {
+    // Binary on scalars, result by promotion (int when both are integral).
+    Add,
+    Sub,
+    Mul,
+    FloorDiv,
+    Mod,
+    Max,
+    Min,
+    // Binary on scalars, other results.
+    TrueDiv,
+    Eq,
+    Gt,
+    Lt,
+    Ge,
+    Le,
+    // Binary on ints.
+    FloorDivInt,
+    ModInt,
+    // Unary on a scalar.
+    Neg,
+    SymFloat,
+    SymInt,
+    SymNot,
+    Ceil,
+    Round,
+    Trunc,
+    // Ternary.
+    SymIte,
+    // On a tensor.
+    SymSize,
+    SymNumel,
+}
+
+/// Runs scalar prim op `op` on `args` and stores its result in the return slot.
+#[inline(never)]
+fn scalar_prim(op: Op, args: &KernelArgs<'_>) -> KernelResult {
+    use Op::*;
+    let r = match op {
+        FloorDivInt | ModInt => {
+            let (x, y) = (args.int(0)?, args.int(1)?);
+            Scalar::Int(int_div(op == ModInt, x, y)?)
+        }
+        SymSize | SymNumel => {
+            let t = args.tensor(0)?;
+            let n = if op == SymNumel {
+                t.numel()
+            } else {
+                let sizes = t.sizes();
+                let r = sizes.len() as i64;
+                let dim = args.int(1)?;
+                let d = if dim < 0 { dim.wrapping_add(r) } else { dim };
+                if d < 0 || d >= r.max(1) {
+                    return Err(KernelError::invalid("dimension out of range"));
+                }
+                sizes.get(d as usize).copied().unwrap_or(1)
+            };
+            Scalar::Int(
+                i64::try_from(n).map_err(|_| KernelError::invalid("size does not fit in an int"))?,
+            )
+        }
+        _ => {
+            let a = args.scalar(0)?;
+            match op {
+                SymIte => args.scalar(if a.to_bool() { 1 } else { 2 })?,
+                Neg | SymFloat | SymInt | SymNot | Ceil | Round | Trunc => unary(op, a)?,
+                _ => binary(op, a, args.scalar(1)?)?,
+            }
+        }
+    };
+    args.set_return_scalar(r)
+}
+
+/// Python's floor division (`modulo == false`, rounds toward negative infinity) or
+/// modulo (`modulo == true`, the result takes the divisor's sign) of integers.
+fn int_div(modulo: bool, a: i64, b: i64) -> KernelResult<i64> {
+    if b == 0 {
+        return Err(KernelError::invalid(if modulo {
+            "integer modulo by zero"
+        } else {
+            "integer division by zero"
+        }));
     }
-    Ok(d as usize)
+    let (q, r) = (a.wrapping_div(b), a.wrapping_rem(b));
+    let adjust = r != 0 && ((r < 0) != (b < 0));
+    Ok(match (modulo, adjust) {
+        (false, false) => q,
+        (false, true) => q - 1,
+        (true, false) => r,
+        (true, true) => r + b,
+    })
 }
 
-fn size_as_int(v: usize) -> KernelResult<i64> {
-    i64::try_from(v).map_err(|_| KernelError::invalid("size does not fit in an int"))
+fn floor_f64(x: f64) -> f64 {
+    let t = x as i64 as f64;
+    if t > x {
+        t - 1.0
+    } else {
+        t
+    }
 }
 
-fn sym_size(_: &KernelContext<'_>, args: &KernelArgs<'_>) -> KernelResult {
-    let t = args.tensor(0)?;
-    let d = normalize_dim(args.int(1)?, t.dim())?;
-    let size = t.sizes().get(d).copied().unwrap_or(1);
-    args.set_return_int(size_as_int(size)?)
+fn binary(op: Op, a: Scalar, b: Scalar) -> KernelResult<Scalar> {
+    use Op::*;
+    let integral = a.is_integral() && b.is_integral();
+    let (x, y) = (a.to_f64(), b.to_f64());
+    if matches!(op, Eq | Gt | Lt | Ge | Le) {
+        let ord = if integral {
+            Some(a.to_i64().cmp(&b.to_i64()))
+        } else {
+            x.partial_cmp(&y)
+        };
+        return Ok(Scalar::Bool(ord.is_some_and(|o| match op {
+            Eq => o.is_eq(),
+            Gt => o.is_gt(),
+            Lt => o.is_lt(),
+            Ge => o.is_ge(),
+            _ => o.is_le(),
+        })));
+    }
+    if op == TrueDiv {
+        return Ok(Scalar::Double(x / y));
+    }
+    if integral {
+        let (i, j) = (a.to_i64(), b.to_i64());
+        return Ok(Scalar::Int(match op {
+            Add => i.wrapping_add(j),
+            Sub => i.wrapping_sub(j),
+            Mul => i.wrapping_mul(j),
+            Max => i.max(j),
+            Min => i.min(j),
+            _ => int_div(op == Mod, i, j)?,
+        }));
+    }
+    Ok(Scalar::Double(match op {
+        Add => x + y,
+        Sub => x - y,
+        Mul => x * y,
+        FloorDiv => floor_f64(x / y),
+        Mod => x - floor_f64(x / y) * y,
+        _ if x.is_nan() || y.is_nan() => f64::NAN,
+        Max => x.max(y),
+        _ => x.min(y),
+    }))
 }
-prim!(SYM_SIZE, "aten::sym_size.int", [Tensor, Int], Int, sym_size);
 
-fn sym_numel(_: &KernelContext<'_>, args: &KernelArgs<'_>) -> KernelResult {
-    let n = args.tensor(0)?.numel();
-    args.set_return_int(size_as_int(n)?)
+fn unary(op: Op, a: Scalar) -> KernelResult<Scalar> {
+    use Op::*;
+    Ok(match (op, a) {
+        (Neg, Scalar::Double(d)) => Scalar::Double(-d),
+        (Neg, s) => Scalar::Int(s.to_i64().wrapping_neg()),
+        (SymFloat, s) => Scalar::Double(s.to_f64()),
+        (SymNot, s) => Scalar::Bool(!s.to_bool()),
+        // sym_int truncates; rounding an integral value keeps it.
+        (SymInt, s) | (_, s @ (Scalar::Int(_) | Scalar::Bool(_))) => Scalar::Int(s.to_i64()),
+        (_, Scalar::Double(d)) => {
+            if !d.is_finite() {
+                return Err(KernelError::invalid(
+                    "cannot round a non-finite value to an int",
+                ));
+            }
+            let r = match op {
+                Ceil => -floor_f64(-d),
+                Round => {
+                    // Half to even.
+                    let f = floor_f64(d);
+                    let diff = d - f;
+                    if diff > 0.5 || (diff == 0.5 && (f as i64) % 2 != 0) {
+                        f + 1.0
+                    } else {
+                        f
+                    }
+                }
+                _ => d,
+            };
+            Scalar::Int(r as i64)
+        }
+    })
 }
-prim!(SYM_NUMEL, "aten::sym_numel", [Tensor], Int, sym_numel);
 
+macro_rules! scalar_prims {
+    ($($id:ident, $fname:ident, $name:literal, [$($kind:ident),*], $ret:ident, $op:ident;)*) => {$(
+        fn $fname(_: &KernelContext<'_>, args: &KernelArgs<'_>) -> KernelResult {
+            scalar_prim(Op::$op, args)
+        }
+        prim!($id, $name, [$($kind),*], $ret, $fname);
+    )*};
+}
+
+scalar_prims! {
+    SYM_SIZE, sym_size, "aten::sym_size.int", [Tensor, Int], Int, SymSize;
+    SYM_NUMEL, sym_numel, "aten::sym_numel", [Tensor], Int, SymNumel;
+    ADD_SCALAR, add_scalar, "executorch_prim::add.Scalar", [Scalar, Scalar], Scalar, Add;
+    SUB_SCALAR, sub_scalar, "executorch_prim::sub.Scalar", [Scalar, Scalar], Scalar, Sub;
+    MUL_SCALAR, mul_scalar, "executorch_prim::mul.Scalar", [Scalar, Scalar], Scalar, Mul;
+    FLOORDIV_SCALAR, floordiv_scalar, "executorch_prim::floordiv.Scalar", [Scalar, Scalar], Scalar, FloorDiv;
+    MOD_SCALAR, mod_scalar, "executorch_prim::mod.Scalar", [Scalar, Scalar], Scalar, Mod;
+    SYM_MAX_SCALAR, sym_max_scalar, "executorch_prim::sym_max.Scalar", [Scalar, Scalar], Scalar, Max;
+    SYM_MIN_SCALAR, sym_min_scalar, "executorch_prim::sym_min.Scalar", [Scalar, Scalar], Scalar, Min;
+    TRUEDIV_SCALAR, truediv_scalar, "executorch_prim::truediv.Scalar", [Scalar, Scalar], Double, TrueDiv;
+    FLOORDIV_INT, floordiv_int, "executorch_prim::floordiv.int", [Int, Int], Int, FloorDivInt;
+    MOD_INT, mod_int_op, "executorch_prim::mod.int", [Int, Int], Int, ModInt;
+    EQ_SCALAR, eq_scalar, "executorch_prim::eq.Scalar", [Scalar, Scalar], Bool, Eq;
+    GT_SCALAR, gt_scalar, "executorch_prim::gt.Scalar", [Scalar, Scalar], Bool, Gt;
+    LT_SCALAR, lt_scalar, "executorch_prim::lt.Scalar", [Scalar, Scalar], Bool, Lt;
+    GE_SCALAR, ge_scalar, "executorch_prim::ge.Scalar", [Scalar, Scalar], Bool, Ge;
+    LE_SCALAR, le_scalar, "executorch_prim::le.Scalar", [Scalar, Scalar], Bool, Le;
+    NEG_SCALAR, neg_scalar, "executorch_prim::neg.Scalar", [Scalar], Scalar, Neg;
+    SYM_FLOAT, sym_float, "executorch_prim::sym_float.Scalar", [Scalar], Double, SymFloat;
+    SYM_INT, sym_int, "executorch_prim::sym_int.Scalar", [Scalar], Int, SymInt;
+    SYM_NOT, sym_not, "executorch_prim::sym_not.Scalar", [Scalar], Bool, SymNot;
+    SYM_ITE, sym_ite, "executorch_prim::sym_ite.Scalar", [Scalar, Scalar, Scalar], Scalar, SymIte;
+    CEIL_SCALAR, ceil_scalar, "executorch_prim::ceil.Scalar", [Scalar], Int, Ceil;
+    ROUND_SCALAR, round_scalar, "executorch_prim::round.Scalar", [Scalar], Int, Round;
+    TRUNC_SCALAR, trunc_scalar, "executorch_prim::trunc.Scalar", [Scalar], Int, Trunc;
+}
+
+/// `_local_scalar_dense(self)`: the one element of a tensor as a scalar.
 fn local_scalar_dense(_: &KernelContext<'_>, args: &KernelArgs<'_>) -> KernelResult {
     let t = args.tensor(0)?;
     if t.numel() != 1 {
@@ -63,16 +258,22 @@ fn local_scalar_dense(_: &KernelContext<'_>, args: &KernelArgs<'_>) -> KernelRes
             "_local_scalar_dense needs a one-element tensor",
         ));
     }
+    // The element's bytes, little-endian, widened to 8 bytes (element sizes are 1..=8).
+    let mut raw = [0u8; 8];
+    for (d, s) in raw.iter_mut().zip(t.bytes()?) {
+        *d = *s;
+    }
+    let raw = u64::from_le_bytes(raw);
     let v = match t.dtype() {
-        ScalarType::Bool => Scalar::Bool(t.data::<Bool>()?[0].get()),
-        ScalarType::Byte => Scalar::Int(t.data::<u8>()?[0] as i64),
-        ScalarType::Char => Scalar::Int(t.data::<i8>()?[0] as i64),
-        ScalarType::Short => Scalar::Int(t.data::<i16>()?[0] as i64),
-        ScalarType::Int => Scalar::Int(t.data::<i32>()?[0] as i64),
-        ScalarType::Long => Scalar::Int(t.data::<i64>()?[0]),
-        ScalarType::Half => Scalar::Double(t.data::<half::f16>()?[0].to_f64()),
-        ScalarType::Float => Scalar::Double(t.data::<f32>()?[0] as f64),
-        ScalarType::Double => Scalar::Double(t.data::<f64>()?[0]),
+        ScalarType::Bool => Scalar::Bool(raw != 0),
+        ScalarType::Byte => Scalar::Int(raw as u8 as i64),
+        ScalarType::Char => Scalar::Int(raw as i8 as i64),
+        ScalarType::Short => Scalar::Int(raw as i16 as i64),
+        ScalarType::Int => Scalar::Int(raw as i32 as i64),
+        ScalarType::Long => Scalar::Int(raw as i64),
+        ScalarType::Half => Scalar::Double(half::f16::from_bits(raw as u16).to_f64()),
+        ScalarType::Float => Scalar::Double(f32::from_bits(raw as u32) as f64),
+        ScalarType::Double => Scalar::Double(f64::from_bits(raw)),
         _ => {
             return Err(KernelError::unsupported(
                 "_local_scalar_dense: unsupported dtype",
@@ -88,268 +289,6 @@ prim!(
     Scalar,
     local_scalar_dense
 );
-
-/// Python's floor division of integers (rounds toward negative infinity).
-fn floor_div_int(a: i64, b: i64) -> KernelResult<i64> {
-    if b == 0 {
-        return Err(KernelError::invalid("integer division by zero"));
-    }
-    let q = a.wrapping_div(b);
-    Ok(if (a % b != 0) && ((a < 0) != (b < 0)) {
-        q - 1
-    } else {
-        q
-    })
-}
-
-/// Python's modulo of integers (the result takes the divisor's sign).
-fn mod_int(a: i64, b: i64) -> KernelResult<i64> {
-    if b == 0 {
-        return Err(KernelError::invalid("integer modulo by zero"));
-    }
-    let r = a.wrapping_rem(b);
-    Ok(if r != 0 && ((r < 0) != (b < 0)) {
-        r + b
-    } else {
-        r
-    })
-}
-
-fn floor_f64(x: f64) -> f64 {
-    let t = x as i64 as f64;
-    if t > x {
-        t - 1.0
-    } else {
-        t
-    }
-}
-
-#[derive(Clone, Copy)]
-enum Arith {
-    Add,
-    Sub,
-    Mul,
-    FloorDiv,
-    Mod,
-    Max,
-    Min,
-}
-
-fn arith(op: Arith, a: Scalar, b: Scalar) -> KernelResult<Scalar> {
-    if a.is_integral() && b.is_integral() {
-        let (x, y) = (a.to_i64(), b.to_i64());
-        return Ok(Scalar::Int(match op {
-            Arith::Add => x.wrapping_add(y),
-            Arith::Sub => x.wrapping_sub(y),
-            Arith::Mul => x.wrapping_mul(y),
-            Arith::FloorDiv => floor_div_int(x, y)?,
-            Arith::Mod => mod_int(x, y)?,
-            Arith::Max => x.max(y),
-            Arith::Min => x.min(y),
-        }));
-    }
-    let (x, y) = (a.to_f64(), b.to_f64());
-    Ok(Scalar::Double(match op {
-        Arith::Add => x + y,
-        Arith::Sub => x - y,
-        Arith::Mul => x * y,
-        Arith::FloorDiv => floor_f64(x / y),
-        Arith::Mod => x - floor_f64(x / y) * y,
-        Arith::Max => {
-            if x.is_nan() || y.is_nan() {
-                f64::NAN
-            } else {
-                x.max(y)
-            }
-        }
-        Arith::Min => {
-            if x.is_nan() || y.is_nan() {
-                f64::NAN
-            } else {
-                x.min(y)
-            }
-        }
-    }))
-}
-
-macro_rules! binary_scalar {
-    ($($id:ident, $fname:ident, $name:literal, $op:expr;)*) => {$(
-        fn $fname(_: &KernelContext<'_>, args: &KernelArgs<'_>) -> KernelResult {
-            let r = arith($op, args.scalar(0)?, args.scalar(1)?)?;
-            args.set_return_scalar(r)
-        }
-        prim!($id, $name, [Scalar, Scalar], Scalar, $fname);
-    )*};
-}
-
-binary_scalar! {
-    ADD_SCALAR, add_scalar, "executorch_prim::add.Scalar", Arith::Add;
-    SUB_SCALAR, sub_scalar, "executorch_prim::sub.Scalar", Arith::Sub;
-    MUL_SCALAR, mul_scalar, "executorch_prim::mul.Scalar", Arith::Mul;
-    FLOORDIV_SCALAR, floordiv_scalar, "executorch_prim::floordiv.Scalar", Arith::FloorDiv;
-    MOD_SCALAR, mod_scalar, "executorch_prim::mod.Scalar", Arith::Mod;
-    SYM_MAX_SCALAR, sym_max_scalar, "executorch_prim::sym_max.Scalar", Arith::Max;
-    SYM_MIN_SCALAR, sym_min_scalar, "executorch_prim::sym_min.Scalar", Arith::Min;
-}
-
-fn truediv_scalar(_: &KernelContext<'_>, args: &KernelArgs<'_>) -> KernelResult {
-    let (a, b) = (args.scalar(0)?, args.scalar(1)?);
-    args.set_return_double(a.to_f64() / b.to_f64())
-}
-prim!(
-    TRUEDIV_SCALAR,
-    "executorch_prim::truediv.Scalar",
-    [Scalar, Scalar],
-    Double,
-    truediv_scalar
-);
-
-fn floordiv_int(_: &KernelContext<'_>, args: &KernelArgs<'_>) -> KernelResult {
-    args.set_return_int(floor_div_int(args.int(0)?, args.int(1)?)?)
-}
-prim!(
-    FLOORDIV_INT,
-    "executorch_prim::floordiv.int",
-    [Int, Int],
-    Int,
-    floordiv_int
-);
-
-fn mod_int_op(_: &KernelContext<'_>, args: &KernelArgs<'_>) -> KernelResult {
-    args.set_return_int(mod_int(args.int(0)?, args.int(1)?)?)
-}
-prim!(
-    MOD_INT,
-    "executorch_prim::mod.int",
-    [Int, Int],
-    Int,
-    mod_int_op
-);
-
-fn compare(a: Scalar, b: Scalar) -> Option<core::cmp::Ordering> {
-    if a.is_integral() && b.is_integral() {
-        Some(a.to_i64().cmp(&b.to_i64()))
-    } else {
-        a.to_f64().partial_cmp(&b.to_f64())
-    }
-}
-
-macro_rules! compare_scalar {
-    ($($id:ident, $fname:ident, $name:literal, $pred:expr;)*) => {$(
-        fn $fname(_: &KernelContext<'_>, args: &KernelArgs<'_>) -> KernelResult {
-            let ord = compare(args.scalar(0)?, args.scalar(1)?);
-            args.set_return_bool(ord.is_some_and($pred))
-        }
-        prim!($id, $name, [Scalar, Scalar], Bool, $fname);
-    )*};
-}
-
-compare_scalar! {
-    EQ_SCALAR, eq_scalar, "executorch_prim::eq.Scalar", |o: core::cmp::Ordering| o.is_eq();
-    GT_SCALAR, gt_scalar, "executorch_prim::gt.Scalar", |o: core::cmp::Ordering| o.is_gt();
-    LT_SCALAR, lt_scalar, "executorch_prim::lt.Scalar", |o: core::cmp::Ordering| o.is_lt();
-    GE_SCALAR, ge_scalar, "executorch_prim::ge.Scalar", |o: core::cmp::Ordering| o.is_ge();
-    LE_SCALAR, le_scalar, "executorch_prim::le.Scalar", |o: core::cmp::Ordering| o.is_le();
-}
-
-fn neg_scalar(_: &KernelContext<'_>, args: &KernelArgs<'_>) -> KernelResult {
-    let r = match args.scalar(0)? {
-        Scalar::Double(d) => Scalar::Double(-d),
-        s => Scalar::Int(s.to_i64().wrapping_neg()),
-    };
-    args.set_return_scalar(r)
-}
-prim!(
-    NEG_SCALAR,
-    "executorch_prim::neg.Scalar",
-    [Scalar],
-    Scalar,
-    neg_scalar
-);
-
-fn sym_float(_: &KernelContext<'_>, args: &KernelArgs<'_>) -> KernelResult {
-    args.set_return_double(args.scalar(0)?.to_f64())
-}
-prim!(
-    SYM_FLOAT,
-    "executorch_prim::sym_float.Scalar",
-    [Scalar],
-    Double,
-    sym_float
-);
-
-fn sym_int(_: &KernelContext<'_>, args: &KernelArgs<'_>) -> KernelResult {
-    args.set_return_int(args.scalar(0)?.to_i64())
-}
-prim!(
-    SYM_INT,
-    "executorch_prim::sym_int.Scalar",
-    [Scalar],
-    Int,
-    sym_int
-);
-
-fn sym_not(_: &KernelContext<'_>, args: &KernelArgs<'_>) -> KernelResult {
-    args.set_return_bool(!args.scalar(0)?.to_bool())
-}
-prim!(
-    SYM_NOT,
-    "executorch_prim::sym_not.Scalar",
-    [Scalar],
-    Bool,
-    sym_not
-);
-
-fn sym_ite(_: &KernelContext<'_>, args: &KernelArgs<'_>) -> KernelResult {
-    let pick = if args.scalar(0)?.to_bool() {
-        args.scalar(1)?
-    } else {
-        args.scalar(2)?
-    };
-    args.set_return_scalar(pick)
-}
-prim!(
-    SYM_ITE,
-    "executorch_prim::sym_ite.Scalar",
-    [Scalar, Scalar, Scalar],
-    Scalar,
-    sym_ite
-);
-
-fn round_half_even(x: f64) -> f64 {
-    let f = floor_f64(x);
-    let diff = x - f;
-    if diff > 0.5 || (diff == 0.5 && (f as i64) % 2 != 0) {
-        f + 1.0
-    } else {
-        f
-    }
-}
-
-macro_rules! rounding_scalar {
-    ($($id:ident, $fname:ident, $name:literal, $f:expr;)*) => {$(
-        fn $fname(_: &KernelContext<'_>, args: &KernelArgs<'_>) -> KernelResult {
-            let v = match args.scalar(0)? {
-                Scalar::Double(d) => {
-                    if !d.is_finite() {
-                        return Err(KernelError::invalid("cannot round a non-finite value to an int"));
-                    }
-                    let f: fn(f64) -> f64 = $f;
-                    f(d) as i64
-                }
-                s => s.to_i64(),
-            };
-            args.set_return_int(v)
-        }
-        prim!($id, $name, [Scalar], Int, $fname);
-    )*};
-}
-
-rounding_scalar! {
-    CEIL_SCALAR, ceil_scalar, "executorch_prim::ceil.Scalar", |x| -floor_f64(-x);
-    ROUND_SCALAR, round_scalar, "executorch_prim::round.Scalar", round_half_even;
-    TRUNC_SCALAR, trunc_scalar, "executorch_prim::trunc.Scalar", |x| x as i64 as f64;
-}
 
 /// `et_view(self, size, out)`: `out` becomes a view of `self`'s data with new sizes
 /// (one may be -1 and is inferred).
@@ -460,3 +399,249 @@ prim!(
     Outs,
     et_copy_index
 );
+
+#[cfg(test)]
+mod tests {
+    use core::ptr::NonNull;
+
+    use crate::error::{Error, KernelError};
+    use crate::kernel::{KernelArgs, KernelContext};
+    use crate::memory::Arena;
+    use crate::scalar_type::ScalarType;
+    use crate::tensor::{ShapeDynamism, ShapeStorage, Tensor};
+    use crate::value::Value;
+
+    /// Calls prim op `name` with `values` (the last one is the return slot); returns the
+    /// result and the return slot afterwards.
+    fn call(name: &str, values: &mut [Value]) -> (Result<(), KernelError>, Value) {
+        let (op, overload) = name.split_once('.').unwrap_or((name, ""));
+        let entry = crate::registry::find_kernel(op, overload, None).expect("registered");
+        let idx: [u32; 4] = [0, 1, 2, 3];
+        let n = values.len();
+        let temp = Arena::empty();
+        let ctx = KernelContext::new(&temp);
+        // SAFETY: the indices are in range of `values`, which outlives the call.
+        let args = unsafe { KernelArgs::new(NonNull::from(&mut *values).cast(), &idx[..n], n - 1) };
+        let r = (entry.function)(&ctx, &args);
+        (r, values[n - 1])
+    }
+
+    fn int(name: &str, a: Value, b: Value) -> i64 {
+        match call(name, &mut [a, b, Value::None]) {
+            (Ok(()), Value::Int(v)) => v,
+            (r, _) => panic!("{name}: {r:?}"),
+        }
+    }
+
+    fn double(name: &str, a: Value, b: Value) -> f64 {
+        match call(name, &mut [a, b, Value::None]) {
+            (Ok(()), Value::Double(v)) => v,
+            (r, _) => panic!("{name}: {r:?}"),
+        }
+    }
+
+    fn boolean(name: &str, a: Value, b: Value) -> bool {
+        match call(name, &mut [a, b, Value::None]) {
+            (Ok(()), Value::Bool(v)) => v,
+            (r, _) => panic!("{name}: {r:?}"),
+        }
+    }
+
+    fn unary(name: &str, a: Value) -> Value {
+        match call(name, &mut [a, Value::None]) {
+            (Ok(()), v) => v,
+            (r, _) => panic!("{name}: {r:?}"),
+        }
+    }
+
+    fn unary_err(name: &str, a: Value) -> KernelError {
+        call(name, &mut [a, Value::None]).0.unwrap_err()
+    }
+
+    use Value::{Bool as B, Double as D, Int as I};
+
+    #[test]
+    fn scalar_arithmetic() {
+        assert_eq!(int("executorch_prim::add.Scalar", I(2), I(3)), 5);
+        assert_eq!(int("executorch_prim::add.Scalar", B(true), I(3)), 4);
+        assert_eq!(double("executorch_prim::add.Scalar", I(2), D(0.5)), 2.5);
+        assert_eq!(int("executorch_prim::sub.Scalar", I(2), I(3)), -1);
+        assert_eq!(int("executorch_prim::mul.Scalar", I(i64::MAX), I(2)), -2);
+        assert_eq!(double("executorch_prim::mul.Scalar", D(1.5), I(2)), 3.0);
+        assert_eq!(int("executorch_prim::floordiv.Scalar", I(-7), I(2)), -4);
+        assert_eq!(int("executorch_prim::floordiv.Scalar", I(7), I(2)), 3);
+        assert_eq!(double("executorch_prim::floordiv.Scalar", D(-7.0), I(2)), -4.0);
+        assert_eq!(int("executorch_prim::mod.Scalar", I(-7), I(2)), 1);
+        assert_eq!(int("executorch_prim::mod.Scalar", I(7), I(-2)), -1);
+        assert_eq!(double("executorch_prim::mod.Scalar", D(-7.5), I(2)), 0.5);
+        assert_eq!(int("executorch_prim::sym_max.Scalar", I(1), I(2)), 2);
+        assert_eq!(int("executorch_prim::sym_min.Scalar", I(1), I(2)), 1);
+        assert_eq!(double("executorch_prim::sym_max.Scalar", D(1.5), I(1)), 1.5);
+        assert_eq!(double("executorch_prim::sym_min.Scalar", D(1.5), I(1)), 1.0);
+        assert!(double("executorch_prim::sym_max.Scalar", D(f64::NAN), I(1)).is_nan());
+        assert!(double("executorch_prim::sym_min.Scalar", I(1), D(f64::NAN)).is_nan());
+        assert_eq!(double("executorch_prim::truediv.Scalar", I(1), I(2)), 0.5);
+        assert_eq!(int("executorch_prim::floordiv.int", I(-7), I(2)), -4);
+        assert_eq!(int("executorch_prim::mod.int", I(-7), I(2)), 1);
+        for name in [
+            "executorch_prim::floordiv.Scalar",
+            "executorch_prim::mod.Scalar",
+            "executorch_prim::floordiv.int",
+            "executorch_prim::mod.int",
+        ] {
+            let (r, slot) = call(name, &mut [I(1), I(0), Value::None]);
+            assert_eq!(r.unwrap_err().error, Error::InvalidArgument, "{name}");
+            assert!(matches!(slot, Value::None));
+        }
+        // Int-only ops refuse doubles.
+        let (r, _) = call("executorch_prim::mod.int", &mut [D(1.0), I(2), Value::None]);
+        assert_eq!(r.unwrap_err().error, Error::InvalidProgram);
+        let (r, _) = call("executorch_prim::add.Scalar", &mut [I(1), Value::None, Value::None]);
+        assert_eq!(r.unwrap_err().error, Error::InvalidProgram);
+    }
+
+    #[test]
+    fn scalar_comparisons() {
+        assert!(boolean("executorch_prim::eq.Scalar", I(1), D(1.0)));
+        assert!(!boolean("executorch_prim::eq.Scalar", I(1), I(2)));
+        assert!(boolean("executorch_prim::lt.Scalar", I(1), I(2)));
+        assert!(boolean("executorch_prim::le.Scalar", I(2), I(2)));
+        assert!(boolean("executorch_prim::gt.Scalar", D(2.5), I(2)));
+        assert!(boolean("executorch_prim::ge.Scalar", B(true), I(1)));
+        assert!(!boolean("executorch_prim::gt.Scalar", D(f64::NAN), I(1)));
+        assert!(!boolean("executorch_prim::le.Scalar", D(f64::NAN), I(1)));
+        assert!(!boolean("executorch_prim::eq.Scalar", D(f64::NAN), D(f64::NAN)));
+    }
+
+    #[test]
+    fn scalar_unary() {
+        assert!(matches!(unary("executorch_prim::neg.Scalar", I(3)), I(-3)));
+        assert!(matches!(unary("executorch_prim::neg.Scalar", B(true)), I(-1)));
+        assert!(matches!(unary("executorch_prim::neg.Scalar", D(1.5)), D(v) if v == -1.5));
+        assert!(matches!(unary("executorch_prim::sym_float.Scalar", I(3)), D(v) if v == 3.0));
+        assert!(matches!(unary("executorch_prim::sym_int.Scalar", D(-2.7)), I(-2)));
+        assert!(matches!(unary("executorch_prim::sym_not.Scalar", I(0)), B(true)));
+        assert!(matches!(unary("executorch_prim::sym_not.Scalar", D(0.5)), B(false)));
+        let ceil = "executorch_prim::ceil.Scalar";
+        let round = "executorch_prim::round.Scalar";
+        let trunc = "executorch_prim::trunc.Scalar";
+        assert!(matches!(unary(ceil, D(2.1)), I(3)));
+        assert!(matches!(unary(ceil, D(-2.1)), I(-2)));
+        assert!(matches!(unary(ceil, I(5)), I(5)));
+        assert!(matches!(unary(round, D(2.5)), I(2)));
+        assert!(matches!(unary(round, D(3.5)), I(4)));
+        assert!(matches!(unary(round, D(-2.5)), I(-2)));
+        assert!(matches!(unary(round, D(-2.6)), I(-3)));
+        assert!(matches!(unary(trunc, D(-2.7)), I(-2)));
+        assert!(matches!(unary(trunc, B(true)), I(1)));
+        for name in [ceil, round, trunc] {
+            assert_eq!(unary_err(name, D(f64::INFINITY)).error, Error::InvalidArgument);
+            assert_eq!(unary_err(name, D(f64::NAN)).error, Error::InvalidArgument);
+        }
+        let ite = "executorch_prim::sym_ite.Scalar";
+        let (r, v) = call(ite, &mut [B(true), I(1), D(2.0), Value::None]);
+        assert!(r.is_ok() && matches!(v, I(1)));
+        let (r, v) = call(ite, &mut [I(0), I(1), D(2.0), Value::None]);
+        assert!(r.is_ok() && matches!(v, D(x) if x == 2.0));
+    }
+
+    /// A tensor over `data` (row-major), shaped `sizes`.
+    fn tensor(
+        dtype: ScalarType,
+        sizes: &mut [usize],
+        strides: &mut [usize],
+        order: &mut [u8],
+        data: *mut u8,
+    ) -> Tensor {
+        for (i, o) in order.iter_mut().enumerate() {
+            *o = i as u8;
+        }
+        let storage = ShapeStorage {
+            sizes: NonNull::from(&mut *sizes).cast(),
+            strides: NonNull::from(&mut *strides).cast(),
+            dim_order: NonNull::from(&mut *order).cast(),
+        };
+        // SAFETY: the arrays hold `sizes.len()` elements and outlive the tensor's use in
+        // the test; `data` is valid for the tensor's bytes.
+        unsafe {
+            Tensor::from_raw_parts(
+                dtype,
+                sizes.len(),
+                storage,
+                data,
+                ShapeDynamism::Static,
+                false,
+                false,
+            )
+        }
+    }
+
+    #[test]
+    fn tensor_prims() {
+        let mut data = [0u8; 24];
+        let (mut sizes, mut strides, mut order) = ([2usize, 3], [0usize; 2], [0u8; 2]);
+        let mut t = tensor(
+            ScalarType::Float,
+            &mut sizes,
+            &mut strides,
+            &mut order,
+            data.as_mut_ptr(),
+        );
+        let tv = Value::Tensor(NonNull::from(&mut t));
+        assert_eq!(int("aten::sym_size.int", tv, I(1)), 3);
+        assert_eq!(int("aten::sym_size.int", tv, I(-2)), 2);
+        let (r, _) = call("aten::sym_size.int", &mut [tv, I(2), Value::None]);
+        assert_eq!(r.unwrap_err().error, Error::InvalidArgument);
+        assert!(matches!(unary("aten::sym_numel", tv), I(6)));
+        assert_eq!(
+            unary_err("aten::_local_scalar_dense", tv).error,
+            Error::InvalidArgument
+        );
+
+        let cases: [(ScalarType, [u8; 8], Value); 9] = [
+            (ScalarType::Bool, [2, 0, 0, 0, 0, 0, 0, 0], B(true)),
+            (ScalarType::Byte, [200, 0, 0, 0, 0, 0, 0, 0], I(200)),
+            (ScalarType::Char, [0xfe, 0, 0, 0, 0, 0, 0, 0], I(-2)),
+            (ScalarType::Short, [0xfe, 0xff, 0, 0, 0, 0, 0, 0], I(-2)),
+            (ScalarType::Int, [0xfe, 0xff, 0xff, 0xff, 0, 0, 0, 0], I(-2)),
+            (ScalarType::Long, (-5i64).to_le_bytes(), I(-5)),
+            (ScalarType::Half, [0x00, 0x3e, 0, 0, 0, 0, 0, 0], D(1.5)),
+            (ScalarType::Float, [0, 0, 0xc0, 0x3f, 0, 0, 0, 0], D(1.5)),
+            (ScalarType::Double, 2.25f64.to_le_bytes(), D(2.25)),
+        ];
+        for (dtype, bytes, want) in cases {
+            let mut cell = [0u64; 1];
+            cell[0] = u64::from_le_bytes(bytes);
+            let (mut sizes, mut strides, mut order) = ([1usize], [0usize; 1], [0u8; 1]);
+            let mut t = tensor(
+                dtype,
+                &mut sizes,
+                &mut strides,
+                &mut order,
+                cell.as_mut_ptr().cast(),
+            );
+            let got = unary("aten::_local_scalar_dense", Value::Tensor(NonNull::from(&mut t)));
+            let same = match (got, want) {
+                (B(a), B(b)) => a == b,
+                (I(a), I(b)) => a == b,
+                (D(a), D(b)) => a == b,
+                _ => false,
+            };
+            assert!(same, "{dtype:?}");
+        }
+        let mut cell = [0u64; 1];
+        let (mut sizes, mut strides, mut order) = ([1usize], [0usize; 1], [0u8; 1]);
+        let mut t = tensor(
+            ScalarType::ComplexFloat,
+            &mut sizes,
+            &mut strides,
+            &mut order,
+            cell.as_mut_ptr().cast(),
+        );
+        let tv = Value::Tensor(NonNull::from(&mut t));
+        assert_eq!(
+            unary_err("aten::_local_scalar_dense", tv).error,
+            Error::NotSupported
+        );
+    }
+}
