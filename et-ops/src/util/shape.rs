@@ -11,7 +11,7 @@
 //! Offsets and strides are in elements. Strides are signed (a flipped view walks
 //! backwards) and may be zero (a broadcast view repeats an element).
 
-use et_runtime::{Bool, Element, KernelError, KernelResult, Scalar, ScalarType, Tensor, MAX_DIM};
+use et_runtime::{Bool, KernelError, KernelResult, Scalar, ScalarType, Tensor, MAX_DIM};
 
 use crate::util::dtype::Num;
 
@@ -57,24 +57,6 @@ pub fn istrides(t: &Tensor) -> KernelResult<[isize; MAX_DIM]> {
     let mut out = [0isize; MAX_DIM];
     for (o, &s) in out.iter_mut().zip(t.strides()) {
         *o = isize::try_from(s).map_err(|_| KernelError::invalid("tensor stride overflows"))?;
-    }
-    Ok(out)
-}
-
-/// Row-major (contiguous) strides for `sizes`, whatever a tensor's dim order is: the
-/// strides of the logical element order.
-pub fn row_major_strides(sizes: &[usize]) -> KernelResult<[isize; MAX_DIM]> {
-    if sizes.len() > MAX_DIM {
-        return Err(KernelError::invalid("too many dims"));
-    }
-    let mut out = [0isize; MAX_DIM];
-    let mut acc = 1isize;
-    for (o, &s) in out[..sizes.len()].iter_mut().zip(sizes).rev() {
-        *o = acc;
-        let s = isize::try_from(s.max(1)).map_err(|_| KernelError::invalid("size overflows"))?;
-        acc = acc
-            .checked_mul(s)
-            .ok_or(KernelError::invalid("size overflows"))?;
     }
     Ok(out)
 }
@@ -832,12 +814,6 @@ pub fn wrap_index(i: i64, size: usize) -> KernelResult<usize> {
     } else {
         Err(KernelError::invalid("index out of range"))
     }
-}
-
-/// `Element` helper: true if `T` is the dtype of `t`.
-#[inline]
-pub fn is_dtype<T: Element>(t: &Tensor) -> bool {
-    t.dtype() == T::DTYPE
 }
 
 #[cfg(test)]
