@@ -12,8 +12,8 @@ use crate::util::shape::{check_same_dtype, istrides, normalize_dim, Walk};
 /// PyTorch. Which of several equal elements is picked, and the order of an unsorted
 /// result, follow PyTorch's CPU kernel exactly: it runs `std::partial_sort` when
 /// `64 * k <= size`, else `std::nth_element` followed (if `sorted`) by `std::sort` of the
-/// first `k - 1` entries, all from libstdc++; the private `stl` module reproduces those algorithms step
-/// for step, so ties resolve to the same indices.
+/// first `k - 1` entries, all from libstdc++; the private `stl` module reproduces those
+/// algorithms step for step, so ties resolve to the same indices.
 #[kernel("aten::topk.values")]
 #[allow(clippy::too_many_arguments, reason = "the operator's schema")]
 pub fn topk_values(
