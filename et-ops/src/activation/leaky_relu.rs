@@ -5,7 +5,7 @@ use et_runtime::{et_switch, KernelContext, KernelResult, Scalar, Tensor};
 
 use super::float_input;
 use crate::util::dtype::Num;
-use crate::util::elementwise::{scalar_as, unary};
+use crate::util::elementwise::{scalar_opmath, unary};
 use crate::util::promote::{compute_dtype, compute_set};
 
 /// Elementwise `x > 0 ? x : x * negative_slope` for floating tensors; NaN stays NaN.
@@ -18,7 +18,7 @@ pub fn leaky_relu_out(
 ) -> KernelResult {
     let common = float_input(input)?;
     et_switch!(in compute_set(__ET_SELECTED), compute_dtype(common), [f32, f64], C => {
-        let slope = scalar_as::<C, { __ET_SELECTED.0 }>(negative_slope, common)?;
+        let slope = scalar_opmath::<C, { __ET_SELECTED.0 }>(negative_slope, common)?;
         unary::<C, C, { __ET_SELECTED.0 }>(input, out, common, move |x| {
             if x > C::ZERO { x } else { x * slope }
         })

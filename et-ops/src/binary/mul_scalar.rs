@@ -3,7 +3,7 @@
 use et_macros::kernel;
 use et_runtime::{et_switch, KernelContext, KernelResult, Scalar, Tensor};
 
-use crate::util::elementwise::{scalar_as, unary, Compute};
+use crate::util::elementwise::{scalar_opmath, unary, Compute};
 use crate::util::promote::{compute_dtype, compute_set, result_type_scalar};
 
 /// Elementwise product with a scalar. An int scalar keeps an integer tensor's dtype, a
@@ -17,7 +17,7 @@ pub fn mul_scalar_out(
 ) -> KernelResult {
     let common = result_type_scalar(a, other)?;
     et_switch!(in compute_set(__ET_SELECTED), compute_dtype(common), [i64, f32, f64], C => {
-        let s = scalar_as::<C, { __ET_SELECTED.0 }>(other, common)?;
+        let s = scalar_opmath::<C, { __ET_SELECTED.0 }>(other, common)?;
         unary::<C, C, { __ET_SELECTED.0 }>(a, out, common, move |x| x.mul(s))
     })
 }

@@ -772,119 +772,161 @@ enum Dst<'a, R> {
     Convert(&'a mut Tensor, StoreFn<R>, Option<NarrowFn<R>>),
 }
 
-// Kept out of line: its chunk buffers would otherwise enlarge every caller's frame.
-#[inline(never)]
+/// The general path of one call: resolves the conversions for the call's dtypes (the only
+/// part that depends on the selection), then runs the shared walk with the operator's
+/// chunk function behind a `dyn` pointer, so that each operator adds only its vectorized
+/// chunk loop to the binary, not a copy of the walk.
 fn general<C: Compute, R: Num, const K: usize, const SEL: u32>(
     ins: [&Tensor; K],
     out: &mut Tensor,
     common: ScalarType,
     map: &impl MapK<C, R, K>,
 ) -> KernelResult {
-    let result = if returns_compute::<C, R>() {
-        common
-    } else {
-        R::DTYPE
-    };
-    if !can_cast(result, out.dtype()) {
-        return Err(KernelError::invalid(
-            "result dtype cannot be cast to the out dtype",
-        ));
-    }
-    let shape = broadcast_shapes(&ins.map(|t| t.sizes()))?;
-    if !dims_eq(out.sizes(), shape.as_slice()) {
-        out.resize(shape.as_slice())?;
-    }
-    if out.numel() == 0 {
-        return Ok(());
-    }
-    // Operand 0 of the walk is `out`; the inputs follow.
-    let walk = {
-        let mut ops: [(&[usize], &[usize]); 4] = [(&[], &[]); 4];
-        ops[0] = (out.sizes(), out.strides());
-        for (o, t) in ops[1..].iter_mut().zip(ins) {
-            *o = (t.sizes(), t.strides());
-        }
-        Walk::<4>::new(out.sizes(), out.dim_order(), ops)?
-    };
-    let inner = walk.inner_strides();
-    if inner[0] != 1 {
-        return Err(KernelError::new(Error::Internal, "out is not dense"));
-    }
+    let plan = Plan::<C, R, K>::resolve::<SEL>(ins, out.dtype(), common)?;
+    plan.execute(ins, out, common, &mut |views, o| map.run::<C, R>(views, o))
+}
 
-    // Per input: read in place, or gather (and round through `common` when the input's
-    // dtype is not the result dtype and the result dtype is narrower than `C`).
-    let mut direct: [Option<&[C]>; K] = [None; K];
-    let mut gathers: [Option<GatherFn<C>>; K] = [None; K];
-    let mut narrows: [Option<NarrowFn<C>>; K] = [None; K];
-    for k in 0..K {
-        let (t, stride) = (ins[k], inner[k + 1]);
-        let rounds = t.dtype() != common && common != C::DTYPE;
-        if rounds {
-            narrows[k] = narrow_fn::<C, SEL>(common)?;
-        }
-        if t.dtype() == C::DTYPE && !rounds && stride == 1 {
-            direct[k] = Some(t.data::<C>()?);
-        } else {
-            gathers[k] = Some(gather_fn::<C, SEL>(t.dtype())?);
-        }
-    }
+/// The conversions the general path applies, resolved once per call.
+struct Plan<C, R, const K: usize> {
+    /// Per input: converts its dtype to `C` (read in place instead when the input is
+    /// already `C`, needs no rounding, and has unit stride along runs).
+    gathers: [GatherFn<C>; K],
+    /// Per input: rounds through the result dtype (an input of another dtype than the
+    /// result dtype, where the result dtype is narrower than `C`).
+    narrows: [Option<NarrowFn<C>>; K],
+    /// Converts results to `out`'s dtype; `None` writes them in place.
+    store: Option<StoreFn<R>>,
+    /// Rounds results to the result dtype before a store into a different dtype.
+    out_narrow: Option<NarrowFn<R>>,
+}
 
-    let out_dt = out.dtype();
-    let out_rounds = returns_compute::<C, R>() && out_dt != common && common != C::DTYPE;
-    let mut dst = if out_dt == R::DTYPE && !out_rounds {
-        Dst::Direct(out.data_mut::<R>()?)
-    } else {
-        let narrow = if out_rounds {
-            narrow_fn::<R, SEL>(common)?
+impl<C: Compute, R: Num, const K: usize> Plan<C, R, K> {
+    fn resolve<const SEL: u32>(
+        ins: [&Tensor; K],
+        out_dt: ScalarType,
+        common: ScalarType,
+    ) -> KernelResult<Self> {
+        let mut plan = Plan {
+            gathers: [gather::<C, C> as GatherFn<C>; K],
+            narrows: [None; K],
+            store: None,
+            out_narrow: None,
+        };
+        let narrow_in = if common != C::DTYPE {
+            narrow_fn::<C, SEL>(common)?
         } else {
             None
         };
-        Dst::Convert(out, store_fn::<R, SEL>(out_dt)?, narrow)
-    };
-
-    let mut bufs = [[C::ZERO; CHUNK]; K];
-    let mut res = [R::ZERO; CHUNK];
-    walk.for_each_run(|off, len| {
-        let mut done = 0;
-        while done < len {
-            let n = CHUNK.min(len - done);
-            for k in 0..K {
-                if let Some(g) = gathers[k] {
-                    let start = off[k + 1].wrapping_add(done.wrapping_mul(inner[k + 1]));
-                    g(ins[k], start, inner[k + 1], &mut bufs[k][..n])?;
-                    if let Some(nf) = narrows[k] {
-                        nf(&mut bufs[k][..n]);
-                    }
-                }
+        for (k, t) in ins.iter().enumerate() {
+            if t.dtype() != common {
+                plan.narrows[k] = narrow_in;
             }
-            let mut views: [&[C]; K] = [&[]; K];
-            for k in 0..K {
-                views[k] = match direct[k] {
-                    Some(d) => {
-                        let start = off[k + 1] + done;
-                        d.get(start..start + n).ok_or_else(oob)?
-                    }
-                    None => &bufs[k][..n],
-                };
+            if t.dtype() != C::DTYPE {
+                plan.gathers[k] = gather_fn::<C, SEL>(t.dtype())?;
             }
-            let pos = off[0] + done;
-            match &mut dst {
-                Dst::Direct(d) => {
-                    let o = d.get_mut(pos..pos + n).ok_or_else(oob)?;
-                    map.run::<C, R>(views, o);
-                }
-                Dst::Convert(t, store, narrow) => {
-                    map.run::<C, R>(views, &mut res[..n]);
-                    if let Some(nf) = narrow {
-                        nf(&mut res[..n]);
-                    }
-                    store(t, pos, &res[..n])?;
-                }
-            }
-            done += n;
         }
-        Ok(())
-    })
+        let out_rounds = returns_compute::<C, R>() && out_dt != common && common != C::DTYPE;
+        if out_rounds {
+            plan.out_narrow = narrow_fn::<R, SEL>(common)?;
+        }
+        if out_dt != R::DTYPE || out_rounds {
+            plan.store = Some(store_fn::<R, SEL>(out_dt)?);
+        }
+        Ok(plan)
+    }
+
+    /// Checks, resizes `out` to the broadcast shape, and fills it.
+    #[inline(never)]
+    fn execute(
+        &self,
+        ins: [&Tensor; K],
+        out: &mut Tensor,
+        common: ScalarType,
+        f: &mut dyn FnMut([&[C]; K], &mut [R]),
+    ) -> KernelResult {
+        let result = if returns_compute::<C, R>() {
+            common
+        } else {
+            R::DTYPE
+        };
+        if !can_cast(result, out.dtype()) {
+            return Err(KernelError::invalid(
+                "result dtype cannot be cast to the out dtype",
+            ));
+        }
+        let shape = broadcast_shapes(&ins.map(|t| t.sizes()))?;
+        if !dims_eq(out.sizes(), shape.as_slice()) {
+            out.resize(shape.as_slice())?;
+        }
+        if out.numel() == 0 {
+            return Ok(());
+        }
+        // Operand 0 of the walk is `out`; the inputs follow.
+        let walk = {
+            let mut ops: [(&[usize], &[usize]); 4] = [(&[], &[]); 4];
+            ops[0] = (out.sizes(), out.strides());
+            for (o, t) in ops[1..].iter_mut().zip(ins) {
+                *o = (t.sizes(), t.strides());
+            }
+            Walk::<4>::new(out.sizes(), out.dim_order(), ops)?
+        };
+        let inner = walk.inner_strides();
+        if inner[0] != 1 {
+            return Err(KernelError::new(Error::Internal, "out is not dense"));
+        }
+        let mut direct: [Option<&[C]>; K] = [None; K];
+        for k in 0..K {
+            let t = ins[k];
+            if t.dtype() == C::DTYPE && self.narrows[k].is_none() && inner[k + 1] == 1 {
+                direct[k] = Some(t.data::<C>()?);
+            }
+        }
+        let mut dst = match self.store {
+            None => Dst::Direct(out.data_mut::<R>()?),
+            Some(store) => Dst::Convert(out, store, self.out_narrow),
+        };
+
+        let mut bufs = [[C::ZERO; CHUNK]; K];
+        let mut res = [R::ZERO; CHUNK];
+        walk.for_each_run(|off, len| {
+            let mut done = 0;
+            while done < len {
+                let n = CHUNK.min(len - done);
+                for k in 0..K {
+                    if direct[k].is_none() {
+                        let start = off[k + 1].wrapping_add(done.wrapping_mul(inner[k + 1]));
+                        (self.gathers[k])(ins[k], start, inner[k + 1], &mut bufs[k][..n])?;
+                        if let Some(nf) = self.narrows[k] {
+                            nf(&mut bufs[k][..n]);
+                        }
+                    }
+                }
+                let mut views: [&[C]; K] = [&[]; K];
+                for k in 0..K {
+                    views[k] = match direct[k] {
+                        Some(d) => {
+                            let start = off[k + 1] + done;
+                            d.get(start..start + n).ok_or_else(oob)?
+                        }
+                        None => &bufs[k][..n],
+                    };
+                }
+                let pos = off[0] + done;
+                match &mut dst {
+                    Dst::Direct(d) => f(views, d.get_mut(pos..pos + n).ok_or_else(oob)?),
+                    Dst::Convert(t, store, narrow) => {
+                        f(views, &mut res[..n]);
+                        if let Some(nf) = narrow {
+                            nf(&mut res[..n]);
+                        }
+                        store(t, pos, &res[..n])?;
+                    }
+                }
+                done += n;
+            }
+            Ok(())
+        })
+    }
 }
 
 /// The value of a `Scalar` argument as an operand of dtype `dt` (PyTorch casts a scalar
@@ -895,6 +937,18 @@ pub fn scalar_as<C: Compute, const SEL: u32>(s: Scalar, dt: ScalarType) -> Kerne
         nf(&mut v);
     }
     Ok(v[0])
+}
+
+/// The value of a `Scalar` argument as PyTorch's arithmetic kernels use it: converted
+/// straight to the compute type for floating results (a float16 tensor times 0.1 multiplies
+/// by the float32 0.1, not by 0.1 rounded to float16), and wrapped to the result dtype for
+/// integer results (which equals wrapping after computing in int64).
+pub fn scalar_opmath<C: Compute, const SEL: u32>(s: Scalar, dt: ScalarType) -> KernelResult<C> {
+    if dt.is_floating() {
+        Ok(C::from_scalar(s))
+    } else {
+        scalar_as::<C, SEL>(s, dt)
+    }
 }
 
 /// Test support for kernels: runs `f` with a context over a 64 KiB scratch arena.
