@@ -786,6 +786,9 @@ fn general<C: Compute, R: Num, const K: usize, const SEL: u32>(
     plan.execute(ins, out, common, &mut |views, o| map.run::<C, R>(views, o))
 }
 
+/// An operator's chunk loop as the general path calls it: `out[i] = f(ins[..][i])`.
+type ChunkFn<'f, C, R, const K: usize> = dyn FnMut([&[C]; K], &mut [R]) + 'f;
+
 /// The conversions the general path applies, resolved once per call.
 struct Plan<C, R, const K: usize> {
     /// Per input: converts its dtype to `C` (read in place instead when the input is
@@ -842,7 +845,7 @@ impl<C: Compute, R: Num, const K: usize> Plan<C, R, K> {
         ins: [&Tensor; K],
         out: &mut Tensor,
         common: ScalarType,
-        f: &mut dyn FnMut([&[C]; K], &mut [R]),
+        f: &mut ChunkFn<'_, C, R, K>,
     ) -> KernelResult {
         let result = if returns_compute::<C, R>() {
             common
