@@ -74,16 +74,35 @@ impl<'a> Arena<'a> {
         Ok(unsafe { NonNull::new_unchecked(self.base.add(start)) })
     }
 
+    /// Reserves room for `n` values of `T`, uninitialized as far as `T` is concerned (the
+    /// bytes are whatever the buffer held). One non-generic allocation path serves every
+    /// element type.
+    pub(crate) fn alloc_array<T>(&self, n: usize) -> Result<NonNull<T>, Error> {
+        self.allocate_n(n, size_of::<T>(), align_of::<T>())
+            .map(NonNull::cast)
+    }
+
+    /// Like [`alloc_array`](Self::alloc_array), with every byte zeroed.
+    pub(crate) fn alloc_zeroed<T>(&self, n: usize) -> Result<NonNull<T>, Error> {
+        let p = self.alloc_array::<T>(n)?;
+        // SAFETY: the allocation holds `n * size_of::<T>()` bytes (checked) and is ours.
+        unsafe { p.cast::<u8>().as_ptr().write_bytes(0, n * size_of::<T>()) };
+        Ok(p)
+    }
+
+    #[inline(never)]
+    fn allocate_n(&self, n: usize, size: usize, align: usize) -> Result<NonNull<u8>, Error> {
+        let bytes = n.checked_mul(size).ok_or(Error::MemoryAllocationFailed)?;
+        self.allocate(bytes, align)
+    }
+
     /// Reserves `n` values of `T`, each set to `fill`.
     #[allow(
         clippy::mut_from_ref,
         reason = "bump allocation hands out disjoint regions"
     )]
     pub fn alloc_slice<T: Copy>(&self, n: usize, fill: T) -> Result<&mut [T], Error> {
-        let bytes = n
-            .checked_mul(size_of::<T>())
-            .ok_or(Error::MemoryAllocationFailed)?;
-        let ptr = self.allocate(bytes, align_of::<T>())?.cast::<T>();
+        let ptr = self.alloc_array::<T>(n)?;
         for i in 0..n {
             // SAFETY: the region holds `n` properly aligned `T`s and is ours alone.
             unsafe { ptr.as_ptr().add(i).write(fill) };

@@ -1,14 +1,15 @@
 //! `Method`: a method's values and instructions built in caller memory, and execution.
 
+use core::cell::Cell;
 use core::fmt;
 use core::marker::PhantomData;
 use core::ptr::NonNull;
 
 use crate::backend::{find_backend, BackendEntry, BackendInitContext, CompileSpec, DelegateHandle};
 use crate::error::Error;
-use crate::kernel::{ArgKind, KernelArgs, KernelContext, KernelFn, ReturnKind};
+use crate::kernel::{ArgKind, KernelArgs, KernelContext, KernelEntry, KernelFn, ReturnKind};
 use crate::memory::{Arena, MemoryManager};
-use crate::program::{MethodMeta, OperatorName, Program, TensorInfo};
+use crate::program::{MethodMeta, OperatorName, Program, Table, TensorInfo, Vector};
 use crate::scalar_type::{Bool, ScalarType};
 use crate::schema::fb;
 use crate::tensor::{ShapeDynamism, ShapeStorage, Tensor};
@@ -136,12 +137,6 @@ pub enum LoadDetail<'d> {
         /// Bytes provided (0 when missing).
         provided: usize,
     },
-}
-
-impl<'d> LoadError<'d> {
-    fn new(error: Error, detail: LoadDetail<'d>) -> Self {
-        LoadError { error, detail }
-    }
 }
 
 impl From<Error> for LoadError<'_> {
@@ -274,82 +269,11 @@ impl<'d> Program<'d> {
     where
         'd: 'a,
     {
-        let plan = self
-            .plan(name)
-            .map_err(|e| LoadError::new(e, LoadDetail::NoSuchMethod))?;
-        let meta = self.method_meta(name)?;
-        let mm: &'a mut MemoryManager<'a> = shorten(memory);
-        let MemoryManager {
-            method,
-            planned,
-            temp,
-        } = mm;
-        let method: &'a Arena<'a> = method;
-        let planned: &'a mut [&'a mut [u8]] = planned;
-
-        // Planned buffers: check sizes up front for a clear message.
-        let needed = meta.num_planned_buffers();
-        for i in 0..needed {
-            let required = meta.planned_buffer_size(i)?;
-            let provided = planned.get(i).map_or(0, |b| b.len());
-            if provided < required {
-                return Err(LoadError::new(
-                    Error::MemoryAllocationFailed,
-                    LoadDetail::PlannedBuffer {
-                        index: i,
-                        required,
-                        provided,
-                    },
-                ));
-            }
-        }
-        // Raw views of the planned buffers; the `&mut` borrows are not used again.
-        let planned_raw = method.alloc_slice::<(usize, usize)>(planned.len(), (0, 0))?;
-        for (slot, buf) in planned_raw.iter_mut().zip(planned.iter_mut()) {
-            *slot = (buf.as_mut_ptr() as usize, buf.len());
-        }
-        let planned_raw: &[(usize, usize)] = planned_raw;
-
-        let builder = Builder {
-            program: self,
-            plan,
-            meta,
-            arena: method,
-            planned: planned_raw,
-        };
-        let values = builder.build_values()?;
-        let (inputs, num_inputs) = builder.io_list(plan.inputs(), values.1)?;
-        let (outputs, num_outputs) = builder.io_list(plan.outputs(), values.1)?;
-        builder.back_unplanned_io(values.0, inputs, num_inputs)?;
-        builder.back_unplanned_io(values.0, outputs, num_outputs)?;
-        let (delegates, num_delegates) = builder.init_delegates(meta.name())?;
-        let mut method_obj = Method {
-            meta,
-            values: values.0,
-            num_values: values.1,
-            instrs: NonNull::dangling(),
-            chains: NonNull::dangling(),
-            num_chains: 0,
-            inputs,
-            num_inputs,
-            outputs,
-            num_outputs,
-            input_set: method
-                .alloc_slice(num_inputs, false)
-                .map(|s| NonNull::from(s).cast())?,
-            delegates,
-            num_delegates,
-            temp,
-            instruction_limit: DEFAULT_INSTRUCTION_LIMIT,
-            _memory: PhantomData,
-        };
-        // From here on, dropping `method_obj` on error releases the delegates.
-        let (instrs, chains, num_chains) =
-            builder.build_instructions(values.0, values.1, num_delegates)?;
-        method_obj.instrs = instrs;
-        method_obj.chains = chains;
-        method_obj.num_chains = num_chains;
-        Ok(method_obj)
+        let detail = Cell::new(LoadDetail::None);
+        build_method(self, name, shorten(memory), &detail).map_err(|error| LoadError {
+            error,
+            detail: detail.get(),
+        })
     }
 }
 
@@ -362,12 +286,88 @@ fn shorten<'a, 'b: 'a>(m: &'a mut MemoryManager<'b>) -> &'a mut MemoryManager<'a
     unsafe { &mut *(m as *mut MemoryManager<'b>).cast::<MemoryManager<'a>>() }
 }
 
-struct Builder<'a> {
+type Plan<'x> = fb::ExecutionPlan<'x>;
+
+/// The body of [`Program::load_method`]: errors are plain codes here, and the failure
+/// points that know more record it in `detail`.
+fn build_method<'a>(
     program: &'a Program<'a>,
-    plan: fb::ExecutionPlan<'a>,
+    name: &str,
+    mm: &'a mut MemoryManager<'a>,
+    detail: &Cell<LoadDetail<'a>>,
+) -> Result<Method<'a>, Error> {
+    let meta = match program.method_meta(name) {
+        Ok(m) => m,
+        Err(Error::InvalidArgument) => {
+            return Err(note(
+                detail,
+                Error::InvalidArgument,
+                LoadDetail::NoSuchMethod,
+            ))
+        }
+        Err(e) => return Err(e),
+    };
+    let MemoryManager {
+        method: arena,
+        planned,
+        temp,
+    } = mm;
+    let arena: &'a Arena<'a> = arena;
+
+    // Planned buffers: check sizes up front for a clear message.
+    for index in 0..meta.num_planned_buffers() {
+        let required = meta.planned_buffer_size(index)?;
+        let provided = planned.get(index).map_or(0, |b| b.len());
+        if provided < required {
+            let d = LoadDetail::PlannedBuffer {
+                index,
+                required,
+                provided,
+            };
+            return Err(note(detail, Error::MemoryAllocationFailed, d));
+        }
+    }
+    // Raw views of the planned buffers; the `&mut` borrows are not used again.
+    let raw = arena.alloc_array::<(*mut u8, usize)>(planned.len())?;
+    for (i, buf) in planned.iter_mut().enumerate() {
+        // SAFETY: `i < planned.len()`, the array's length.
+        unsafe { raw.as_ptr().add(i).write((buf.as_mut_ptr(), buf.len())) };
+    }
+    let b = Builder {
+        program,
+        meta,
+        arena,
+        // SAFETY: all `planned.len()` entries were written above; the arena allocation
+        // lives for 'a and is only read from now on.
+        planned: unsafe { core::slice::from_raw_parts(raw.as_ptr(), planned.len()) },
+        values: NonNull::dangling(),
+        num_values: 0,
+        detail,
+    };
+    b.build(temp)
+}
+
+/// Records `d` as the detail of a failure with code `error` (unless a more specific
+/// detail was already recorded) and returns the code.
+#[cold]
+#[inline(never)]
+fn note<'a>(detail: &Cell<LoadDetail<'a>>, error: Error, d: LoadDetail<'a>) -> Error {
+    if matches!(detail.get(), LoadDetail::None) {
+        detail.set(d);
+    }
+    error
+}
+
+struct Builder<'a, 'c> {
+    program: &'a Program<'a>,
     meta: MethodMeta<'a>,
     arena: &'a Arena<'a>,
-    planned: &'a [(usize, usize)],
+    /// (data, length) of each planned buffer.
+    planned: &'a [(*mut u8, usize)],
+    /// The value table, once built: `num_values` initialized entries.
+    values: NonNull<Value>,
+    num_values: usize,
+    detail: &'c Cell<LoadDetail<'a>>,
 }
 
 fn in_range(index: i64, n: usize) -> Option<u32> {
@@ -378,174 +378,269 @@ fn in_range(index: i64, n: usize) -> Option<u32> {
     }
 }
 
-impl<'a> Builder<'a> {
-    fn build_values(&self) -> Result<(NonNull<Value>, usize), LoadError<'a>> {
-        let fb_values = self.plan.values().ok_or(Error::InvalidProgram)?;
-        let n = fb_values.len();
-        if n >= u32::MAX as usize {
-            return Err(Error::InvalidProgram.into());
-        }
-        let values = self.arena.alloc_slice(n, Value::None)?;
-        for (i, ev) in fb_values.iter().enumerate() {
-            let bad = |e: Error| LoadError::new(e, LoadDetail::Value { index: i });
-            values[i] = self.build_value(ev, n).map_err(bad)?;
-        }
-        Ok((NonNull::from(values).cast(), n))
+/// The `KernelTypes` and `InstructionArguments` union tags.
+mod tag {
+    pub(super) const NULL: u8 = 1;
+    pub(super) const INT: u8 = 2;
+    pub(super) const BOOL: u8 = 3;
+    pub(super) const DOUBLE: u8 = 4;
+    pub(super) const TENSOR: u8 = 5;
+    pub(super) const STRING: u8 = 6;
+    pub(super) const INT_LIST: u8 = 7;
+    pub(super) const DOUBLE_LIST: u8 = 8;
+    pub(super) const BOOL_LIST: u8 = 9;
+    pub(super) const TENSOR_LIST: u8 = 10;
+    pub(super) const OPTIONAL_TENSOR_LIST: u8 = 11;
+
+    pub(super) const KERNEL_CALL: u8 = 1;
+    pub(super) const DELEGATE_CALL: u8 = 2;
+    pub(super) const MOVE_CALL: u8 = 3;
+    pub(super) const JUMP_FALSE_CALL: u8 = 4;
+    pub(super) const FREE_CALL: u8 = 5;
+}
+
+// The tags above are the generated code's.
+const _: () = {
+    use fb::{InstructionArguments as I, KernelTypes as K};
+    assert!(K::Null.0 == tag::NULL && K::Int.0 == tag::INT && K::Bool.0 == tag::BOOL);
+    assert!(K::Double.0 == tag::DOUBLE && K::Tensor.0 == tag::TENSOR);
+    assert!(K::String.0 == tag::STRING && K::IntList.0 == tag::INT_LIST);
+    assert!(K::DoubleList.0 == tag::DOUBLE_LIST && K::BoolList.0 == tag::BOOL_LIST);
+    assert!(K::TensorList.0 == tag::TENSOR_LIST);
+    assert!(K::OptionalTensorList.0 == tag::OPTIONAL_TENSOR_LIST);
+    assert!(I::KernelCall.0 == tag::KERNEL_CALL && I::DelegateCall.0 == tag::DELEGATE_CALL);
+    assert!(I::MoveCall.0 == tag::MOVE_CALL && I::JumpFalseCall.0 == tag::JUMP_FALSE_CALL);
+    assert!(I::FreeCall.0 == tag::FREE_CALL);
+};
+
+/// A kernel resolution remembered per operator: the dtype mask and common dtype it was
+/// made for, and the entry found.
+type CacheSlot = (u32, u8, Option<&'static KernelEntry>);
+
+/// KernelCalls no kernel serves: how many, and the first one's instruction and operator.
+struct Missing {
+    count: usize,
+    first_instruction: usize,
+    first_op: usize,
+}
+
+// `decode` reads every call's first int field, and MoveCall's second, through MoveCall's
+// offsets.
+const _: () = {
+    let first = fb::MoveCall::VT_MOVE_FROM;
+    assert!(fb::KernelCall::VT_OP_INDEX == first && fb::DelegateCall::VT_DELEGATE_INDEX == first);
+    assert!(fb::JumpFalseCall::VT_COND_VALUE_INDEX == first);
+    assert!(fb::FreeCall::VT_VALUE_INDEX == first);
+    assert!(fb::JumpFalseCall::VT_DESTINATION_INSTRUCTION == fb::MoveCall::VT_MOVE_TO);
+    // Every list table keeps its items in its first field.
+    let items = fb::IntList::VT_ITEMS;
+    assert!(fb::DoubleList::VT_ITEMS == items && fb::BoolList::VT_ITEMS == items);
+    assert!(fb::TensorList::VT_ITEMS == items && fb::OptionalTensorList::VT_ITEMS == items);
+};
+
+impl<'a> Builder<'a, '_> {
+    fn build(mut self, temp: &'a Arena<'a>) -> Result<Method<'a>, Error> {
+        let arena = self.arena;
+        let meta = self.meta;
+        self.build_values()?;
+        let (inputs, num_inputs) = self.io_list(Plan::VT_INPUTS)?;
+        let (outputs, num_outputs) = self.io_list(Plan::VT_OUTPUTS)?;
+        let (delegates, num_delegates) = self.init_delegates()?;
+        let mut method = Method {
+            meta,
+            values: self.values,
+            num_values: self.num_values,
+            instrs: NonNull::dangling(),
+            chains: NonNull::dangling(),
+            num_chains: 0,
+            inputs,
+            num_inputs,
+            outputs,
+            num_outputs,
+            input_set: NonNull::dangling(),
+            delegates,
+            num_delegates,
+            temp,
+            instruction_limit: DEFAULT_INSTRUCTION_LIMIT,
+            _memory: PhantomData,
+        };
+        // From here on, dropping `method` on error releases the delegates.
+        method.input_set = arena.alloc_zeroed(num_inputs)?;
+        (method.instrs, method.chains, method.num_chains) =
+            self.build_instructions(num_delegates)?;
+        Ok(method)
     }
 
-    fn build_value(&self, ev: fb::EValue<'a>, n: usize) -> Result<Value, Error> {
-        let arena = self.arena;
-        Ok(match ev.val_type() {
-            fb::KernelTypes::Null => Value::None,
-            fb::KernelTypes::Int => {
-                Value::Int(ev.val_as_int().ok_or(Error::InvalidProgram)?.int_val())
-            }
-            fb::KernelTypes::Bool => {
-                Value::Bool(ev.val_as_bool().ok_or(Error::InvalidProgram)?.bool_val())
-            }
-            fb::KernelTypes::Double => Value::Double(
-                ev.val_as_double()
-                    .ok_or(Error::InvalidProgram)?
-                    .double_val(),
-            ),
-            fb::KernelTypes::String => {
-                let s = ev
-                    .val_as_string()
-                    .ok_or(Error::InvalidProgram)?
-                    .string_val()
-                    .unwrap_or("");
+    fn build_values(&mut self) -> Result<(), Error> {
+        let list = self
+            .meta
+            .list(Plan::VT_VALUES)
+            .ok_or(Error::InvalidProgram)?;
+        let n = list.len();
+        if n >= u32::MAX as usize {
+            return Err(Error::InvalidProgram);
+        }
+        let values = self.arena.alloc_array::<Value>(n)?;
+        for index in 0..n {
+            let v = match self.build_value(list.table(index), n) {
+                Ok(v) => v,
+                Err(e) => return Err(note(self.detail, e, LoadDetail::Value { index })),
+            };
+            // SAFETY: `index < n`, the array's length.
+            unsafe { values.as_ptr().add(index).write(v) };
+        }
+        self.values = values;
+        self.num_values = n;
+        Ok(())
+    }
+
+    fn build_value(&self, ev: Option<Table<'a>>, n: usize) -> Result<Value, Error> {
+        let (kind, t) = ev
+            .ok_or(Error::InvalidProgram)?
+            .union(fb::EValue::VT_VAL_TYPE, fb::EValue::VT_VAL);
+        if kind == tag::NULL {
+            return Ok(Value::None);
+        }
+        let t = t.ok_or(Error::InvalidProgram)?;
+        // Every list table keeps its items in its first field.
+        let items = || t.vector(fb::IntList::VT_ITEMS).unwrap_or(Vector::EMPTY);
+        Ok(match kind {
+            tag::INT => Value::Int(t.int(fb::Int::VT_INT_VAL, 8)),
+            tag::BOOL => Value::Bool(t.uint(fb::Bool::VT_BOOL_VAL, 1) != 0),
+            tag::DOUBLE => Value::Double(f64::from_bits(t.uint(fb::Double::VT_DOUBLE_VAL, 8))),
+            tag::STRING => {
+                // SAFETY: `string_val` is a string field of `String`, a table reached from
+                // the program's root.
+                let s = unsafe { t.string(fb::String::VT_STRING_VAL) }.unwrap_or("");
                 Value::String(NonNull::from(s.as_bytes()).cast(), s.len())
             }
-            fb::KernelTypes::Tensor => {
-                let t = ev.val_as_tensor().ok_or(Error::InvalidProgram)?;
-                Value::Tensor(self.build_tensor(t)?)
-            }
-            fb::KernelTypes::IntList => {
-                let items = ev.val_as_int_list().ok_or(Error::InvalidProgram)?.items();
-                let len = items.map_or(0, |v| v.len());
-                let indices = arena.alloc_slice(len, 0u32)?;
-                for (slot, idx) in indices
-                    .iter_mut()
-                    .zip(items.into_iter().flat_map(|v| v.iter()))
-                {
-                    *slot = in_range(idx, n).ok_or(Error::InvalidProgram)?;
-                }
-                let gathered = arena.alloc_slice(len, 0i64)?;
-                let list = BoxedList {
-                    indices: NonNull::from(indices).cast(),
-                    items: NonNull::from(gathered).cast(),
+            tag::TENSOR => Value::Tensor(self.build_tensor(t)?),
+            tag::INT_LIST => {
+                let (indices, len) = self.indices(items(), 8, false, n)?;
+                Value::IntList(self.arena.alloc(BoxedList {
+                    indices,
+                    items: self.arena.alloc_zeroed(len)?,
                     len,
-                };
-                Value::IntList(arena.alloc(list)?)
+                })?)
             }
-            fb::KernelTypes::DoubleList => {
-                let items = ev
-                    .val_as_double_list()
-                    .ok_or(Error::InvalidProgram)?
-                    .items();
-                let len = items.map_or(0, |v| v.len());
-                let copy = arena.alloc_slice(len, 0f64)?;
-                for (slot, v) in copy
-                    .iter_mut()
-                    .zip(items.into_iter().flat_map(|v| v.iter()))
-                {
-                    *slot = v;
-                }
-                Value::DoubleList(NonNull::from(copy).cast(), len)
-            }
-            fb::KernelTypes::BoolList => {
-                let items = ev.val_as_bool_list().ok_or(Error::InvalidProgram)?.items();
-                let len = items.map_or(0, |v| v.len());
-                let copy = arena.alloc_slice(len, false)?;
-                for (slot, v) in copy
-                    .iter_mut()
-                    .zip(items.into_iter().flat_map(|v| v.iter()))
-                {
-                    *slot = v;
-                }
-                Value::BoolList(NonNull::from(copy).cast(), len)
-            }
-            fb::KernelTypes::TensorList | fb::KernelTypes::OptionalTensorList => {
-                let optional = ev.val_type() == fb::KernelTypes::OptionalTensorList;
-                let items = if optional {
-                    ev.val_as_optional_tensor_list()
-                        .ok_or(Error::InvalidProgram)?
-                        .items()
-                } else {
-                    ev.val_as_tensor_list()
-                        .ok_or(Error::InvalidProgram)?
-                        .items()
-                };
-                let len = items.map_or(0, |v| v.len());
-                let indices = arena.alloc_slice(len, 0u32)?;
-                for (slot, idx) in indices
-                    .iter_mut()
-                    .zip(items.into_iter().flat_map(|v| v.iter()))
-                {
-                    *slot = if optional && idx == -1 {
-                        NONE_INDEX
-                    } else {
-                        in_range(idx as i64, n).ok_or(Error::InvalidProgram)?
-                    };
-                }
-                let gathered = arena.alloc_slice(len, core::ptr::null::<Tensor>())?;
-                let list = BoxedList {
-                    indices: NonNull::from(indices).cast(),
-                    items: NonNull::from(gathered).cast(),
+            tag::TENSOR_LIST | tag::OPTIONAL_TENSOR_LIST => {
+                let optional = kind == tag::OPTIONAL_TENSOR_LIST;
+                let (indices, len) = self.indices(items(), 4, optional, n)?;
+                let list = self.arena.alloc(BoxedList {
+                    indices,
+                    // All-zero bytes are null pointers.
+                    items: self.arena.alloc_zeroed(len)?,
                     len,
-                };
-                let list = arena.alloc(list)?;
+                })?;
                 if optional {
                     Value::OptionalTensorList(list)
                 } else {
                     Value::TensorList(list)
                 }
             }
+            tag::DOUBLE_LIST => {
+                let items = items();
+                let copy = self.arena.alloc_array::<f64>(items.len())?;
+                for k in 0..items.len() {
+                    // SAFETY: `k` is below the array's length.
+                    unsafe { copy.as_ptr().add(k).write(f64::from_bits(items.uint(k, 8))) };
+                }
+                Value::DoubleList(copy, items.len())
+            }
+            tag::BOOL_LIST => {
+                let items = items();
+                let copy = self.arena.alloc_array::<bool>(items.len())?;
+                for k in 0..items.len() {
+                    // SAFETY: `k` is below the array's length.
+                    unsafe { copy.as_ptr().add(k).write(items.uint(k, 1) != 0) };
+                }
+                Value::BoolList(copy, items.len())
+            }
             _ => return Err(Error::InvalidProgram),
         })
     }
 
-    fn build_tensor(&self, t: fb::Tensor<'a>) -> Result<NonNull<Tensor>, Error> {
-        let info = TensorInfo::from_fb(&t)?;
-        if t.storage_offset() != 0 {
-            return Err(Error::NotSupported);
+    /// Copies a vector of value indices (`elem`-byte signed integers) into method memory,
+    /// each checked to be below `n` (or -1 when `optional`, stored as [`NONE_INDEX`]).
+    fn indices(
+        &self,
+        v: Vector<'a>,
+        elem: usize,
+        optional: bool,
+        n: usize,
+    ) -> Result<(NonNull<u32>, usize), Error> {
+        let len = v.len();
+        let out = self.arena.alloc_array::<u32>(len)?;
+        for k in 0..len {
+            let raw = v.uint(k, elem);
+            let raw = if elem == 4 {
+                raw as u32 as i32 as i64
+            } else {
+                raw as i64
+            };
+            let index = if optional && raw == -1 {
+                NONE_INDEX
+            } else {
+                in_range(raw, n).ok_or(Error::InvalidProgram)?
+            };
+            // SAFETY: `k < len`, the array's length.
+            unsafe { out.as_ptr().add(k).write(index) };
         }
-        if info.dynamism == ShapeDynamism::Unbound {
-            return Err(Error::NotSupported);
-        }
-        let dim = info.sizes().len();
-        let nbytes = info.nbytes();
-        let arena = self.arena;
-        let sizes = arena.alloc_slice(dim, 0usize)?;
-        sizes.copy_from_slice(info.sizes());
-        let strides = arena.alloc_slice(dim, 0usize)?;
-        let order = arena.alloc_slice(dim, 0u8)?;
-        order.copy_from_slice(info.dim_order());
-        let storage = ShapeStorage {
-            sizes: NonNull::from(sizes).cast(),
-            strides: NonNull::from(strides).cast(),
-            dim_order: NonNull::from(order).cast(),
-        };
+        Ok((out, len))
+    }
 
+    /// The value indices of a call's `args` (required), checked against the value table.
+    fn args(&self, call: Table<'a>, vt: flatbuffers::VOffsetT) -> Result<&'a [u32], Error> {
+        let v = call.vector(vt).ok_or(Error::InvalidProgram)?;
+        let (p, len) = self.indices(v, 4, false, self.num_values)?;
+        // SAFETY: `indices` initialized `len` entries in the method arena, which lives for
+        // 'a and is only read from now on.
+        Ok(unsafe { core::slice::from_raw_parts(p.as_ptr(), len) })
+    }
+
+    fn build_tensor(&self, t: Table<'a>) -> Result<NonNull<Tensor>, Error> {
+        type T<'x> = fb::Tensor<'x>;
+        let info = TensorInfo::read(t)?;
+        if t.uint(T::VT_STORAGE_OFFSET, 4) != 0 || info.dynamism == ShapeDynamism::Unbound {
+            return Err(Error::NotSupported);
+        }
         let external = t
-            .extra_tensor_info()
-            .is_some_and(|e| e.location() == fb::TensorDataLocation::EXTERNAL);
+            .table(T::VT_EXTRA_TENSOR_INFO)
+            .is_some_and(|e| e.uint(fb::ExtraTensorInfo::VT_LOCATION, 1) != 0);
         if external {
             // Constants in a separate .ptd file need a named-data map, which this runtime
             // does not take yet.
             return Err(Error::NotSupported);
         }
-        let idx = t.data_buffer_idx();
-        let (data, read_only, planned): (*mut u8, bool, bool) = match t.allocation_info() {
+        let dim = info.sizes().len();
+        let nbytes = info.nbytes();
+        let arena = self.arena;
+        // Sizes, then strides (recomputed by the constructor), then the dim order.
+        let shape = arena.alloc_zeroed::<usize>(2 * dim)?;
+        let order = arena.alloc_array::<u8>(dim)?;
+        // SAFETY: `shape` holds `2 * dim` and `order` `dim` elements, fresh from the arena.
+        let storage = unsafe {
+            core::ptr::copy_nonoverlapping(info.sizes().as_ptr(), shape.as_ptr(), dim);
+            core::ptr::copy_nonoverlapping(info.dim_order().as_ptr(), order.as_ptr(), dim);
+            ShapeStorage {
+                sizes: shape,
+                strides: shape.add(dim),
+                dim_order: order,
+            }
+        };
+        let idx = t.uint(T::VT_DATA_BUFFER_IDX, 4) as u32;
+        let (data, read_only, planned): (*mut u8, bool, bool) = match t.table(T::VT_ALLOCATION_INFO)
+        {
             None if idx > 0 => {
                 let bytes = self.program.constant_data(idx, nbytes)?;
                 (bytes.as_ptr() as *mut u8, true, false)
             }
             None => (core::ptr::null_mut(), false, false),
             Some(ai) => {
-                let id = ai.memory_id() as usize;
-                let offset =
-                    (ai.memory_offset_low() as u64) | ((ai.memory_offset_high() as u64) << 32);
+                type A<'x> = fb::AllocationDetails<'x>;
+                let id = ai.uint(A::VT_MEMORY_ID, 4) as usize;
+                let offset = ai.uint(A::VT_MEMORY_OFFSET_LOW, 4)
+                    | ai.uint(A::VT_MEMORY_OFFSET_HIGH, 4) << 32;
                 let offset = usize::try_from(offset).map_err(|_| Error::NotSupported)?;
                 let &(base, len) = id
                     .checked_sub(1)
@@ -557,7 +652,8 @@ impl<'a> Builder<'a> {
                 if end > len {
                     return Err(Error::MemoryAllocationFailed);
                 }
-                let ptr = (base + offset) as *mut u8;
+                // SAFETY: `offset + nbytes <= len`: inside the planned buffer.
+                let ptr = unsafe { base.add(offset) };
                 if idx > 0 {
                     let init = self.program.mutable_data(idx, nbytes)?;
                     // SAFETY: `ptr..ptr+nbytes` lies inside a planned buffer the method
@@ -569,9 +665,10 @@ impl<'a> Builder<'a> {
             }
         };
         // SAFETY: the three shape arrays hold `dim` initialized elements in the method
-        // arena, used by this tensor only; `data` is null or valid for `nbytes` (the bound:
-        // sizes are the upper bound for dynamic tensors) for the method's lifetime:
-        // constants borrow the program, planned data the caller's buffers (range-checked).
+        // arena, used by this tensor only, and the dim order is a permutation (checked by
+        // `TensorInfo::read`); `data` is null or valid for `nbytes` (the bound: sizes are
+        // the upper bound for dynamic tensors) for the method's lifetime: constants borrow
+        // the program, planned data the caller's buffers (range-checked).
         let tensor = unsafe {
             Tensor::from_raw_parts(
                 info.dtype,
@@ -586,32 +683,17 @@ impl<'a> Builder<'a> {
         arena.alloc(tensor)
     }
 
-    fn io_list(
-        &self,
-        list: Option<flatbuffers::Vector<'a, i32>>,
-        n: usize,
-    ) -> Result<(NonNull<u32>, usize), LoadError<'a>> {
-        let list = list.ok_or(Error::InvalidProgram)?;
-        let out = self.arena.alloc_slice(list.len(), 0u32)?;
-        for (slot, idx) in out.iter_mut().zip(list.iter()) {
-            *slot = in_range(idx as i64, n).ok_or(Error::InvalidProgram)?;
-        }
-        Ok((NonNull::from(out).cast(), list.len()))
-    }
-
-    /// Inputs and outputs that are neither planned nor constant get method-allocator
-    /// backing, so `set_input` can copy into them and kernels can write outputs.
-    fn back_unplanned_io(
-        &self,
-        values: NonNull<Value>,
-        list: NonNull<u32>,
-        len: usize,
-    ) -> Result<(), LoadError<'a>> {
+    /// An input or output list: value indices, each range-checked; tensors that are
+    /// neither planned nor constant get method-allocator backing, so `set_input` can copy
+    /// into them and kernels can write outputs.
+    fn io_list(&self, vt: flatbuffers::VOffsetT) -> Result<(NonNull<u32>, usize), Error> {
+        let list = self.meta.list(vt).ok_or(Error::InvalidProgram)?;
+        let (indices, len) = self.indices(list, 4, false, self.num_values)?;
         for k in 0..len {
-            // SAFETY: `list` holds `len` indices, each range-checked by `io_list`.
-            let idx = unsafe { *list.as_ptr().add(k) } as usize;
-            // SAFETY: `idx` is in range of the value table built by `build_values`.
-            if let Value::Tensor(t) = unsafe { *values.as_ptr().add(idx) } {
+            // SAFETY: `indices` holds `len` indices, each below `num_values`, the length
+            // of the value table built by `build_values`.
+            let v = unsafe { *self.values.as_ptr().add(*indices.as_ptr().add(k) as usize) };
+            if let Value::Tensor(t) = v {
                 // SAFETY: tensors live in the method arena; nothing else borrows them yet.
                 let t = unsafe { &mut *t.as_ptr() };
                 if t.data_ptr().is_null() && t.nbytes() > 0 {
@@ -623,277 +705,284 @@ impl<'a> Builder<'a> {
                 }
             }
         }
-        Ok(())
+        Ok((indices, len))
     }
 
-    fn init_delegates(
-        &self,
-        method_name: &'a str,
-    ) -> Result<(NonNull<Delegate>, usize), LoadError<'a>> {
-        let Some(list) = self.plan.delegates() else {
-            return Ok((NonNull::dangling(), 0));
-        };
+    fn init_delegates(&self) -> Result<(NonNull<Delegate>, usize), Error> {
+        let list = self.meta.list(Plan::VT_DELEGATES).unwrap_or(Vector::EMPTY);
         let n = list.len();
-        let mut storage: NonNull<Delegate> = NonNull::dangling();
-        let mut count = 0usize;
-        if n > 0 {
-            let p = self.arena.allocate(
-                n * core::mem::size_of::<Delegate>(),
-                core::mem::align_of::<Delegate>(),
-            )?;
-            storage = p.cast();
-        }
-        let release = |storage: NonNull<Delegate>, count: usize| {
-            for k in 0..count {
-                // SAFETY: entries 0..count were written below.
-                let d = unsafe { *storage.as_ptr().add(k) };
-                d.backend.backend.destroy(d.handle);
-            }
-        };
-        for d in list.iter() {
-            let id = d.id().unwrap_or("");
-            let Some(entry) = find_backend(id).filter(|b| b.backend.is_available()) else {
-                release(storage, count);
-                return Err(LoadError::new(
+        let storage = self.arena.alloc_array::<Delegate>(n)?;
+        for count in 0..n {
+            let d = list.table(count);
+            // SAFETY: `id` is a string field of `BackendDelegate`, a table reached from
+            // the program's root.
+            let id = d.and_then(|d| unsafe { d.string(fb::BackendDelegate::VT_ID) });
+            let id = id.unwrap_or("");
+            let result = match find_backend(id).filter(|b| b.backend.is_available()) {
+                None => Err(note(
+                    self.detail,
                     Error::NotFound,
                     LoadDetail::MissingBackend { id },
-                ));
+                )),
+                Some(entry) => d
+                    .ok_or(Error::InvalidProgram)
+                    .and_then(|d| self.init_delegate(d, entry))
+                    .map(|handle| Delegate {
+                        backend: entry,
+                        handle,
+                    })
+                    .map_err(|e| note(self.detail, e, LoadDetail::BackendInit { id })),
             };
-            let result = (|| {
-                let processed = d.processed().ok_or(Error::InvalidProgram)?;
-                let payload = self.program.delegate_payload(processed)?;
-                let specs_fb = d.compile_specs();
-                let nspecs = specs_fb.map_or(0, |s| s.len());
-                let specs = self.arena.alloc_slice(
-                    nspecs,
-                    CompileSpec {
-                        key: "",
-                        value: &[],
-                    },
-                )?;
-                for (slot, s) in specs
-                    .iter_mut()
-                    .zip(specs_fb.into_iter().flat_map(|v| v.iter()))
-                {
-                    *slot = CompileSpec {
-                        key: s.key().unwrap_or(""),
-                        value: s.value().map_or(&[][..], |v| v.bytes()),
-                    };
-                }
-                let ctx = BackendInitContext {
-                    allocator: self.arena,
-                    method_name,
-                };
-                entry.backend.init(&ctx, payload, specs)
-            })();
             match result {
-                Ok(handle) => {
-                    // SAFETY: `count < n`, inside the allocation made above.
-                    unsafe {
-                        storage.as_ptr().add(count).write(Delegate {
-                            backend: entry,
-                            handle,
-                        })
-                    };
-                    count += 1;
-                }
+                // SAFETY: `count < n`, inside the allocation made above.
+                Ok(delegate) => unsafe { storage.as_ptr().add(count).write(delegate) },
                 Err(e) => {
-                    release(storage, count);
-                    return Err(LoadError::new(e, LoadDetail::BackendInit { id }));
+                    for k in 0..count {
+                        // SAFETY: entries 0..count were written above.
+                        let d = unsafe { *storage.as_ptr().add(k) };
+                        d.backend.backend.destroy(d.handle);
+                    }
+                    return Err(e);
                 }
             }
         }
-        Ok((storage, count))
+        Ok((storage, n))
     }
 
+    fn init_delegate(
+        &self,
+        d: Table<'a>,
+        entry: &'static BackendEntry,
+    ) -> Result<DelegateHandle, Error> {
+        type D<'x> = fb::BackendDelegate<'x>;
+        let processed = d.table(D::VT_PROCESSED).ok_or(Error::InvalidProgram)?;
+        let payload = self.program.delegate_payload(processed)?;
+        let specs_fb = d.vector(D::VT_COMPILE_SPECS).unwrap_or(Vector::EMPTY);
+        let specs = self.arena.alloc_slice(
+            specs_fb.len(),
+            CompileSpec {
+                key: "",
+                value: &[],
+            },
+        )?;
+        for (k, slot) in specs.iter_mut().enumerate() {
+            if let Some(s) = specs_fb.table(k) {
+                *slot = CompileSpec {
+                    // SAFETY: `key` is a string field of `CompileSpec`, a table reached
+                    // from the program's root.
+                    key: unsafe { s.string(fb::CompileSpec::VT_KEY) }.unwrap_or(""),
+                    value: s.bytes(fb::CompileSpec::VT_VALUE).unwrap_or(&[]),
+                };
+            }
+        }
+        let ctx = BackendInitContext {
+            allocator: self.arena,
+            method_name: self.meta.name(),
+        };
+        entry.backend.init(&ctx, payload, specs)
+    }
+
+    #[allow(
+        clippy::type_complexity,
+        reason = "three parts of the instruction table"
+    )]
     fn build_instructions(
         &self,
-        values: NonNull<Value>,
-        num_values: usize,
         num_delegates: usize,
-    ) -> Result<(NonNull<Instr>, NonNull<Chain>, usize), LoadError<'a>> {
-        let chains_fb = self.plan.chains().ok_or(Error::InvalidProgram)?;
+    ) -> Result<(NonNull<Instr>, NonNull<Chain>, usize), Error> {
+        let chains = self
+            .meta
+            .list(Plan::VT_CHAINS)
+            .ok_or(Error::InvalidProgram)?;
         let total = self.meta.num_instructions();
         if total >= u32::MAX as usize {
-            return Err(Error::InvalidProgram.into());
+            return Err(Error::InvalidProgram);
         }
-        let chains = self
-            .arena
-            .alloc_slice(chains_fb.len(), Chain { start: 0, len: 0 })?;
-        let instrs = self.arena.alloc_slice(total, Instr::Free { value: 0 })?;
-        // One resolution per (operator, dtype key): most programs call few operators many times.
+        let out_chains = self.arena.alloc_array::<Chain>(chains.len())?;
+        let instrs = self.arena.alloc_array::<Instr>(total)?;
+        // One resolution per (operator, dtype key): most programs call few operators many
+        // times.
         let num_ops = self.meta.num_operators();
-        let cache = self.arena.alloc_slice(
-            num_ops,
-            (u32::MAX, u8::MAX, None::<&'static crate::KernelEntry>),
-        )?;
-        let mut missing = 0usize;
-        let mut first_missing = None;
+        let cache = self
+            .arena
+            .alloc_slice::<CacheSlot>(num_ops, (u32::MAX, u8::MAX, None))?;
+        let mut missing = Missing {
+            count: 0,
+            first_instruction: 0,
+            first_op: 0,
+        };
         let mut pc = 0usize;
-        for (c, chain) in chains_fb.iter().enumerate() {
+        for c in 0..chains.len() {
+            let list = chains
+                .table(c)
+                .and_then(|c| c.vector(fb::Chain::VT_INSTRUCTIONS))
+                .unwrap_or(Vector::EMPTY);
             let start = pc;
-            for instr in chain.instructions().into_iter().flat_map(|v| v.iter()) {
-                let bad =
-                    LoadError::new(Error::InvalidProgram, LoadDetail::Instruction { index: pc });
-                let value = |i: i32| in_range(i as i64, num_values).ok_or(bad);
-                let decoded = match instr.instr_args_type() {
-                    fb::InstructionArguments::KernelCall => {
-                        let call = instr.instr_args_as_kernel_call().ok_or(bad)?;
-                        let op_index = in_range(call.op_index() as i64, num_ops).ok_or(bad)? as usize;
-                        let args = self
-                            .copy_args(call.args(), num_values)
-                            .map_err(|e| LoadError { error: e, ..bad })?;
-                        // The key comes from the values already built (their tensors were
-                        // validated), not from another walk of the flatbuffer.
-                        let (common, mask) = tensor_dtypes(values, args);
-                        let common_byte = common.map_or(u8::MAX, |d| d as u8);
-                        let slot = &mut cache[op_index];
-                        let entry = if slot.0 == mask.0 && slot.1 == common_byte {
-                            slot.2
-                        } else {
-                            let operator = self.meta.operator(op_index).map_err(|_| bad)?;
-                            let found = crate::registry::resolve_kernel_masked(&operator, common, mask);
-                            *slot = (mask.0, common_byte, found);
-                            found
-                        };
-                        match entry {
-                            None => {
-                                missing += 1;
-                                if first_missing.is_none() {
-                                    let operator = self.meta.operator(op_index).map_err(|_| bad)?;
-                                    first_missing = Some((pc, operator));
-                                }
-                                Instr::Free { value: 0 }
-                            }
-                            Some(entry) => {
-                                self.check_signature(entry, pc, op_index, values, args)?;
-                                Instr::Kernel {
-                                    function: entry.function,
-                                    args: NonNull::from(args).cast(),
-                                    len: args.len() as u32,
-                                    params: entry.signature.args.len() as u32,
-                                    op: op_index as u32,
-                                }
-                            }
-                        }
-                    }
-                    fb::InstructionArguments::DelegateCall => {
-                        let call = instr.instr_args_as_delegate_call().ok_or(bad)?;
-                        let index =
-                            in_range(call.delegate_index() as i64, num_delegates).ok_or(bad)?;
-                        let args = self
-                            .copy_args(call.args(), num_values)
-                            .map_err(|e| LoadError { error: e, ..bad })?;
-                        Instr::Delegate {
-                            index,
-                            args: NonNull::from(args).cast(),
-                            len: args.len() as u32,
-                        }
-                    }
-                    fb::InstructionArguments::MoveCall => {
-                        let call = instr.instr_args_as_move_call().ok_or(bad)?;
-                        Instr::Move {
-                            from: value(call.move_from())?,
-                            to: value(call.move_to())?,
-                        }
-                    }
-                    fb::InstructionArguments::JumpFalseCall => {
-                        let call = instr.instr_args_as_jump_false_call().ok_or(bad)?;
-                        let len = chain.instructions().map_or(0, |v| v.len());
-                        let dest = call.destination_instruction();
-                        if dest < 0 || dest as usize > len {
-                            return Err(bad);
-                        }
-                        Instr::JumpFalse {
-                            cond: value(call.cond_value_index())?,
-                            dest: dest as u32,
-                        }
-                    }
-                    fb::InstructionArguments::FreeCall => {
-                        let call = instr.instr_args_as_free_call().ok_or(bad)?;
-                        Instr::Free {
-                            value: value(call.value_index())?,
-                        }
-                    }
-                    _ => return Err(bad),
-                };
-                instrs[pc] = decoded;
+            for k in 0..list.len() {
+                let decoded = self
+                    .decode(
+                        list.table(k),
+                        list.len(),
+                        pc,
+                        num_delegates,
+                        cache,
+                        &mut missing,
+                    )
+                    .map_err(|e| note(self.detail, e, LoadDetail::Instruction { index: pc }))?;
+                if pc >= total {
+                    return Err(Error::InvalidProgram);
+                }
+                // SAFETY: `pc < total`, the array's length.
+                unsafe { instrs.as_ptr().add(pc).write(decoded) };
                 pc += 1;
             }
-            chains[c] = Chain {
-                start: start as u32,
-                len: (pc - start) as u32,
+            // SAFETY: `c < chains.len()`, the array's length.
+            unsafe {
+                out_chains.as_ptr().add(c).write(Chain {
+                    start: start as u32,
+                    len: (pc - start) as u32,
+                })
             };
         }
-        if let Some((first_instruction, first_operator)) = first_missing {
-            let detail = LoadDetail::MissingKernels {
-                count: missing,
-                first_instruction,
-                first_operator,
-            };
-            return Err(LoadError::new(Error::OperatorMissing, detail));
+        if pc != total {
+            return Err(Error::InvalidProgram);
         }
-        Ok((
-            NonNull::from(instrs).cast(),
-            NonNull::from(&mut *chains).cast(),
-            chains.len(),
-        ))
+        if missing.count > 0 {
+            let d = LoadDetail::MissingKernels {
+                count: missing.count,
+                first_instruction: missing.first_instruction,
+                first_operator: self.operator(missing.first_op),
+            };
+            return Err(note(self.detail, Error::OperatorMissing, d));
+        }
+        Ok((instrs, out_chains, chains.len()))
     }
 
-    fn copy_args(
+    /// Operator `op` for messages.
+    #[cold]
+    fn operator(&self, op: usize) -> OperatorName<'a> {
+        self.meta.operator(op).unwrap_or(OperatorName {
+            name: "?",
+            overload: "",
+        })
+    }
+
+    /// Decodes instruction `pc` (of a chain of `chain_len`). A KernelCall that no
+    /// registered kernel serves is counted in `missing` and becomes a placeholder.
+    fn decode(
         &self,
-        args: Option<flatbuffers::Vector<'a, i32>>,
-        n: usize,
-    ) -> Result<&'a [u32], Error> {
-        let args = args.ok_or(Error::InvalidProgram)?;
-        let out = self.arena.alloc_slice(args.len(), 0u32)?;
-        for (slot, a) in out.iter_mut().zip(args.iter()) {
-            *slot = in_range(a as i64, n).ok_or(Error::InvalidProgram)?;
-        }
-        // SAFETY: the arena allocation is valid for 'a (the arena borrows its buffer for 'a
-        // and is never reset while the method lives); it is only read from now on.
-        Ok(unsafe { &*(out as *const [u32]) })
+        instr: Option<Table<'a>>,
+        chain_len: usize,
+        pc: usize,
+        num_delegates: usize,
+        cache: &mut [CacheSlot],
+        missing: &mut Missing,
+    ) -> Result<Instr, Error> {
+        let (kind, call) = instr.ok_or(Error::InvalidProgram)?.union(
+            fb::Instruction::VT_INSTR_ARGS_TYPE,
+            fb::Instruction::VT_INSTR_ARGS,
+        );
+        let call = call.ok_or(Error::InvalidProgram)?;
+        let n = self.num_values;
+        // Every call table has an int in its first field, and MoveCall and JumpFalseCall
+        // another in their second (see the assertions below).
+        let first = call.int(fb::MoveCall::VT_MOVE_FROM, 4);
+        let second = call.int(fb::MoveCall::VT_MOVE_TO, 4);
+        let bad = Error::InvalidProgram;
+        Ok(match kind {
+            tag::KERNEL_CALL => {
+                let op = in_range(first, cache.len()).ok_or(bad)? as usize;
+                let args = self.args(call, fb::KernelCall::VT_ARGS)?;
+                // The key comes from the values already built (their tensors were
+                // validated), not from another walk of the flatbuffer.
+                let (common, mask) = tensor_dtypes(self.values, args);
+                let common_byte = common.map_or(u8::MAX, |d| d as u8);
+                let slot = cache.get_mut(op).ok_or(bad)?;
+                if slot.0 != mask.0 || slot.1 != common_byte {
+                    let operator = self.meta.operator(op)?;
+                    let found = crate::registry::resolve_kernel_masked(&operator, common, mask);
+                    *slot = (mask.0, common_byte, found);
+                }
+                let Some(entry) = slot.2 else {
+                    if missing.count == 0 {
+                        missing.first_instruction = pc;
+                        missing.first_op = op;
+                    }
+                    missing.count += 1;
+                    return Ok(Instr::Free { value: 0 });
+                };
+                self.check_signature(entry, pc, op, args)?;
+                Instr::Kernel {
+                    function: entry.function,
+                    args: NonNull::from(args).cast(),
+                    len: args.len() as u32,
+                    params: entry.signature.args.len() as u32,
+                    op: op as u32,
+                }
+            }
+            tag::DELEGATE_CALL => {
+                let index = in_range(first, num_delegates).ok_or(bad)?;
+                let args = self.args(call, fb::DelegateCall::VT_ARGS)?;
+                Instr::Delegate {
+                    index,
+                    args: NonNull::from(args).cast(),
+                    len: args.len() as u32,
+                }
+            }
+            tag::MOVE_CALL => Instr::Move {
+                from: in_range(first, n).ok_or(bad)?,
+                to: in_range(second, n).ok_or(bad)?,
+            },
+            tag::JUMP_FALSE_CALL => {
+                // A destination equal to the chain's length ends the chain.
+                if second < 0 || second as u64 > chain_len as u64 {
+                    return Err(bad);
+                }
+                Instr::JumpFalse {
+                    cond: in_range(first, n).ok_or(bad)?,
+                    dest: second as u32,
+                }
+            }
+            tag::FREE_CALL => Instr::Free {
+                value: in_range(first, n).ok_or(bad)?,
+            },
+            _ => return Err(bad),
+        })
     }
 
     fn check_signature(
         &self,
-        entry: &crate::KernelEntry,
+        entry: &KernelEntry,
         instruction: usize,
-        op_index: usize,
-        values: NonNull<Value>,
+        op: usize,
         args: &[u32],
-    ) -> Result<(), LoadError<'a>> {
-        let operator = || self.meta.operator(op_index).unwrap_or(OperatorName { name: "?", overload: "" });
+    ) -> Result<(), Error> {
         let kinds = entry.signature.args;
         let expected = kinds.len() + 1;
         // Out variants may omit the return slot (it would alias the out anyway).
         let omitted_return =
             entry.signature.returns == ReturnKind::Outs && args.len() == kinds.len();
         if args.len() != expected && !omitted_return {
-            return Err(LoadError::new(
-                Error::InvalidProgram,
-                LoadDetail::ArgumentCount {
-                    instruction,
-                    operator: operator(),
-                    expected,
-                    found: args.len(),
-                },
-            ));
+            let d = LoadDetail::ArgumentCount {
+                instruction,
+                operator: self.operator(op),
+                expected,
+                found: args.len(),
+            };
+            return Err(note(self.detail, Error::InvalidProgram, d));
         }
-        for (position, (&kind, &idx)) in kinds.iter().zip(args.iter()).enumerate() {
-            // SAFETY: `idx` was range-checked by `copy_args`.
-            let v = unsafe { &*values.as_ptr().add(idx as usize) };
+        for (position, (&kind, &idx)) in kinds.iter().zip(args).enumerate() {
+            // SAFETY: `idx` was range-checked by `indices` against the value table.
+            let v = unsafe { &*self.values.as_ptr().add(idx as usize) };
             if !kind.accepts(v) {
-                return Err(LoadError::new(
-                    Error::InvalidProgram,
-                    LoadDetail::ArgumentKind {
-                        instruction,
-                        operator: operator(),
-                        position,
-                        expected: kind,
-                        found: v.tag(),
-                    },
-                ));
+                let d = LoadDetail::ArgumentKind {
+                    instruction,
+                    operator: self.operator(op),
+                    position,
+                    expected: kind,
+                    found: v.tag(),
+                };
+                return Err(note(self.detail, Error::InvalidProgram, d));
             }
         }
         Ok(())
@@ -906,7 +995,8 @@ fn tensor_dtypes(values: NonNull<Value>, args: &[u32]) -> (Option<ScalarType>, c
     let mut first = None;
     let mut same = true;
     for &a in args {
-        // SAFETY: `a` was range-checked by `copy_args`; tensors live in the method arena.
+        // SAFETY: `a` was range-checked against the value table; tensors live in the
+        // method arena.
         if let Value::Tensor(t) = unsafe { *values.as_ptr().add(a as usize) } {
             // SAFETY: as above; nothing else borrows the tensor during load.
             let d = unsafe { t.as_ref() }.dtype();

@@ -91,7 +91,8 @@ fn scalar_prim(op: Op, args: &KernelArgs<'_>) -> KernelResult {
                 sizes.get(d as usize).copied().unwrap_or(1)
             };
             Scalar::Int(
-                i64::try_from(n).map_err(|_| KernelError::invalid("size does not fit in an int"))?,
+                i64::try_from(n)
+                    .map_err(|_| KernelError::invalid("size does not fit in an int"))?,
             )
         }
         _ => {
@@ -470,7 +471,10 @@ mod tests {
         assert_eq!(double("executorch_prim::mul.Scalar", D(1.5), I(2)), 3.0);
         assert_eq!(int("executorch_prim::floordiv.Scalar", I(-7), I(2)), -4);
         assert_eq!(int("executorch_prim::floordiv.Scalar", I(7), I(2)), 3);
-        assert_eq!(double("executorch_prim::floordiv.Scalar", D(-7.0), I(2)), -4.0);
+        assert_eq!(
+            double("executorch_prim::floordiv.Scalar", D(-7.0), I(2)),
+            -4.0
+        );
         assert_eq!(int("executorch_prim::mod.Scalar", I(-7), I(2)), 1);
         assert_eq!(int("executorch_prim::mod.Scalar", I(7), I(-2)), -1);
         assert_eq!(double("executorch_prim::mod.Scalar", D(-7.5), I(2)), 0.5);
@@ -496,7 +500,10 @@ mod tests {
         // Int-only ops refuse doubles.
         let (r, _) = call("executorch_prim::mod.int", &mut [D(1.0), I(2), Value::None]);
         assert_eq!(r.unwrap_err().error, Error::InvalidProgram);
-        let (r, _) = call("executorch_prim::add.Scalar", &mut [I(1), Value::None, Value::None]);
+        let (r, _) = call(
+            "executorch_prim::add.Scalar",
+            &mut [I(1), Value::None, Value::None],
+        );
         assert_eq!(r.unwrap_err().error, Error::InvalidProgram);
     }
 
@@ -510,18 +517,34 @@ mod tests {
         assert!(boolean("executorch_prim::ge.Scalar", B(true), I(1)));
         assert!(!boolean("executorch_prim::gt.Scalar", D(f64::NAN), I(1)));
         assert!(!boolean("executorch_prim::le.Scalar", D(f64::NAN), I(1)));
-        assert!(!boolean("executorch_prim::eq.Scalar", D(f64::NAN), D(f64::NAN)));
+        assert!(!boolean(
+            "executorch_prim::eq.Scalar",
+            D(f64::NAN),
+            D(f64::NAN)
+        ));
     }
 
     #[test]
     fn scalar_unary() {
         assert!(matches!(unary("executorch_prim::neg.Scalar", I(3)), I(-3)));
-        assert!(matches!(unary("executorch_prim::neg.Scalar", B(true)), I(-1)));
+        assert!(matches!(
+            unary("executorch_prim::neg.Scalar", B(true)),
+            I(-1)
+        ));
         assert!(matches!(unary("executorch_prim::neg.Scalar", D(1.5)), D(v) if v == -1.5));
         assert!(matches!(unary("executorch_prim::sym_float.Scalar", I(3)), D(v) if v == 3.0));
-        assert!(matches!(unary("executorch_prim::sym_int.Scalar", D(-2.7)), I(-2)));
-        assert!(matches!(unary("executorch_prim::sym_not.Scalar", I(0)), B(true)));
-        assert!(matches!(unary("executorch_prim::sym_not.Scalar", D(0.5)), B(false)));
+        assert!(matches!(
+            unary("executorch_prim::sym_int.Scalar", D(-2.7)),
+            I(-2)
+        ));
+        assert!(matches!(
+            unary("executorch_prim::sym_not.Scalar", I(0)),
+            B(true)
+        ));
+        assert!(matches!(
+            unary("executorch_prim::sym_not.Scalar", D(0.5)),
+            B(false)
+        ));
         let ceil = "executorch_prim::ceil.Scalar";
         let round = "executorch_prim::round.Scalar";
         let trunc = "executorch_prim::trunc.Scalar";
@@ -535,7 +558,10 @@ mod tests {
         assert!(matches!(unary(trunc, D(-2.7)), I(-2)));
         assert!(matches!(unary(trunc, B(true)), I(1)));
         for name in [ceil, round, trunc] {
-            assert_eq!(unary_err(name, D(f64::INFINITY)).error, Error::InvalidArgument);
+            assert_eq!(
+                unary_err(name, D(f64::INFINITY)).error,
+                Error::InvalidArgument
+            );
             assert_eq!(unary_err(name, D(f64::NAN)).error, Error::InvalidArgument);
         }
         let ite = "executorch_prim::sym_ite.Scalar";
@@ -620,7 +646,10 @@ mod tests {
                 &mut order,
                 cell.as_mut_ptr().cast(),
             );
-            let got = unary("aten::_local_scalar_dense", Value::Tensor(NonNull::from(&mut t)));
+            let got = unary(
+                "aten::_local_scalar_dense",
+                Value::Tensor(NonNull::from(&mut t)),
+            );
             let same = match (got, want) {
                 (B(a), B(b)) => a == b,
                 (I(a), I(b)) => a == b,

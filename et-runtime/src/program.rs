@@ -10,6 +10,10 @@ use crate::schema::fb;
 use crate::tensor::{ShapeDynamism, MAX_DIM};
 use crate::value::Tag;
 
+mod reader;
+
+pub(crate) use reader::{Table, Vector};
+
 /// The file identifier every supported program carries at bytes 4..8.
 pub const FILE_IDENTIFIER: &[u8; 4] = b"ET12";
 /// The highest `Program.version` this runtime accepts (as ExecuTorch 1.5.1).
@@ -95,10 +99,11 @@ impl From<ProgramError> for Error {
 /// `Program` is `Sync`: several threads may load methods from one program.
 pub struct Program<'d> {
     loader: &'d dyn DataLoaderSync,
-    root: fb::Program<'d>,
+    /// The root `Program` table of the verified flatbuffer.
+    root: Table<'d>,
     header: Option<ExtendedHeader>,
     constants: &'d [u8],
-    constant_offsets: Option<flatbuffers::Vector<'d, u64>>,
+    constant_offsets: Option<Vector<'d>>,
 }
 
 /// A [`DataLoader`] that can be shared between threads.
@@ -115,23 +120,40 @@ impl fmt::Debug for Program<'_> {
     }
 }
 
+/// A `usize` from a file's integer; `InvalidProgram` when it does not fit.
+fn to_usize(v: u64) -> Result<usize, Error> {
+    usize::try_from(v).map_err(|_| Error::InvalidProgram)
+}
+
+/// `nbytes` bytes at byte `start` (a file's integer) of `data`; `InvalidProgram` when
+/// they are not all inside.
+fn sub_slice(data: &[u8], start: u64, nbytes: usize) -> Result<&[u8], Error> {
+    let start = to_usize(start)?;
+    let end = start.checked_add(nbytes).ok_or(Error::InvalidProgram)?;
+    data.get(start..end).ok_or(Error::InvalidProgram)
+}
+
 impl<'d> Program<'d> {
     /// Loads and checks a program: header, identifier, the flatbuffer's structure,
     /// version, and the constant segment. Every later access relies on these checks.
     pub fn load<L: DataLoader + Sync>(loader: &'d L) -> Result<Program<'d>, ProgramError> {
+        Self::load_dyn(loader)
+    }
+
+    fn load_dyn(loader: &'d dyn DataLoaderSync) -> Result<Program<'d>, ProgramError> {
         let fail = |error, reason| ProgramError { error, reason };
         let size = loader.size();
         let head = loader
             .load(0, size.min(HEADER_PROBE))
             .map_err(|e| fail(e, "cannot read the file header"))?;
-        if head.len() < 8 {
+        let Some(id) = head.get(4..8) else {
             return Err(fail(
                 Error::InvalidProgram,
                 "file is too short to be a program",
             ));
-        }
-        if &head[4..8] != FILE_IDENTIFIER {
-            return Err(if &head[4..6] == b"ET" {
+        };
+        if id != FILE_IDENTIFIER {
+            return Err(if id.starts_with(b"ET") {
                 fail(
                     Error::NotSupported,
                     "unsupported program format version (identifier is not ET12)",
@@ -187,7 +209,8 @@ impl<'d> Program<'d> {
                 "the program's flatbuffer is malformed (truncated or corrupted)",
             )
         })?;
-        if root.version() > MAX_SUPPORTED_VERSION {
+        let root = Table::of(root._tab);
+        if root.uint(fb::Program::VT_VERSION, 4) > MAX_SUPPORTED_VERSION as u64 {
             return Err(fail(
                 Error::InvalidProgram,
                 "program schema version is newer than this runtime supports",
@@ -207,43 +230,44 @@ impl<'d> Program<'d> {
     }
 
     fn load_constant_segment(&mut self) -> Result<(), Error> {
-        let Some(cs) = self.root.constant_segment() else {
+        let Some(cs) = self.root.table(fb::Program::VT_CONSTANT_SEGMENT) else {
             return Ok(());
         };
-        let Some(offsets) = cs.offsets() else {
+        let Some(offsets) = cs.vector(fb::SubsegmentOffsets::VT_OFFSETS) else {
             return Ok(());
         };
-        if offsets.len() <= 1 {
-            // Only the reserved placeholder entry: the program has no constants.
-            self.constant_offsets = Some(offsets);
-            return Ok(());
+        // With only the reserved placeholder entry, the program has no constants.
+        if offsets.len() > 1 {
+            if self
+                .root
+                .vector(fb::Program::VT_CONSTANT_BUFFER)
+                .is_some_and(|b| b.len() != 0)
+            {
+                return Err(Error::InvalidProgram);
+            }
+            self.constants =
+                self.segment(cs.uint(fb::SubsegmentOffsets::VT_SEGMENT_INDEX, 4) as usize)?;
         }
-        if self.root.constant_buffer().is_some_and(|b| !b.is_empty()) {
-            return Err(Error::InvalidProgram);
-        }
-        self.constants = self.segment(cs.segment_index() as usize)?;
         self.constant_offsets = Some(offsets);
         Ok(())
     }
 
     /// The bytes of segment `index`.
     pub(crate) fn segment(&self, index: usize) -> Result<&'d [u8], Error> {
-        let header = self.header.ok_or(Error::NotFound)?;
-        if header.segment_base_offset == 0 {
-            return Err(Error::NotFound);
-        }
-        let segments = self.root.segments().ok_or(Error::NotFound)?;
-        if index >= segments.len() {
-            return Err(Error::NotFound);
-        }
-        let seg = segments.get(index);
-        let start = header
-            .segment_base_offset
-            .checked_add(seg.offset())
+        let base = match self.header {
+            Some(h) if h.segment_base_offset != 0 => h.segment_base_offset,
+            _ => return Err(Error::NotFound),
+        };
+        let seg = self
+            .root
+            .vector(fb::Program::VT_SEGMENTS)
+            .and_then(|s| s.table(index))
+            .ok_or(Error::NotFound)?;
+        let start = base
+            .checked_add(seg.uint(fb::DataSegment::VT_OFFSET, 8))
             .ok_or(Error::InvalidProgram)?;
-        let start = usize::try_from(start).map_err(|_| Error::InvalidProgram)?;
-        let len = usize::try_from(seg.size()).map_err(|_| Error::InvalidProgram)?;
-        self.loader.load(start, len)
+        let len = to_usize(seg.uint(fb::DataSegment::VT_SIZE, 8))?;
+        self.loader.load(to_usize(start)?, len)
     }
 
     /// `nbytes` of constant `index` (an index into the constant segment's offsets).
@@ -253,56 +277,50 @@ impl<'d> Program<'d> {
             if index >= offsets.len() {
                 return Err(Error::InvalidProgram);
             }
-            let start = usize::try_from(offsets.get(index)).map_err(|_| Error::InvalidProgram)?;
-            let end = start.checked_add(nbytes).ok_or(Error::InvalidProgram)?;
-            return self.constants.get(start..end).ok_or(Error::InvalidProgram);
+            return sub_slice(self.constants, offsets.uint(index, 8), nbytes);
         }
         // The deprecated inline constant buffers.
-        let buffers = self.root.constant_buffer().ok_or(Error::InvalidProgram)?;
-        if index >= buffers.len() {
-            return Err(Error::InvalidProgram);
-        }
-        let storage = buffers.get(index).storage().ok_or(Error::InvalidProgram)?;
-        storage.bytes().get(..nbytes).ok_or(Error::InvalidProgram)
+        let storage = self
+            .root
+            .vector(fb::Program::VT_CONSTANT_BUFFER)
+            .and_then(|b| b.table(index))
+            .and_then(|b| b.bytes(fb::Buffer::VT_STORAGE))
+            .ok_or(Error::InvalidProgram)?;
+        storage.get(..nbytes).ok_or(Error::InvalidProgram)
     }
 
     /// The initial bytes of a mutable buffer (`mutable_data_segments[0]`).
     pub(crate) fn mutable_data(&self, index: u32, nbytes: usize) -> Result<&'d [u8], Error> {
-        let segs = self
+        let sub = self
             .root
-            .mutable_data_segments()
+            .vector(fb::Program::VT_MUTABLE_DATA_SEGMENTS)
+            .and_then(|s| s.table(0))
             .ok_or(Error::InvalidProgram)?;
-        if segs.is_empty() {
+        let offsets = sub
+            .vector(fb::SubsegmentOffsets::VT_OFFSETS)
+            .ok_or(Error::InvalidProgram)?;
+        let index = index as usize;
+        if index >= offsets.len() {
             return Err(Error::InvalidProgram);
         }
-        let sub = segs.get(0);
-        let offsets = sub.offsets().ok_or(Error::InvalidProgram)?;
-        if index as usize >= offsets.len() {
-            return Err(Error::InvalidProgram);
-        }
-        let data = self.segment(sub.segment_index() as usize)?;
-        let start =
-            usize::try_from(offsets.get(index as usize)).map_err(|_| Error::InvalidProgram)?;
-        let end = start.checked_add(nbytes).ok_or(Error::InvalidProgram)?;
-        data.get(start..end).ok_or(Error::InvalidProgram)
+        let data = self.segment(sub.uint(fb::SubsegmentOffsets::VT_SEGMENT_INDEX, 4) as usize)?;
+        sub_slice(data, offsets.uint(index, 8), nbytes)
     }
 
-    /// A delegate's payload.
-    pub(crate) fn delegate_payload(
-        &self,
-        r: fb::BackendDelegateDataReference<'d>,
-    ) -> Result<&'d [u8], Error> {
-        let index = r.index() as usize;
-        match r.location() {
+    /// A delegate's payload, from its `BackendDelegateDataReference`.
+    pub(crate) fn delegate_payload(&self, r: Table<'d>) -> Result<&'d [u8], Error> {
+        type R<'x> = fb::BackendDelegateDataReference<'x>;
+        let index = r.uint(R::VT_INDEX, 4) as usize;
+        match fb::DataLocation(r.uint(R::VT_LOCATION, 1) as u8 as i8) {
             fb::DataLocation::INLINE => {
                 let inline = self
                     .root
-                    .backend_delegate_data()
+                    .vector(fb::Program::VT_BACKEND_DELEGATE_DATA)
+                    .and_then(|d| d.table(index))
                     .ok_or(Error::InvalidProgram)?;
-                if index >= inline.len() {
-                    return Err(Error::InvalidProgram);
-                }
-                Ok(inline.get(index).data().map(|d| d.bytes()).unwrap_or(&[]))
+                Ok(inline
+                    .bytes(fb::BackendDelegateInlineData::VT_DATA)
+                    .unwrap_or(&[]))
             }
             fb::DataLocation::SEGMENT => self.segment(index).map_err(|_| Error::InvalidProgram),
             _ => Err(Error::InvalidProgram),
@@ -316,21 +334,23 @@ impl<'d> Program<'d> {
 
     /// `Program.version` from the file.
     pub fn version(&self) -> u32 {
-        self.root.version()
+        self.root.uint(fb::Program::VT_VERSION, 4) as u32
+    }
+
+    fn plans(&self) -> Option<Vector<'d>> {
+        self.root.vector(fb::Program::VT_EXECUTION_PLAN)
     }
 
     /// Number of methods.
     pub fn num_methods(&self) -> usize {
-        self.root.execution_plan().map_or(0, |p| p.len())
+        self.plans().map_or(0, |p| p.len())
     }
 
     /// The name of method `index`.
     pub fn method_name(&self, index: usize) -> Result<&'d str, Error> {
-        let plans = self.root.execution_plan().ok_or(Error::InvalidProgram)?;
-        if index >= plans.len() {
-            return Err(Error::InvalidArgument);
-        }
-        plans.get(index).name().ok_or(Error::InvalidProgram)
+        let plans = self.plans().ok_or(Error::InvalidProgram)?;
+        let plan = plans.table(index).ok_or(Error::InvalidArgument)?;
+        plan_name(plan).ok_or(Error::InvalidProgram)
     }
 
     /// The method names, in file order.
@@ -338,26 +358,31 @@ impl<'d> Program<'d> {
         (0..self.num_methods()).filter_map(|i| self.method_name(i).ok())
     }
 
-    pub(crate) fn plan(&self, name: &str) -> Result<fb::ExecutionPlan<'d>, Error> {
-        let plans = self.root.execution_plan().ok_or(Error::InvalidProgram)?;
-        plans
-            .iter()
-            .find(|p| p.name() == Some(name))
-            .ok_or(Error::InvalidArgument)
-    }
-
     /// Metadata of method `name`: inputs, outputs, planned memory, operators.
     pub fn method_meta(&self, name: &str) -> Result<MethodMeta<'d>, Error> {
-        let plan = self.plan(name)?;
-        let name = plan.name().ok_or(Error::InvalidProgram)?;
-        if plan.non_const_buffer_sizes().is_none()
-            || plan.inputs().is_none()
-            || plan.outputs().is_none()
-        {
-            return Err(Error::InvalidProgram);
+        let plans = self.plans().ok_or(Error::InvalidProgram)?;
+        for i in 0..plans.len() {
+            let Some(plan) = plans.table(i) else { break };
+            let Some(found) = plan_name(plan).filter(|n| *n == name) else {
+                continue;
+            };
+            type P<'x> = fb::ExecutionPlan<'x>;
+            for vt in [P::VT_NON_CONST_BUFFER_SIZES, P::VT_INPUTS, P::VT_OUTPUTS] {
+                if plan.vector(vt).is_none() {
+                    return Err(Error::InvalidProgram);
+                }
+            }
+            return Ok(MethodMeta { plan, name: found });
         }
-        Ok(MethodMeta { plan, name })
+        Err(Error::InvalidArgument)
     }
+}
+
+/// An `ExecutionPlan`'s name.
+fn plan_name(plan: Table<'_>) -> Option<&str> {
+    // SAFETY: `name` is a string field of `ExecutionPlan`, and plans are reached from the
+    // program's root.
+    unsafe { plan.string(fb::ExecutionPlan::VT_NAME) }
 }
 
 // SAFETY: a `Program` only reads immutable bytes borrowed from a `Sync` loader; the
@@ -369,7 +394,8 @@ unsafe impl Send for Program<'_> {}
 /// Metadata of one method, read from the program without loading it.
 #[derive(Clone, Copy)]
 pub struct MethodMeta<'d> {
-    plan: fb::ExecutionPlan<'d>,
+    /// The method's `ExecutionPlan` table.
+    plan: Table<'d>,
     name: &'d str,
 }
 
@@ -417,9 +443,16 @@ impl TensorInfo {
     }
 
     pub(crate) fn from_fb(t: &fb::Tensor<'_>) -> Result<TensorInfo, Error> {
-        let dtype = ScalarType::from_i8(t.scalar_type().0).ok_or(Error::InvalidProgram)?;
-        let sizes = t.sizes().ok_or(Error::InvalidProgram)?;
-        let order = t.dim_order().ok_or(Error::InvalidProgram)?;
+        TensorInfo::read(Table::of(t._tab))
+    }
+
+    /// Reads and checks a `Tensor` table's dtype, shape, dim order and dynamism.
+    pub(crate) fn read(t: Table<'_>) -> Result<TensorInfo, Error> {
+        type T<'x> = fb::Tensor<'x>;
+        let dtype = ScalarType::from_i8(t.uint(T::VT_SCALAR_TYPE, 1) as u8 as i8)
+            .ok_or(Error::InvalidProgram)?;
+        let sizes = t.vector(T::VT_SIZES).ok_or(Error::InvalidProgram)?;
+        let order = t.vector(T::VT_DIM_ORDER).ok_or(Error::InvalidProgram)?;
         let rank = sizes.len();
         if rank > MAX_DIM || order.len() != rank {
             return Err(Error::InvalidProgram);
@@ -429,7 +462,7 @@ impl TensorInfo {
             rank: rank as u8,
             sizes: [0; MAX_DIM],
             dim_order: [0; MAX_DIM],
-            dynamism: match t.shape_dynamism().0 {
+            dynamism: match t.uint(T::VT_SHAPE_DYNAMISM, 1) {
                 0 => ShapeDynamism::Static,
                 1 => ShapeDynamism::Bound,
                 2 => ShapeDynamism::Unbound,
@@ -437,18 +470,20 @@ impl TensorInfo {
             },
         };
         let mut seen = 0u32;
+        let mut numel = 1usize;
         for i in 0..rank {
-            let s = sizes.get(i);
-            info.sizes[i] = usize::try_from(s).map_err(|_| Error::InvalidProgram)?;
-            let d = order.get(i);
-            if d as usize >= rank || seen & (1 << d) != 0 {
+            let s = usize::try_from(sizes.i32(i)).map_err(|_| Error::InvalidProgram)?;
+            numel = numel.checked_mul(s).ok_or(Error::InvalidProgram)?;
+            let d = order.uint(i, 1) as usize;
+            if d >= rank || seen & (1 << d) != 0 {
                 return Err(Error::InvalidProgram);
             }
             seen |= 1 << d;
-            info.dim_order[i] = d;
+            info.sizes[i] = s;
+            info.dim_order[i] = d as u8;
         }
-        crate::tensor::checked_numel(info.sizes())
-            .and_then(|n| n.checked_mul(dtype.element_size()))
+        numel
+            .checked_mul(dtype.element_size())
             .ok_or(Error::InvalidProgram)?;
         Ok(info)
     }
@@ -589,149 +624,188 @@ pub struct KernelCallInfo<'d> {
     pub num_args: usize,
 }
 
+type Plan<'x> = fb::ExecutionPlan<'x>;
+
 impl<'d> MethodMeta<'d> {
     /// The method's name.
     pub fn name(&self) -> &'d str {
         self.name
     }
 
+    /// A vector field of the plan (`Plan::VT_*`).
+    pub(crate) fn list(&self, vt: flatbuffers::VOffsetT) -> Option<Vector<'d>> {
+        self.plan.vector(vt)
+    }
+
+    fn len_of(&self, vt: flatbuffers::VOffsetT) -> usize {
+        self.list(vt).map_or(0, |v| v.len())
+    }
+
     /// Number of inputs.
     pub fn num_inputs(&self) -> usize {
-        self.plan.inputs().map_or(0, |v| v.len())
+        self.len_of(Plan::VT_INPUTS)
     }
 
     /// Number of outputs.
     pub fn num_outputs(&self) -> usize {
-        self.plan.outputs().map_or(0, |v| v.len())
+        self.len_of(Plan::VT_OUTPUTS)
     }
 
-    fn value_tag(&self, index: i32) -> Result<Tag, Error> {
-        let ev = self.value(index)?;
-        Ok(match ev.val_type() {
-            fb::KernelTypes::Null => Tag::None,
-            fb::KernelTypes::Int => Tag::Int,
-            fb::KernelTypes::Bool => Tag::Bool,
-            fb::KernelTypes::Double => Tag::Double,
-            fb::KernelTypes::Tensor => Tag::Tensor,
-            fb::KernelTypes::String => Tag::String,
-            fb::KernelTypes::IntList => Tag::ListInt,
-            fb::KernelTypes::DoubleList => Tag::ListDouble,
-            fb::KernelTypes::BoolList => Tag::ListBool,
-            fb::KernelTypes::TensorList => Tag::ListTensor,
-            fb::KernelTypes::OptionalTensorList => Tag::ListOptionalTensor,
-            _ => return Err(Error::InvalidProgram),
-        })
+    fn value_tag(&self, index: i64) -> Result<Tag, Error> {
+        let (tag, _) = self.value(index)?;
+        // KernelTypes are numbered Null = 1 .. OptionalTensorList = 11.
+        const TAGS: [Tag; 11] = [
+            Tag::None,
+            Tag::Int,
+            Tag::Bool,
+            Tag::Double,
+            Tag::Tensor,
+            Tag::String,
+            Tag::ListInt,
+            Tag::ListDouble,
+            Tag::ListBool,
+            Tag::ListTensor,
+            Tag::ListOptionalTensor,
+        ];
+        TAGS.get(usize::from(tag).wrapping_sub(1))
+            .copied()
+            .ok_or(Error::InvalidProgram)
     }
 
-    fn value(&self, index: i32) -> Result<fb::EValue<'d>, Error> {
-        let values = self.plan.values().ok_or(Error::InvalidProgram)?;
-        let i = usize::try_from(index).map_err(|_| Error::InvalidProgram)?;
-        if i >= values.len() {
-            return Err(Error::InvalidProgram);
-        }
-        Ok(values.get(i))
+    /// Value `index` of the value table: its `KernelTypes` tag and member table.
+    fn value(&self, index: i64) -> Result<(u8, Option<Table<'d>>), Error> {
+        let values = self.list(Plan::VT_VALUES).ok_or(Error::InvalidProgram)?;
+        let ev = usize::try_from(index)
+            .ok()
+            .and_then(|i| values.table(i))
+            .ok_or(Error::InvalidProgram)?;
+        Ok(ev.union(fb::EValue::VT_VAL_TYPE, fb::EValue::VT_VAL))
     }
 
-    fn io_index(&self, list: Option<flatbuffers::Vector<'d, i32>>, i: usize) -> Result<i32, Error> {
-        let list = list.ok_or(Error::InvalidProgram)?;
+    fn io_index(&self, vt: flatbuffers::VOffsetT, i: usize) -> Result<i64, Error> {
+        let list = self.list(vt).ok_or(Error::InvalidProgram)?;
         if i >= list.len() {
             return Err(Error::InvalidArgument);
         }
-        Ok(list.get(i))
+        Ok(list.i32(i))
     }
 
     /// The kind of input `i`.
     pub fn input_tag(&self, i: usize) -> Result<Tag, Error> {
-        self.value_tag(self.io_index(self.plan.inputs(), i)?)
+        self.value_tag(self.io_index(Plan::VT_INPUTS, i)?)
     }
 
     /// The kind of output `i`.
     pub fn output_tag(&self, i: usize) -> Result<Tag, Error> {
-        self.value_tag(self.io_index(self.plan.outputs(), i)?)
+        self.value_tag(self.io_index(Plan::VT_OUTPUTS, i)?)
     }
 
     /// Shape and dtype of tensor input `i` (`InvalidArgument` if it is not a tensor).
     pub fn input_tensor(&self, i: usize) -> Result<TensorInfo, Error> {
-        self.tensor_info(self.io_index(self.plan.inputs(), i)?)
+        self.tensor_info(self.io_index(Plan::VT_INPUTS, i)?)
     }
 
     /// Shape and dtype of tensor output `i`.
     pub fn output_tensor(&self, i: usize) -> Result<TensorInfo, Error> {
-        self.tensor_info(self.io_index(self.plan.outputs(), i)?)
+        self.tensor_info(self.io_index(Plan::VT_OUTPUTS, i)?)
     }
 
-    fn tensor_info(&self, index: i32) -> Result<TensorInfo, Error> {
-        let t = self
-            .value(index)?
-            .val_as_tensor()
-            .ok_or(Error::InvalidArgument)?;
-        TensorInfo::from_fb(&t)
+    fn tensor_info(&self, index: i64) -> Result<TensorInfo, Error> {
+        match self.value(index)? {
+            (tag, Some(t)) if tag == fb::KernelTypes::Tensor.0 => TensorInfo::read(t),
+            _ => Err(Error::InvalidArgument),
+        }
     }
 
     /// Number of memory-planned buffers the caller must provide.
     pub fn num_planned_buffers(&self) -> usize {
-        self.plan
-            .non_const_buffer_sizes()
-            .map_or(0, |v| v.len().saturating_sub(1))
+        self.len_of(Plan::VT_NON_CONST_BUFFER_SIZES)
+            .saturating_sub(1)
     }
 
     /// Size in bytes of planned buffer `i`.
     pub fn planned_buffer_size(&self, i: usize) -> Result<usize, Error> {
         let sizes = self
-            .plan
-            .non_const_buffer_sizes()
+            .list(Plan::VT_NON_CONST_BUFFER_SIZES)
             .ok_or(Error::InvalidProgram)?;
-        if i + 1 >= sizes.len() {
-            return Err(Error::InvalidArgument);
-        }
-        usize::try_from(sizes.get(i + 1)).map_err(|_| Error::InvalidProgram)
+        let i = i.checked_add(1).filter(|&i| i < sizes.len());
+        let size = sizes.uint(i.ok_or(Error::InvalidArgument)?, 8) as i64;
+        usize::try_from(size).map_err(|_| Error::InvalidProgram)
     }
 
     /// Number of values in the method's value table.
     pub fn num_values(&self) -> usize {
-        self.plan.values().map_or(0, |v| v.len())
+        self.len_of(Plan::VT_VALUES)
     }
 
     /// Number of instructions over all chains.
     pub fn num_instructions(&self) -> usize {
-        self.plan.chains().map_or(0, |c| {
-            c.iter()
-                .map(|ch| ch.instructions().map_or(0, |i| i.len()))
-                .sum()
-        })
+        let mut n = 0usize;
+        if let Some(chains) = self.list(Plan::VT_CHAINS) {
+            for c in 0..chains.len() {
+                n += chains
+                    .table(c)
+                    .and_then(|c| c.vector(fb::Chain::VT_INSTRUCTIONS))
+                    .map_or(0, |i| i.len());
+            }
+        }
+        n
     }
 
     /// Number of operators in the method's operator table.
     pub fn num_operators(&self) -> usize {
-        self.plan.operators().map_or(0, |o| o.len())
+        self.len_of(Plan::VT_OPERATORS)
     }
 
     /// Operator `i` of the method's operator table.
     pub fn operator(&self, i: usize) -> Result<OperatorName<'d>, Error> {
-        let ops = self.plan.operators().ok_or(Error::InvalidProgram)?;
-        if i >= ops.len() {
-            return Err(Error::InvalidProgram);
-        }
-        let op = ops.get(i);
+        let op = self
+            .list(Plan::VT_OPERATORS)
+            .and_then(|o| o.table(i))
+            .ok_or(Error::InvalidProgram)?;
+        // SAFETY: `name` and `overload` are string fields of `Operator`, a table reached
+        // from the program's root.
+        let (name, overload) = unsafe {
+            (
+                op.string(fb::Operator::VT_NAME),
+                op.string(fb::Operator::VT_OVERLOAD),
+            )
+        };
         Ok(OperatorName {
-            name: op.name().ok_or(Error::InvalidProgram)?,
-            overload: op.overload().unwrap_or(""),
+            name: name.ok_or(Error::InvalidProgram)?,
+            overload: overload.unwrap_or(""),
         })
     }
 
     /// Backend ids of the method's delegates.
     pub fn delegates(&self) -> impl Iterator<Item = &'d str> {
-        self.plan
-            .delegates()
-            .into_iter()
-            .flat_map(|d| d.iter())
-            .map(|d| d.id().unwrap_or(""))
+        let list = self.list(Plan::VT_DELEGATES);
+        (0..list.map_or(0, |l| l.len())).map(move |i| {
+            list.and_then(|l| l.table(i))
+                // SAFETY: `id` is a string field of `BackendDelegate`, a table reached
+                // from the program's root.
+                .and_then(|d| unsafe { d.string(fb::BackendDelegate::VT_ID) })
+                .unwrap_or("")
+        })
+    }
+
+    /// The plan as the generated accessors see it (for the tooling paths).
+    pub(crate) fn plan(&self) -> fb::ExecutionPlan<'d> {
+        // SAFETY: `self.plan` is an `ExecutionPlan` table reached from the root of a
+        // buffer that `schema::checked_root` verified, which is all the generated
+        // accessors need.
+        unsafe {
+            fb::ExecutionPlan::init_from_table(flatbuffers::Table::new(
+                self.plan.buf(),
+                self.plan.pos(),
+            ))
+        }
     }
 
     /// Every KernelCall with its operator and runtime kernel key, in instruction order.
     /// Malformed calls yield an error item.
     pub fn kernel_calls(&self) -> impl Iterator<Item = Result<KernelCallInfo<'d>, Error>> + '_ {
-        let chains = self.plan.chains();
+        let chains = self.plan().chains();
         let instrs = chains
             .into_iter()
             .flat_map(|c| c.iter())
@@ -750,22 +824,30 @@ impl<'d> MethodMeta<'d> {
         let op_index = usize::try_from(call.op_index()).map_err(|_| Error::InvalidProgram)?;
         let operator = self.operator(op_index)?;
         let args = call.args().ok_or(Error::InvalidProgram)?;
-        let values = self.plan.values().ok_or(Error::InvalidProgram)?;
+        let values = self.plan().values().ok_or(Error::InvalidProgram)?;
         // Validate every tensor the keys may read, so the keys' views never meet a
         // malformed tensor.
         for a in args.iter() {
-            let v = self.value(a)?;
-            if let Some(t) = v.val_as_tensor() {
-                TensorInfo::from_fb(&t)?;
-            }
-            let items = v
-                .val_as_tensor_list()
-                .and_then(|l| l.items())
-                .or_else(|| v.val_as_optional_tensor_list().and_then(|l| l.items()));
-            for i in items.into_iter().flat_map(|i| i.iter()) {
-                if let Some(t) = self.value(i).ok().and_then(|e| e.val_as_tensor()) {
-                    TensorInfo::from_fb(&t)?;
+            let (tag, t) = self.value(a as i64)?;
+            let Some(t) = t else { continue };
+            type L<'x> = fb::TensorList<'x>;
+            match fb::KernelTypes(tag) {
+                fb::KernelTypes::Tensor => {
+                    TensorInfo::read(t)?;
                 }
+                // Both list kinds keep their items at the same field.
+                fb::KernelTypes::TensorList | fb::KernelTypes::OptionalTensorList => {
+                    let items = t.vector(L::VT_ITEMS);
+                    for i in 0..items.map_or(0, |v| v.len()) {
+                        let index = items.map_or(0, |v| v.i32(i));
+                        if let Ok((tag, Some(t))) = self.value(index) {
+                            if tag == fb::KernelTypes::Tensor.0 {
+                                TensorInfo::read(t)?;
+                            }
+                        }
+                    }
+                }
+                _ => {}
             }
         }
         let key = KernelKey {
@@ -799,9 +881,5 @@ impl<'d> MethodMeta<'d> {
     /// instruction table. Useful to size the buffer passed to [`MemoryManager`](crate::MemoryManager).
     pub fn method_allocator_estimate(&self) -> usize {
         crate::method::estimate_method_memory(self)
-    }
-
-    pub(crate) fn plan(&self) -> fb::ExecutionPlan<'d> {
-        self.plan
     }
 }
