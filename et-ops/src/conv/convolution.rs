@@ -247,6 +247,11 @@ mod tests {
                 bias: true,
                 channels_last: false,
             },
+            Case { x: &[1, 3, 8, 8], w: &[3, 1, 3, 3], stride: &[2, 2], pad: &[1, 1], dil: &[1, 1], groups: 3, bias: true, channels_last: false },
+            Case { x: &[1, 2, 7, 10], w: &[2, 1, 3, 3], stride: &[2, 2], pad: &[0, 0], dil: &[1, 1], groups: 2, bias: true, channels_last: false },
+            Case { x: &[1, 2, 6, 9], w: &[2, 1, 3, 3], stride: &[1, 2], pad: &[2, 1], dil: &[1, 1], groups: 2, bias: false, channels_last: false },
+            Case { x: &[1, 2, 6, 3], w: &[2, 1, 3, 3], stride: &[2, 2], pad: &[1, 2], dil: &[1, 1], groups: 2, bias: true, channels_last: false },
+            Case { x: &[1, 2, 9, 9], w: &[2, 1, 3, 3], stride: &[1, 1], pad: &[2, 2], dil: &[2, 2], groups: 2, bias: true, channels_last: false },
             // depthwise with a channel multiplier and a 5x5 kernel, and channels-last
             Case {
                 x: &[1, 2, 7, 6],
@@ -510,5 +515,68 @@ mod tests {
             &mut out,
         )
         .unwrap();
+    }
+}
+
+#[cfg(test)]
+mod bench {
+    extern crate std;
+    use super::*;
+    use et_runtime::{Arena, TensorBuf};
+    use std::vec;
+
+    /// MobileNetV2's 52 convolutions (input, weight, stride, padding, groups).
+    #[rustfmt::skip]
+    const MV2: &[([usize; 4], [usize; 4], i64, i64, i64)] = &[
+        ([1, 3, 224, 224], [32, 3, 3, 3], 2, 1, 1),
+        ([1, 32, 112, 112], [32, 1, 3, 3], 1, 1, 32), ([1, 32, 112, 112], [16, 32, 1, 1], 1, 0, 1),
+        ([1, 16, 112, 112], [96, 16, 1, 1], 1, 0, 1), ([1, 96, 112, 112], [96, 1, 3, 3], 2, 1, 96), ([1, 96, 56, 56], [24, 96, 1, 1], 1, 0, 1),
+        ([1, 24, 56, 56], [144, 24, 1, 1], 1, 0, 1), ([1, 144, 56, 56], [144, 1, 3, 3], 1, 1, 144), ([1, 144, 56, 56], [24, 144, 1, 1], 1, 0, 1),
+        ([1, 24, 56, 56], [144, 24, 1, 1], 1, 0, 1), ([1, 144, 56, 56], [144, 1, 3, 3], 2, 1, 144), ([1, 144, 28, 28], [32, 144, 1, 1], 1, 0, 1),
+        ([1, 32, 28, 28], [192, 32, 1, 1], 1, 0, 1), ([1, 192, 28, 28], [192, 1, 3, 3], 1, 1, 192), ([1, 192, 28, 28], [32, 192, 1, 1], 1, 0, 1),
+        ([1, 32, 28, 28], [192, 32, 1, 1], 1, 0, 1), ([1, 192, 28, 28], [192, 1, 3, 3], 1, 1, 192), ([1, 192, 28, 28], [32, 192, 1, 1], 1, 0, 1),
+        ([1, 32, 28, 28], [192, 32, 1, 1], 1, 0, 1), ([1, 192, 28, 28], [192, 1, 3, 3], 2, 1, 192), ([1, 192, 14, 14], [64, 192, 1, 1], 1, 0, 1),
+        ([1, 64, 14, 14], [384, 64, 1, 1], 1, 0, 1), ([1, 384, 14, 14], [384, 1, 3, 3], 1, 1, 384), ([1, 384, 14, 14], [64, 384, 1, 1], 1, 0, 1),
+        ([1, 64, 14, 14], [384, 64, 1, 1], 1, 0, 1), ([1, 384, 14, 14], [384, 1, 3, 3], 1, 1, 384), ([1, 384, 14, 14], [64, 384, 1, 1], 1, 0, 1),
+        ([1, 64, 14, 14], [384, 64, 1, 1], 1, 0, 1), ([1, 384, 14, 14], [384, 1, 3, 3], 1, 1, 384), ([1, 384, 14, 14], [64, 384, 1, 1], 1, 0, 1),
+        ([1, 64, 14, 14], [384, 64, 1, 1], 1, 0, 1), ([1, 384, 14, 14], [384, 1, 3, 3], 1, 1, 384), ([1, 384, 14, 14], [96, 384, 1, 1], 1, 0, 1),
+        ([1, 96, 14, 14], [576, 96, 1, 1], 1, 0, 1), ([1, 576, 14, 14], [576, 1, 3, 3], 1, 1, 576), ([1, 576, 14, 14], [96, 576, 1, 1], 1, 0, 1),
+        ([1, 96, 14, 14], [576, 96, 1, 1], 1, 0, 1), ([1, 576, 14, 14], [576, 1, 3, 3], 1, 1, 576), ([1, 576, 14, 14], [96, 576, 1, 1], 1, 0, 1),
+        ([1, 96, 14, 14], [576, 96, 1, 1], 1, 0, 1), ([1, 576, 14, 14], [576, 1, 3, 3], 2, 1, 576), ([1, 576, 7, 7], [160, 576, 1, 1], 1, 0, 1),
+        ([1, 160, 7, 7], [960, 160, 1, 1], 1, 0, 1), ([1, 960, 7, 7], [960, 1, 3, 3], 1, 1, 960), ([1, 960, 7, 7], [160, 960, 1, 1], 1, 0, 1),
+        ([1, 160, 7, 7], [960, 160, 1, 1], 1, 0, 1), ([1, 960, 7, 7], [960, 1, 3, 3], 1, 1, 960), ([1, 960, 7, 7], [160, 960, 1, 1], 1, 0, 1),
+        ([1, 160, 7, 7], [960, 160, 1, 1], 1, 0, 1), ([1, 960, 7, 7], [960, 1, 3, 3], 1, 1, 960), ([1, 960, 7, 7], [320, 960, 1, 1], 1, 0, 1),
+        ([1, 320, 7, 7], [1280, 320, 1, 1], 1, 0, 1),
+    ];
+
+    /// Per-kind timing of mv2's convolutions:
+    /// `cargo test -p et-ops --release --lib -- --ignored --nocapture bench_mv2_convs`.
+    #[test]
+    #[ignore]
+    fn bench_mv2_convs() {
+        let mut scratch = vec![0u8; 64 << 20];
+        let (mut dw, mut pw, mut gen) = (0.0f64, 0.0f64, 0.0f64);
+        let mut peak = 0usize;
+        for &(xs, wsz, s, p, g) in MV2 {
+            let x = TensorBuf::zeros(ScalarType::Float, &xs).unwrap();
+            let w = TensorBuf::zeros(ScalarType::Float, &wsz).unwrap();
+            let geo = Geom::new(&x, &w, None, &[s], &[p], &[1], false, &[0], g).unwrap();
+            let mut out = TensorBuf::zeros(ScalarType::Float, &[1, geo.cout, geo.oh, geo.ow]).unwrap();
+            let mut best = f64::MAX;
+            for _ in 0..20 {
+                let arena = Arena::new(&mut scratch);
+                let ctx = KernelContext::new(&arena);
+                let t = std::time::Instant::now();
+                convolution_out(&ctx, &x, &w, None, &[s], &[p], &[1], false, &[0], g, &mut out).unwrap();
+                best = best.min(t.elapsed().as_secs_f64());
+                peak = peak.max(arena.used());
+            }
+            let kind = if g > 1 { &mut dw } else if wsz[2] == 1 { &mut pw } else { &mut gen };
+            *kind += best;
+        }
+        std::println!(
+            "mv2 convs: depthwise {:.2} ms, pointwise {:.2} ms, general {:.2} ms, total {:.2} ms; peak scratch {} KiB",
+            dw * 1e3, pw * 1e3, gen * 1e3, (dw + pw + gen) * 1e3, peak >> 10
+        );
     }
 }

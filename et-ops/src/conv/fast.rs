@@ -10,7 +10,8 @@
 //! - **general**: im2col of a band of output rows into scratch (`[cin_g*kh*kw, rows*ow]`,
 //!   at most [`COL_BUDGET`] floats), then one gemm per band.
 //!
-//! Bias is written into the output first and the gemm accumulates onto it (`beta = 1`).
+//! Bias is written into the output first and the gemm accumulates onto it (`beta = 1`);
+//! without bias the gemm overwrites the output (`beta = 0`).
 //!
 //! Scratch for mv2 (the largest request): its first conv (3x3, stride 2, 3 -> 32
 //! channels, 112x112 output) im2cols `27 x 12544` floats (1.35 MB) plus the gemm's
@@ -20,7 +21,7 @@
 use et_runtime::{KernelContext, KernelResult};
 
 use super::geom::Geom;
-use crate::util::gemm::{sgemm, Mat, MatMut};
+use crate::util::gemm::{avx2_fma_available, sgemm, Mat, MatMut};
 
 /// The most floats one im2col band may take (16 MiB).
 pub(crate) const COL_BUDGET: usize = 4 << 20;
@@ -39,8 +40,7 @@ pub(crate) fn conv_f32(
         return Ok(());
     }
     if g.cin_g == 1 && g.groups == g.cin {
-        depthwise(g, x, w, bias, y, os);
-        return Ok(());
+        return depthwise(ctx, g, x, w, bias, y, os);
     }
     let pointwise = g.kh == 1 && g.kw == 1 && g.sh == 1 && g.sw == 1 && g.ph == 0 && g.pw == 0;
     let in_merges = g.ih == 1 || g.is[2] == g.iw * g.is[3];
@@ -125,7 +125,13 @@ fn pointwise_conv(
     for n in 0..g.n {
         for grp in 0..g.groups {
             let c0 = grp * g.cout_g;
-            fill_bias(g, bias, y, os, n, c0, g.cout_g, 0, g.oh);
+            // With a bias the gemm accumulates onto it; without, it overwrites (beta = 0).
+            let beta = if bias.is_some() {
+                fill_bias(g, bias, y, os, n, c0, g.cout_g, 0, g.oh);
+                1.0
+            } else {
+                0.0
+            };
             let a = Mat {
                 data: w.get(c0 * g.ws[0]..).unwrap_or(&[]),
                 rows: g.cout_g,
@@ -149,7 +155,7 @@ fn pointwise_conv(
                 rs: os[1],
                 cs: os[3],
             };
-            sgemm(ctx, 1.0, a, b, 1.0, c)?;
+            sgemm(ctx, 1.0, a, b, beta, c)?;
         }
     }
     Ok(())
@@ -186,7 +192,12 @@ fn im2col_conv(
                 let npix = rows * g.ow;
                 let col = &mut col[..kdim * npix];
                 im2col(g, x, n, grp, oy0, rows, col);
-                fill_bias(g, bias, y, os, n, c0, g.cout_g, oy0, rows);
+                let beta = if bias.is_some() {
+                    fill_bias(g, bias, y, os, n, c0, g.cout_g, oy0, rows);
+                    1.0
+                } else {
+                    0.0
+                };
                 let a = match (&packed, weight_matrix(g, w, grp)) {
                     (Some(buf), _) => Mat::row_major(buf, g.cout_g, kdim),
                     (None, Some(m)) => m,
@@ -213,7 +224,7 @@ fn im2col_conv(
                         rs: os[1],
                         cs: os[3],
                     };
-                    sgemm(ctx, 1.0, a, b, 1.0, c)?;
+                    sgemm(ctx, 1.0, a, b, beta, c)?;
                     r += per;
                 }
                 oy0 += rows;
@@ -277,9 +288,135 @@ fn im2col(g: &Geom, x: &[f32], n: usize, grp: usize, oy0: usize, rows: usize, co
 }
 
 /// Depthwise convolution (`cin_g == 1`; `cout_g` output channels per input channel).
-fn depthwise(g: &Geom, x: &[f32], w: &[f32], bias: Option<&[f32]>, y: &mut [f32], os: [usize; 4]) {
+fn depthwise(
+    ctx: &KernelContext<'_>,
+    g: &Geom,
+    x: &[f32],
+    w: &[f32],
+    bias: Option<&[f32]>,
+    y: &mut [f32],
+    os: [usize; 4],
+) -> KernelResult {
     let rows_contiguous = g.is[3] == 1 && os[3] == 1;
-    let mut taps = [0.0f32; 64];
+    if !rows_contiguous || g.kh * g.kw > MAX_TAPS {
+        for n in 0..g.n {
+            for co in 0..g.cout {
+                let ci = co / g.cout_g;
+                let b = bias.map_or(0.0, |b| b[co]);
+                let (xb, yb) = (n * g.is[0] + ci * g.is[1], n * os[0] + co * os[1]);
+                depthwise_strided(g, x, w, b, y, os, xb, yb, co * g.ws[0]);
+            }
+        }
+        return Ok(());
+    }
+    let mut flat = match Phases::geometry(g) {
+        Some(geo) => {
+            let src = ctx.alloc_temp::<f32>(geo.src_len())?;
+            // Padding cells stay zero: each plane only overwrites the interior.
+            src.fill(0.0);
+            let acc = ctx.alloc_temp::<f32>(g.oh * geo.wp)?;
+            Some(Phases { geo, src, acc })
+        }
+        None => None,
+    };
+    if avx2_fma_available() {
+        // SAFETY: the CPU supports AVX2 and FMA (checked by `avx2_fma_available`), all the
+        // target-feature function requires.
+        unsafe { depthwise_planes_avx2(g, x, w, bias, y, os, flat.as_mut()) };
+    } else {
+        depthwise_planes(g, x, w, bias, y, os, flat.as_mut());
+    }
+    Ok(())
+}
+
+const MAX_TAPS: usize = 64;
+
+/// Layout of the zero-padded, phase-split copy of one input plane used by 3x3
+/// depthwise convs with stride 1 or 2.
+///
+/// With stride `s`, padded input pixel `(r, c)` goes to phase `(r % s, c % s)` at
+/// `(r / s, c / s)`; each phase is `hp` rows of `wp` floats. Tap `(ky, kx)` of output
+/// `(oy, ox)` then reads phase `(ky % s, kx % s)` at `(oy + ky / s, ox + kx / s)`, so for
+/// the whole plane laid out with row pitch `wp`, every tap is one contiguous slice at a
+/// fixed offset: the nine-tap sum runs as one long vector loop over `oh * wp` outputs
+/// (the `wp - ow` extra columns per row are computed and dropped), however narrow the
+/// plane. This is what makes the 14x14 and 7x7 planes of mobile networks fast.
+#[derive(Clone, Copy)]
+struct PhaseGeom {
+    s: usize,
+    hp: usize,
+    wp: usize,
+}
+
+impl PhaseGeom {
+    fn src_len(&self) -> usize {
+        self.s * self.s * self.hp * self.wp
+    }
+}
+
+struct Phases<'a> {
+    geo: PhaseGeom,
+    src: &'a mut [f32],
+    acc: &'a mut [f32],
+}
+
+impl Phases<'_> {
+    /// The phase layout for `g`, if it is a 3x3, undilated conv with equal strides 1 or 2.
+    fn geometry(g: &Geom) -> Option<PhaseGeom> {
+        let ok = g.kh == 3 && g.kw == 3 && g.dh == 1 && g.dw == 1 && g.sh == g.sw && g.sh <= 2;
+        if !ok {
+            return None;
+        }
+        let s = g.sh;
+        let (hpad, wpad) = (g.ih + 2 * g.ph, g.iw + 2 * g.pw);
+        let wp = wpad.div_ceil(s);
+        // Enough rows for every input row and for the reads of the last output row
+        // (two rows down, plus up to two columns into the row after: one guard row).
+        let hp = hpad.div_ceil(s).max(g.oh + 2 / s) + 1;
+        Some(PhaseGeom { s, hp, wp })
+    }
+}
+
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2,fma")]
+fn depthwise_planes_avx2(
+    g: &Geom,
+    x: &[f32],
+    w: &[f32],
+    bias: Option<&[f32]>,
+    y: &mut [f32],
+    os: [usize; 4],
+    flat: Option<&mut Phases<'_>>,
+) {
+    depthwise_planes(g, x, w, bias, y, os, flat);
+}
+
+#[cfg(not(target_arch = "x86_64"))]
+fn depthwise_planes_avx2(
+    g: &Geom,
+    x: &[f32],
+    w: &[f32],
+    bias: Option<&[f32]>,
+    y: &mut [f32],
+    os: [usize; 4],
+    flat: Option<&mut Phases<'_>>,
+) {
+    depthwise_planes(g, x, w, bias, y, os, flat);
+}
+
+/// Every channel plane of a depthwise conv with unit-stride rows (NCHW); inlined into
+/// the AVX2 instantiation.
+#[inline(always)]
+fn depthwise_planes(
+    g: &Geom,
+    x: &[f32],
+    w: &[f32],
+    bias: Option<&[f32]>,
+    y: &mut [f32],
+    os: [usize; 4],
+    mut flat: Option<&mut Phases<'_>>,
+) {
+    let mut taps = [0.0f32; MAX_TAPS];
     for n in 0..g.n {
         for co in 0..g.cout {
             let ci = co / g.cout_g;
@@ -287,35 +424,127 @@ fn depthwise(g: &Geom, x: &[f32], w: &[f32], bias: Option<&[f32]>, y: &mut [f32]
             let xb = n * g.is[0] + ci * g.is[1];
             let yb = n * os[0] + co * os[1];
             let wb = co * g.ws[0];
-            if rows_contiguous && g.kh * g.kw <= taps.len() {
-                for ky in 0..g.kh {
-                    for kx in 0..g.kw {
-                        taps[ky * g.kw + kx] = w[wb + ky * g.ws[2] + kx * g.ws[3]];
-                    }
+            for ky in 0..g.kh {
+                for kx in 0..g.kw {
+                    taps[ky * g.kw + kx] = w[wb + ky * g.ws[2] + kx * g.ws[3]];
                 }
-                depthwise_plane(g, &x[xb..], &mut y[yb..], os[2], &taps[..g.kh * g.kw], b);
-            } else {
-                depthwise_strided(g, x, w, b, y, os, xb, yb, wb);
+            }
+            let taps = &taps[..g.kh * g.kw];
+            match flat.as_deref_mut() {
+                Some(ph) => dw3x3_flat(g, &x[xb..], &mut y[yb..], os[2], taps, b, ph),
+                None => depthwise_plane(g, &x[xb..], &mut y[yb..], os[2], taps, b),
             }
         }
     }
 }
 
-/// One channel plane with unit-stride rows. `x` starts at the plane's first element,
-/// `y` likewise; `yrs` is the output row stride.
+/// One 3x3 plane through the phase layout (see [`PhaseGeom`]). `x` and `y` start at the
+/// plane; `yrs` is the output row stride.
+#[inline(always)]
+fn dw3x3_flat(
+    g: &Geom,
+    x: &[f32],
+    y: &mut [f32],
+    yrs: usize,
+    taps: &[f32],
+    b: f32,
+    ph: &mut Phases<'_>,
+) {
+    let PhaseGeom { s, hp, wp } = ph.geo;
+    let plane = hp * wp;
+    let xrs = g.is[2];
+    // Scatter the input plane into its phases (interior only; padding stays zero).
+    for r in 0..g.ih {
+        let xrow = &x[r * xrs..r * xrs + g.iw];
+        let pr = r + g.ph;
+        if s == 1 {
+            let d = pr * wp + g.pw;
+            ph.src[d..d + g.iw].copy_from_slice(xrow);
+        } else {
+            // Even input columns land in phase `pw % 2` from column `pw / 2`, odd ones in
+            // the other phase from `(pw + 1) / 2`.
+            let (a, i) = (pr % 2, pr / 2);
+            let (ne, no) = (g.iw.div_ceil(2), g.iw / 2);
+            let row_of = |b: usize| ((a * 2 + b) * hp + i) * wp;
+            let (pe, po) = (g.pw % 2, 1 - g.pw % 2);
+            let (se, so) = (row_of(pe) + g.pw / 2, row_of(po) + g.pw.div_ceil(2));
+            let (lo_idx, hi_idx, lo_is_even) = if se < so {
+                (se, so, true)
+            } else {
+                (so, se, false)
+            };
+            let (head, tail) = ph.src.split_at_mut(hi_idx);
+            let (de, dodd) = if lo_is_even {
+                (&mut head[lo_idx..lo_idx + ne], &mut tail[..no])
+            } else {
+                (&mut tail[..ne], &mut head[lo_idx..lo_idx + no])
+            };
+            for ((pair, e), o) in xrow.chunks_exact(2).zip(de.iter_mut()).zip(dodd.iter_mut()) {
+                *e = pair[0];
+                *o = pair[1];
+            }
+            if ne > no {
+                de[ne - 1] = xrow[g.iw - 1];
+            }
+        }
+    }
+    let n = g.oh * wp;
+    let src = &*ph.src;
+    let tap = |ky: usize, kx: usize| -> &[f32] {
+        let phase = (ky % s) * s + kx % s;
+        let off = phase * plane + (ky / s) * wp + kx / s;
+        &src[off..off + n]
+    };
+    let t: [f32; 9] = core::array::from_fn(|i| taps[i]);
+    let acc = &mut ph.acc[..n];
+    fused9(
+        acc,
+        [
+            tap(0, 0),
+            tap(0, 1),
+            tap(0, 2),
+            tap(1, 0),
+            tap(1, 1),
+            tap(1, 2),
+            tap(2, 0),
+            tap(2, 1),
+            tap(2, 2),
+        ],
+        &t,
+        b,
+    );
+    for oy in 0..g.oh {
+        y[oy * yrs..oy * yrs + g.ow].copy_from_slice(&acc[oy * wp..oy * wp + g.ow]);
+    }
+}
+
+/// `out[i] = b + sum_k t[k] * s[k][i]` over nine slices at least `out.len()` long.
+#[inline(always)]
+fn fused9(out: &mut [f32], s: [&[f32]; 9], t: &[f32; 9], b: f32) {
+    let n = out.len();
+    let [s0, s1, s2, s3, s4, s5, s6, s7, s8] = s.map(|x| &x[..n]);
+    for i in 0..n {
+        out[i] = b
+            + t[0] * s0[i]
+            + t[1] * s1[i]
+            + t[2] * s2[i]
+            + t[3] * s3[i]
+            + t[4] * s4[i]
+            + t[5] * s5[i]
+            + t[6] * s6[i]
+            + t[7] * s7[i]
+            + t[8] * s8[i];
+    }
+}
+
+/// One channel plane with unit-stride rows, any kernel: each tap is one multiply-add
+/// pass over the valid span of the output row. `x` and `y` start at the plane.
+#[inline(always)]
 fn depthwise_plane(g: &Geom, x: &[f32], y: &mut [f32], yrs: usize, taps: &[f32], b: f32) {
     let xrs = g.is[2];
-    let fused3 = g.kh == 3 && g.kw == 3 && g.sh == 1 && g.sw == 1 && g.dh == 1 && g.dw == 1;
     for oy in 0..g.oh {
         let yrow = &mut y[oy * yrs..oy * yrs + g.ow];
         let iy0 = (oy * g.sh) as isize - g.ph as isize;
-        // 3x3, stride 1, all three input rows present: nine taps fused per output.
-        if fused3 && iy0 >= 0 && iy0 as usize + 3 <= g.ih {
-            let r = iy0 as usize;
-            let row = |k: usize| &x[(r + k) * xrs..(r + k) * xrs + g.iw];
-            dw3x3_row(yrow, [row(0), row(1), row(2)], taps, b, g.pw, g.iw);
-            continue;
-        }
         yrow.fill(b);
         for ky in 0..g.kh {
             let iy = iy0 + (ky * g.dh) as isize;
@@ -341,68 +570,6 @@ fn depthwise_plane(g: &Geom, x: &[f32], y: &mut [f32], yrs: usize, taps: &[f32],
                 }
             }
         }
-    }
-}
-
-/// One output row of a 3x3, stride-1 depthwise conv with horizontal padding `pw` from
-/// three full input rows. The interior sums the nine taps in one pass (three
-/// shifted slices per row, same length, so the loop vectorizes); padded edge columns
-/// drop the taps that fall outside.
-fn dw3x3_row(y: &mut [f32], r: [&[f32]; 3], t: &[f32], b: f32, pw: usize, iw: usize) {
-    let ow = y.len();
-    // Output column ox reads input columns ox - pw + {0, 1, 2}.
-    let lo = pw; // first column with ox - pw >= 0
-    let hi = (iw + pw).saturating_sub(2).min(ow); // last + 1 with ox - pw + 2 < iw
-    let edge = |ox: usize| -> f32 {
-        let mut acc = b;
-        for (ky, row) in r.iter().enumerate() {
-            for kx in 0..3 {
-                let ix = (ox + kx) as isize - pw as isize;
-                if ix >= 0 && (ix as usize) < iw {
-                    acc += t[ky * 3 + kx] * row[ix as usize];
-                }
-            }
-        }
-        acc
-    };
-    if lo >= hi {
-        for (ox, d) in y.iter_mut().enumerate() {
-            *d = edge(ox);
-        }
-        return;
-    }
-    for ox in (0..lo).chain(hi..ow) {
-        y[ox] = edge(ox);
-    }
-    let len = hi - lo;
-    let s = lo - pw; // input column of tap kx = 0 at ox = lo
-    let (a0, a1, a2) = (
-        &r[0][s..s + len],
-        &r[0][s + 1..s + 1 + len],
-        &r[0][s + 2..s + 2 + len],
-    );
-    let (b0, b1, b2) = (
-        &r[1][s..s + len],
-        &r[1][s + 1..s + 1 + len],
-        &r[1][s + 2..s + 2 + len],
-    );
-    let (c0, c1, c2) = (
-        &r[2][s..s + len],
-        &r[2][s + 1..s + 1 + len],
-        &r[2][s + 2..s + 2 + len],
-    );
-    let out = &mut y[lo..hi];
-    for i in 0..len {
-        out[i] = b
-            + t[0] * a0[i]
-            + t[1] * a1[i]
-            + t[2] * a2[i]
-            + t[3] * b0[i]
-            + t[4] * b1[i]
-            + t[5] * b2[i]
-            + t[6] * c0[i]
-            + t[7] * c1[i]
-            + t[8] * c2[i];
     }
 }
 

@@ -249,6 +249,21 @@ fn sgemm_impl(
     Ok(())
 }
 
+/// True when this x86-64 CPU (and OS) supports AVX2 and FMA, checked once with `cpuid`;
+/// always false on other architectures. Kernels with their own `#[target_feature]` loops
+/// (depthwise convolution) use it to pick the wider instantiation.
+#[inline]
+pub fn avx2_fma_available() -> bool {
+    #[cfg(target_arch = "x86_64")]
+    {
+        x86::has_avx2_fma()
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    {
+        false
+    }
+}
+
 fn alloc_packs<'c>(
     ctx: &'c KernelContext<'_>,
     m: usize,
