@@ -525,9 +525,12 @@ mod bench {
     use et_runtime::{Arena, TensorBuf};
     use std::vec;
 
-    /// MobileNetV2's 52 convolutions (input, weight, stride, padding, groups).
+    /// Input sizes, weight sizes, stride, padding, groups.
+    type Layer = ([usize; 4], [usize; 4], i64, i64, i64);
+
+    /// MobileNetV2's 52 convolutions.
     #[rustfmt::skip]
-    const MV2: &[([usize; 4], [usize; 4], i64, i64, i64)] = &[
+    const MV2: &[Layer] = &[
         ([1, 3, 224, 224], [32, 3, 3, 3], 2, 1, 1),
         ([1, 32, 112, 112], [32, 1, 3, 3], 1, 1, 32), ([1, 32, 112, 112], [16, 32, 1, 1], 1, 0, 1),
         ([1, 16, 112, 112], [96, 16, 1, 1], 1, 0, 1), ([1, 96, 112, 112], [96, 1, 3, 3], 2, 1, 96), ([1, 96, 56, 56], [24, 96, 1, 1], 1, 0, 1),
