@@ -1,0 +1,50 @@
+//! `aten::_log_softmax.out`: log-softmax along one dim.
+
+use et_macros::kernel;
+use et_runtime::{et_switch, f16, KernelContext, KernelResult, ScalarType, Tensor};
+
+use super::{prepare, softmax_lanes};
+
+/// `out = x - max - ln(sum(exp(x - max)))` along `dim`, computed directly (not as the log
+/// of a softmax, which underflows to `-inf`). With `half_to_float`, a float16 input
+/// produces a float32 out.
+#[kernel("aten::_log_softmax.out")]
+pub fn log_softmax_out(
+    _ctx: &KernelContext<'_>,
+    input: &Tensor,
+    dim: i64,
+    half_to_float: bool,
+    out: &mut Tensor,
+) -> KernelResult {
+    let d = prepare(input, dim, half_to_float, out)?;
+    if half_to_float {
+        if !__ET_SELECTED.contains(ScalarType::Half) {
+            return Err(et_runtime::KernelError::unsupported(
+                "float16 not selected for this operator in this build",
+            ));
+        }
+        return softmax_lanes::<f16, f32>(input, d, out, true);
+    }
+    et_switch!(input.dtype(), @floats, T => softmax_lanes::<T, T>(input, d, out, true))
+}
+
+#[cfg(test)]
+mod tests {
+    extern crate std;
+    use super::*;
+    use et_runtime::{Arena, TensorBuf};
+    use std::vec;
+
+    #[test]
+    fn stable_log_probabilities() {
+        let mut scratch = vec![0u8; 1 << 12];
+        let arena = Arena::new(&mut scratch);
+        let ctx = KernelContext::new(&arena);
+        let x = TensorBuf::from_slice(&[3], &[0.0f64, 0.0, -1000.0]).unwrap();
+        let mut o = TensorBuf::zeros(ScalarType::Double, &[3]).unwrap();
+        log_softmax_out(&ctx, &x, 0, false, &mut o).unwrap();
+        let d = o.data::<f64>().unwrap();
+        assert!((d[0] + core::f64::consts::LN_2).abs() < 1e-15);
+        assert!((d[2] - (-1000.0 - core::f64::consts::LN_2)).abs() < 1e-9);
+    }
+}

@@ -1,0 +1,75 @@
+//! `aten::_softmax.out`: softmax along one dim.
+
+use et_macros::kernel;
+use et_runtime::{et_switch, f16, KernelContext, KernelResult, ScalarType, Tensor};
+
+use super::{prepare, softmax_lanes};
+
+/// `out = exp(x - max) / sum(exp(x - max))` along `dim`. With `half_to_float`, a float16
+/// input produces a float32 out.
+#[kernel("aten::_softmax.out")]
+pub fn softmax_out(
+    _ctx: &KernelContext<'_>,
+    input: &Tensor,
+    dim: i64,
+    half_to_float: bool,
+    out: &mut Tensor,
+) -> KernelResult {
+    let d = prepare(input, dim, half_to_float, out)?;
+    if half_to_float {
+        if !__ET_SELECTED.contains(ScalarType::Half) {
+            return Err(et_runtime::KernelError::unsupported(
+                "float16 not selected for this operator in this build",
+            ));
+        }
+        return softmax_lanes::<f16, f32>(input, d, out, false);
+    }
+    et_switch!(input.dtype(), @floats, T => softmax_lanes::<T, T>(input, d, out, false))
+}
+
+#[cfg(test)]
+mod tests {
+    extern crate std;
+    use super::*;
+    use et_runtime::{Arena, ShapeDynamism, TensorBuf};
+    use std::vec;
+
+    #[test]
+    fn lanes_sum_to_one() {
+        let mut scratch = vec![0u8; 1 << 12];
+        let arena = Arena::new(&mut scratch);
+        let ctx = KernelContext::new(&arena);
+        let x = TensorBuf::from_slice(
+            &[2, 3],
+            &[1.0f32, 2.0, 3.0, 1000.0, 1000.0, f32::NEG_INFINITY],
+        )
+        .unwrap();
+        let mut o = TensorBuf::zeros(ScalarType::Float, &[2, 3]).unwrap();
+        softmax_out(&ctx, &x, -1, false, &mut o).unwrap();
+        let d = o.data::<f32>().unwrap();
+        assert!((d[0] - 0.090_030_57).abs() < 1e-7 && (d[2] - 0.665_240_96).abs() < 1e-7);
+        assert_eq!(&d[3..], &[0.5, 0.5, 0.0]);
+        // Along dim 0 into a column-major out.
+        let mut oc =
+            TensorBuf::with_layout(ScalarType::Float, &[2, 3], &[1, 0], ShapeDynamism::Static)
+                .unwrap();
+        softmax_out(&ctx, &x, 0, false, &mut oc).unwrap();
+        let d = oc.data::<f32>().unwrap();
+        assert!((d[0] + d[1] - 1.0).abs() < 1e-6);
+        assert_eq!((d[4], d[5]), (1.0, 0.0));
+        // NaN poisons its lane only.
+        let n = TensorBuf::from_slice(&[2, 2], &[f32::NAN, 0.0, 0.0, 0.0]).unwrap();
+        let mut o2 = TensorBuf::zeros(ScalarType::Float, &[2, 2]).unwrap();
+        softmax_out(&ctx, &n, 1, false, &mut o2).unwrap();
+        let d = o2.data::<f32>().unwrap();
+        assert!(d[0].is_nan() && d[1].is_nan());
+        assert_eq!(&d[2..], &[0.5, 0.5]);
+        // half_to_float.
+        let h = TensorBuf::from_slice(&[2], &[f16::from_f32(0.0), f16::from_f32(0.0)]).unwrap();
+        let mut hf = TensorBuf::zeros(ScalarType::Float, &[2]).unwrap();
+        softmax_out(&ctx, &h, 0, true, &mut hf).unwrap();
+        assert_eq!(hf.data::<f32>().unwrap(), &[0.5, 0.5]);
+        assert!(softmax_out(&ctx, &x, 0, true, &mut o).is_err());
+        assert!(softmax_out(&ctx, &x, 2, false, &mut o).is_err());
+    }
+}
