@@ -11,7 +11,7 @@ use crate::memory::Arena;
 use crate::scalar::Scalar;
 use crate::scalar_type::{Element, ScalarType};
 use crate::tensor::Tensor;
-use crate::value::{BoxedList, Value, NONE_INDEX};
+use crate::value::{BoxedList, Tag, Value, NONE_INDEX};
 
 /// What a kernel can use besides its arguments: scratch memory for this instruction.
 pub struct KernelContext<'a> {
@@ -143,33 +143,95 @@ impl ArgKind {
 
     /// Whether a value of this kind can be passed for this parameter.
     pub(crate) fn accepts(self, v: &Value) -> bool {
+        // (A kind missing from `ALL_KINDS` accepts nothing rather than panicking.)
+        ACCEPTED
+            .get(self as usize)
+            .is_some_and(|m| m >> v.tag() as u8 & 1 != 0)
+    }
+
+    /// The value kinds a parameter of this kind accepts, one bit per [`Tag`].
+    const fn accepted(self) -> u16 {
         use ArgKind as K;
-        let none = matches!(v, Value::None);
-        match self {
-            K::Tensor | K::TensorMut => matches!(v, Value::Tensor(_)),
-            K::OptionalTensor => none || matches!(v, Value::Tensor(_)),
-            K::TensorList | K::TensorListMut => matches!(v, Value::TensorList(_)),
-            K::OptionalTensorList => {
-                matches!(v, Value::OptionalTensorList(_) | Value::TensorList(_))
+        const fn bits(tags: &[Tag]) -> u16 {
+            let mut m = 0;
+            let mut i = 0;
+            while i < tags.len() {
+                m |= 1 << tags[i] as u8;
+                i += 1;
             }
-            K::Scalar => v.as_scalar().is_some(),
-            K::OptionalScalar => none || v.as_scalar().is_some(),
-            K::Int | K::ScalarType => matches!(v, Value::Int(_)),
-            K::OptionalInt | K::OptionalScalarType => none || matches!(v, Value::Int(_)),
-            K::Double => matches!(v, Value::Double(_) | Value::Int(_)),
-            K::OptionalDouble => none || matches!(v, Value::Double(_) | Value::Int(_)),
-            K::Bool => matches!(v, Value::Bool(_)),
-            K::OptionalBool => none || matches!(v, Value::Bool(_)),
-            K::IntList => matches!(v, Value::IntList(_)),
-            K::OptionalIntList => none || matches!(v, Value::IntList(_)),
-            K::DoubleList => matches!(v, Value::DoubleList(..)),
-            K::OptionalDoubleList => none || matches!(v, Value::DoubleList(..)),
-            K::BoolList => matches!(v, Value::BoolList(..)),
-            K::String => matches!(v, Value::String(..)),
-            K::OptionalString => none || matches!(v, Value::String(..)),
+            m
+        }
+        let none = bits(&[Tag::None]);
+        let scalar = bits(&[Tag::Int, Tag::Double, Tag::Bool]);
+        let number = bits(&[Tag::Int, Tag::Double]);
+        match self {
+            K::Tensor | K::TensorMut => bits(&[Tag::Tensor]),
+            K::OptionalTensor => none | bits(&[Tag::Tensor]),
+            K::TensorList | K::TensorListMut => bits(&[Tag::ListTensor]),
+            K::OptionalTensorList => bits(&[Tag::ListOptionalTensor, Tag::ListTensor]),
+            K::Scalar => scalar,
+            K::OptionalScalar => none | scalar,
+            K::Int | K::ScalarType => bits(&[Tag::Int]),
+            K::OptionalInt | K::OptionalScalarType => none | bits(&[Tag::Int]),
+            K::Double => number,
+            K::OptionalDouble => none | number,
+            K::Bool => bits(&[Tag::Bool]),
+            K::OptionalBool => none | bits(&[Tag::Bool]),
+            K::IntList => bits(&[Tag::ListInt]),
+            K::OptionalIntList => none | bits(&[Tag::ListInt]),
+            K::DoubleList => bits(&[Tag::ListDouble]),
+            K::OptionalDoubleList => none | bits(&[Tag::ListDouble]),
+            K::BoolList => bits(&[Tag::ListBool]),
+            K::String => bits(&[Tag::String]),
+            K::OptionalString => none | bits(&[Tag::String]),
         }
     }
 }
+
+/// Every [`ArgKind`], for building [`ACCEPTED`] (order does not matter).
+const ALL_KINDS: [ArgKind; 23] = {
+    use ArgKind as K;
+    [
+        K::Tensor,
+        K::TensorMut,
+        K::OptionalTensor,
+        K::TensorList,
+        K::TensorListMut,
+        K::OptionalTensorList,
+        K::Scalar,
+        K::OptionalScalar,
+        K::Int,
+        K::OptionalInt,
+        K::Double,
+        K::OptionalDouble,
+        K::Bool,
+        K::OptionalBool,
+        K::IntList,
+        K::OptionalIntList,
+        K::DoubleList,
+        K::OptionalDoubleList,
+        K::BoolList,
+        K::ScalarType,
+        K::OptionalScalarType,
+        K::String,
+        K::OptionalString,
+    ]
+};
+
+/// [`ArgKind::accepted`] of each kind, indexed by the kind's discriminant: the load-time
+/// signature check is a table lookup rather than a match per kind.
+static ACCEPTED: [u16; ALL_KINDS.len()] = {
+    let mut t = [0u16; ALL_KINDS.len()];
+    let mut i = 0;
+    while i < ALL_KINDS.len() {
+        let k = ALL_KINDS[i];
+        // Every kind is listed once (a duplicate would leave another kind's entry empty).
+        assert!(t[k as usize] == 0);
+        t[k as usize] = k.accepted();
+        i += 1;
+    }
+    t
+};
 
 /// What a kernel does with the call's last value (the return slot).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

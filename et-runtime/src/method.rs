@@ -1400,3 +1400,86 @@ impl fmt::Debug for Method<'_> {
             .finish()
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use core::ptr::NonNull;
+
+    use crate::kernel::ArgKind;
+    use crate::value::{BoxedList, Value};
+
+    /// The load-time signature check's table against the rule it encodes.
+    #[test]
+    fn argument_kinds_accept_exactly_their_values() {
+        use ArgKind as K;
+        let list = NonNull::<BoxedList<i64>>::dangling();
+        let tlist = NonNull::<BoxedList<*const crate::Tensor>>::dangling();
+        let values = [
+            Value::None,
+            Value::Int(1),
+            Value::Double(1.0),
+            Value::Bool(true),
+            Value::String(NonNull::dangling(), 0),
+            Value::Tensor(NonNull::dangling()),
+            Value::IntList(list),
+            Value::DoubleList(NonNull::dangling(), 0),
+            Value::BoolList(NonNull::dangling(), 0),
+            Value::TensorList(tlist),
+            Value::OptionalTensorList(tlist),
+        ];
+        let kinds = [
+            K::Tensor,
+            K::TensorMut,
+            K::OptionalTensor,
+            K::TensorList,
+            K::TensorListMut,
+            K::OptionalTensorList,
+            K::Scalar,
+            K::OptionalScalar,
+            K::Int,
+            K::OptionalInt,
+            K::Double,
+            K::OptionalDouble,
+            K::Bool,
+            K::OptionalBool,
+            K::IntList,
+            K::OptionalIntList,
+            K::DoubleList,
+            K::OptionalDoubleList,
+            K::BoolList,
+            K::ScalarType,
+            K::OptionalScalarType,
+            K::String,
+            K::OptionalString,
+        ];
+        for kind in kinds {
+            for v in &values {
+                let none = matches!(v, Value::None);
+                let want = match kind {
+                    K::Tensor | K::TensorMut => matches!(v, Value::Tensor(_)),
+                    K::OptionalTensor => none || matches!(v, Value::Tensor(_)),
+                    K::TensorList | K::TensorListMut => matches!(v, Value::TensorList(_)),
+                    K::OptionalTensorList => {
+                        matches!(v, Value::OptionalTensorList(_) | Value::TensorList(_))
+                    }
+                    K::Scalar => v.as_scalar().is_some(),
+                    K::OptionalScalar => none || v.as_scalar().is_some(),
+                    K::Int | K::ScalarType => matches!(v, Value::Int(_)),
+                    K::OptionalInt | K::OptionalScalarType => none || matches!(v, Value::Int(_)),
+                    K::Double => matches!(v, Value::Double(_) | Value::Int(_)),
+                    K::OptionalDouble => none || matches!(v, Value::Double(_) | Value::Int(_)),
+                    K::Bool => matches!(v, Value::Bool(_)),
+                    K::OptionalBool => none || matches!(v, Value::Bool(_)),
+                    K::IntList => matches!(v, Value::IntList(_)),
+                    K::OptionalIntList => none || matches!(v, Value::IntList(_)),
+                    K::DoubleList => matches!(v, Value::DoubleList(..)),
+                    K::OptionalDoubleList => none || matches!(v, Value::DoubleList(..)),
+                    K::BoolList => matches!(v, Value::BoolList(..)),
+                    K::String => matches!(v, Value::String(..)),
+                    K::OptionalString => none || matches!(v, Value::String(..)),
+                };
+                assert_eq!(kind.accepts(v), want, "{kind:?} {:?}", v.tag());
+            }
+        }
+    }
+}

@@ -11,7 +11,7 @@ use crate::scalar_type::ScalarType;
 use crate::tensor::MAX_DIM;
 
 macro_rules! prim {
-    ($id:ident, $name:literal, [$($kind:ident),*], $ret:ident, $f:path) => {
+    ($id:ident, $name:literal, $sig:expr, $f:path) => {
         #[linkme::distributed_slice(crate::__private::KERNELS)]
         #[linkme(crate = linkme)]
         static $id: KernelEntry = KernelEntry {
@@ -19,14 +19,38 @@ macro_rules! prim {
             hash: op_hash($name),
             dtype: DtypeKey::FALLBACK,
             function: $f,
-            signature: &KernelSignature {
-                args: &[$(ArgKind::$kind),*],
-                returns: ReturnKind::$ret,
-                crate_name: "et-runtime",
-                dtypes: crate::DtypeSet::ALL,
-            },
+            signature: $sig,
         };
     };
+}
+
+/// The signatures prim ops share (one static each, however many entries use it).
+macro_rules! signatures {
+    ($($sig:ident: [$($kind:ident),*] -> $ret:ident;)*) => {$(
+        static $sig: KernelSignature = KernelSignature {
+            args: &[$(ArgKind::$kind),*],
+            returns: ReturnKind::$ret,
+            crate_name: "et-runtime",
+            dtypes: crate::DtypeSet::ALL,
+        };
+    )*};
+}
+
+signatures! {
+    TENSOR_INT_TO_INT: [Tensor, Int] -> Int;
+    TENSOR_TO_INT: [Tensor] -> Int;
+    TENSOR_TO_SCALAR: [Tensor] -> Scalar;
+    SCALARS_TO_SCALAR: [Scalar, Scalar] -> Scalar;
+    SCALARS_TO_DOUBLE: [Scalar, Scalar] -> Double;
+    SCALARS_TO_BOOL: [Scalar, Scalar] -> Bool;
+    INTS_TO_INT: [Int, Int] -> Int;
+    SCALAR_TO_SCALAR: [Scalar] -> Scalar;
+    SCALAR_TO_DOUBLE: [Scalar] -> Double;
+    SCALAR_TO_INT: [Scalar] -> Int;
+    SCALAR_TO_BOOL: [Scalar] -> Bool;
+    TERNARY: [Scalar, Scalar, Scalar] -> Scalar;
+    VIEW: [Tensor, IntList, TensorMut] -> Outs;
+    COPY_INDEX: [TensorMut, Tensor, Int] -> Outs;
 }
 
 /// The scalar prim ops (and `sym_size`/`sym_numel`), all run by [`scalar_prim`]: each
@@ -215,40 +239,40 @@ fn unary(op: Op, a: Scalar) -> KernelResult<Scalar> {
 }
 
 macro_rules! scalar_prims {
-    ($($id:ident, $fname:ident, $name:literal, [$($kind:ident),*], $ret:ident, $op:ident;)*) => {$(
+    ($($id:ident, $fname:ident, $name:literal, $sig:ident, $op:ident;)*) => {$(
         fn $fname(_: &KernelContext<'_>, args: &KernelArgs<'_>) -> KernelResult {
             scalar_prim(Op::$op, args)
         }
-        prim!($id, $name, [$($kind),*], $ret, $fname);
+        prim!($id, $name, &$sig, $fname);
     )*};
 }
 
 scalar_prims! {
-    SYM_SIZE, sym_size, "aten::sym_size.int", [Tensor, Int], Int, SymSize;
-    SYM_NUMEL, sym_numel, "aten::sym_numel", [Tensor], Int, SymNumel;
-    ADD_SCALAR, add_scalar, "executorch_prim::add.Scalar", [Scalar, Scalar], Scalar, Add;
-    SUB_SCALAR, sub_scalar, "executorch_prim::sub.Scalar", [Scalar, Scalar], Scalar, Sub;
-    MUL_SCALAR, mul_scalar, "executorch_prim::mul.Scalar", [Scalar, Scalar], Scalar, Mul;
-    FLOORDIV_SCALAR, floordiv_scalar, "executorch_prim::floordiv.Scalar", [Scalar, Scalar], Scalar, FloorDiv;
-    MOD_SCALAR, mod_scalar, "executorch_prim::mod.Scalar", [Scalar, Scalar], Scalar, Mod;
-    SYM_MAX_SCALAR, sym_max_scalar, "executorch_prim::sym_max.Scalar", [Scalar, Scalar], Scalar, Max;
-    SYM_MIN_SCALAR, sym_min_scalar, "executorch_prim::sym_min.Scalar", [Scalar, Scalar], Scalar, Min;
-    TRUEDIV_SCALAR, truediv_scalar, "executorch_prim::truediv.Scalar", [Scalar, Scalar], Double, TrueDiv;
-    FLOORDIV_INT, floordiv_int, "executorch_prim::floordiv.int", [Int, Int], Int, FloorDivInt;
-    MOD_INT, mod_int_op, "executorch_prim::mod.int", [Int, Int], Int, ModInt;
-    EQ_SCALAR, eq_scalar, "executorch_prim::eq.Scalar", [Scalar, Scalar], Bool, Eq;
-    GT_SCALAR, gt_scalar, "executorch_prim::gt.Scalar", [Scalar, Scalar], Bool, Gt;
-    LT_SCALAR, lt_scalar, "executorch_prim::lt.Scalar", [Scalar, Scalar], Bool, Lt;
-    GE_SCALAR, ge_scalar, "executorch_prim::ge.Scalar", [Scalar, Scalar], Bool, Ge;
-    LE_SCALAR, le_scalar, "executorch_prim::le.Scalar", [Scalar, Scalar], Bool, Le;
-    NEG_SCALAR, neg_scalar, "executorch_prim::neg.Scalar", [Scalar], Scalar, Neg;
-    SYM_FLOAT, sym_float, "executorch_prim::sym_float.Scalar", [Scalar], Double, SymFloat;
-    SYM_INT, sym_int, "executorch_prim::sym_int.Scalar", [Scalar], Int, SymInt;
-    SYM_NOT, sym_not, "executorch_prim::sym_not.Scalar", [Scalar], Bool, SymNot;
-    SYM_ITE, sym_ite, "executorch_prim::sym_ite.Scalar", [Scalar, Scalar, Scalar], Scalar, SymIte;
-    CEIL_SCALAR, ceil_scalar, "executorch_prim::ceil.Scalar", [Scalar], Int, Ceil;
-    ROUND_SCALAR, round_scalar, "executorch_prim::round.Scalar", [Scalar], Int, Round;
-    TRUNC_SCALAR, trunc_scalar, "executorch_prim::trunc.Scalar", [Scalar], Int, Trunc;
+    SYM_SIZE, sym_size, "aten::sym_size.int", TENSOR_INT_TO_INT, SymSize;
+    SYM_NUMEL, sym_numel, "aten::sym_numel", TENSOR_TO_INT, SymNumel;
+    ADD_SCALAR, add_scalar, "executorch_prim::add.Scalar", SCALARS_TO_SCALAR, Add;
+    SUB_SCALAR, sub_scalar, "executorch_prim::sub.Scalar", SCALARS_TO_SCALAR, Sub;
+    MUL_SCALAR, mul_scalar, "executorch_prim::mul.Scalar", SCALARS_TO_SCALAR, Mul;
+    FLOORDIV_SCALAR, floordiv_scalar, "executorch_prim::floordiv.Scalar", SCALARS_TO_SCALAR, FloorDiv;
+    MOD_SCALAR, mod_scalar, "executorch_prim::mod.Scalar", SCALARS_TO_SCALAR, Mod;
+    SYM_MAX_SCALAR, sym_max_scalar, "executorch_prim::sym_max.Scalar", SCALARS_TO_SCALAR, Max;
+    SYM_MIN_SCALAR, sym_min_scalar, "executorch_prim::sym_min.Scalar", SCALARS_TO_SCALAR, Min;
+    TRUEDIV_SCALAR, truediv_scalar, "executorch_prim::truediv.Scalar", SCALARS_TO_DOUBLE, TrueDiv;
+    FLOORDIV_INT, floordiv_int, "executorch_prim::floordiv.int", INTS_TO_INT, FloorDivInt;
+    MOD_INT, mod_int_op, "executorch_prim::mod.int", INTS_TO_INT, ModInt;
+    EQ_SCALAR, eq_scalar, "executorch_prim::eq.Scalar", SCALARS_TO_BOOL, Eq;
+    GT_SCALAR, gt_scalar, "executorch_prim::gt.Scalar", SCALARS_TO_BOOL, Gt;
+    LT_SCALAR, lt_scalar, "executorch_prim::lt.Scalar", SCALARS_TO_BOOL, Lt;
+    GE_SCALAR, ge_scalar, "executorch_prim::ge.Scalar", SCALARS_TO_BOOL, Ge;
+    LE_SCALAR, le_scalar, "executorch_prim::le.Scalar", SCALARS_TO_BOOL, Le;
+    NEG_SCALAR, neg_scalar, "executorch_prim::neg.Scalar", SCALAR_TO_SCALAR, Neg;
+    SYM_FLOAT, sym_float, "executorch_prim::sym_float.Scalar", SCALAR_TO_DOUBLE, SymFloat;
+    SYM_INT, sym_int, "executorch_prim::sym_int.Scalar", SCALAR_TO_INT, SymInt;
+    SYM_NOT, sym_not, "executorch_prim::sym_not.Scalar", SCALAR_TO_BOOL, SymNot;
+    SYM_ITE, sym_ite, "executorch_prim::sym_ite.Scalar", TERNARY, SymIte;
+    CEIL_SCALAR, ceil_scalar, "executorch_prim::ceil.Scalar", SCALAR_TO_INT, Ceil;
+    ROUND_SCALAR, round_scalar, "executorch_prim::round.Scalar", SCALAR_TO_INT, Round;
+    TRUNC_SCALAR, trunc_scalar, "executorch_prim::trunc.Scalar", SCALAR_TO_INT, Trunc;
 }
 
 /// `_local_scalar_dense(self)`: the one element of a tensor as a scalar.
@@ -286,8 +310,7 @@ fn local_scalar_dense(_: &KernelContext<'_>, args: &KernelArgs<'_>) -> KernelRes
 prim!(
     LOCAL_SCALAR_DENSE,
     "aten::_local_scalar_dense",
-    [Tensor],
-    Scalar,
+    &TENSOR_TO_SCALAR,
     local_scalar_dense
 );
 
@@ -349,13 +372,7 @@ fn et_view(_: &KernelContext<'_>, args: &KernelArgs<'_>) -> KernelResult {
     unsafe { out.set_data(src.data_ptr() as *mut u8, src.is_read_only()) };
     Ok(())
 }
-prim!(
-    ET_VIEW,
-    "executorch_prim::et_view.default",
-    [Tensor, IntList, TensorMut],
-    Outs,
-    et_view
-);
+prim!(ET_VIEW, "executorch_prim::et_view.default", &VIEW, et_view);
 
 /// `et_copy_index(copy_to, copy_from, index)`: writes `copy_from` into row `index` of
 /// `copy_to`, growing its first dimension (within its bound) when needed.
@@ -396,8 +413,7 @@ fn et_copy_index(_: &KernelContext<'_>, args: &KernelArgs<'_>) -> KernelResult {
 prim!(
     ET_COPY_INDEX,
     "executorch_prim::et_copy_index.tensor",
-    [TensorMut, Tensor, Int],
-    Outs,
+    &COPY_INDEX,
     et_copy_index
 );
 
