@@ -462,8 +462,10 @@ impl<const N: usize> Walk<N> {
             }
         }
         if walk.rank == 0 {
-            // A single element (0-dim, or all sizes 1).
+            // A single element (0-dim, or all sizes 1): one run of length 1. Its strides
+            // never advance anything; 1 keeps "operand 0 has unit inner stride" true.
             walk.sizes[0] = 1;
+            walk.strides[0] = [1; N];
             walk.rank = 1;
         }
         Ok(walk)
@@ -972,6 +974,7 @@ mod tests {
     extern crate std;
     use super::*;
     use et_runtime::{f16, Bool, Element, ShapeDynamism, TensorBuf};
+    use std::vec;
     use std::vec::Vec;
 
     const ALL: u32 = DtypeSet::ALL.0;
@@ -1134,6 +1137,124 @@ mod tests {
         })
         .unwrap();
         assert_eq!(vals::<f32>(&out), [1., -1., 3.]);
+    }
+
+    /// A deterministic xorshift generator for the randomized layout test.
+    struct Rng(u64);
+    impl Rng {
+        fn next(&mut self, n: usize) -> usize {
+            self.0 ^= self.0 << 13;
+            self.0 ^= self.0 >> 7;
+            self.0 ^= self.0 << 17;
+            (self.0 % n as u64) as usize
+        }
+    }
+
+    /// Element at logical index `idx` (right-aligned broadcasting against `idx`'s rank).
+    fn logical_f64(t: &Tensor, idx: &[usize]) -> f64 {
+        let lead = idx.len() - t.dim();
+        let off: usize = (0..t.dim())
+            .map(|d| {
+                if t.size(d) == 1 {
+                    0
+                } else {
+                    idx[lead + d] * t.strides()[d]
+                }
+            })
+            .sum();
+        match t.dtype() {
+            ScalarType::Int => t.data::<i32>().unwrap()[off] as f64,
+            ScalarType::Char => t.data::<i8>().unwrap()[off] as f64,
+            ScalarType::Float => t.data::<f32>().unwrap()[off] as f64,
+            _ => t.data::<f64>().unwrap()[off],
+        }
+    }
+
+    fn random_tensor(rng: &mut Rng, shape: &[usize], dtype: ScalarType) -> TensorBuf {
+        // Broadcast some dims (size 1), maybe drop leading dims, random dim order.
+        let drop = rng.next(shape.len() + 1).min(shape.len());
+        let sizes: Vec<usize> = shape[drop..]
+            .iter()
+            .map(|&n| if rng.next(3) == 0 { 1 } else { n })
+            .collect();
+        let mut order: Vec<u8> = (0..sizes.len() as u8).collect();
+        for i in (1..order.len()).rev() {
+            order.swap(i, rng.next(i + 1));
+        }
+        let mut t = TensorBuf::with_layout(dtype, &sizes, &order, ShapeDynamism::Static).unwrap();
+        let n = t.numel();
+        let vals: Vec<i32> = (0..n).map(|_| rng.next(200) as i32 - 100).collect();
+        match dtype {
+            ScalarType::Int => t.data_mut::<i32>().unwrap().copy_from_slice(&vals),
+            ScalarType::Char => {
+                for (d, v) in t.data_mut::<i8>().unwrap().iter_mut().zip(&vals) {
+                    *d = *v as i8;
+                }
+            }
+            ScalarType::Float => {
+                for (d, v) in t.data_mut::<f32>().unwrap().iter_mut().zip(&vals) {
+                    *d = *v as f32 * 0.5;
+                }
+            }
+            _ => {
+                for (d, v) in t.data_mut::<f64>().unwrap().iter_mut().zip(&vals) {
+                    *d = *v as f64 * 0.25;
+                }
+            }
+        }
+        t
+    }
+
+    #[test]
+    fn random_layouts_match_a_logical_reference() {
+        let mut rng = Rng(0x9e37_79b9_7f4a_7c15);
+        let dtypes = [
+            ScalarType::Int,
+            ScalarType::Char,
+            ScalarType::Float,
+            ScalarType::Double,
+        ];
+        for _ in 0..400 {
+            let rank = rng.next(5);
+            let shape: Vec<usize> = (0..rank).map(|_| 1 + rng.next(4)).collect();
+            let (da, db) = (dtypes[rng.next(4)], dtypes[rng.next(4)]);
+            let a = random_tensor(&mut rng, &shape, da);
+            let b = random_tensor(&mut rng, &shape, db);
+            let common = crate::util::promote::result_type(&a, &b).unwrap();
+            let bshape = broadcast_shapes(&[a.sizes(), b.sizes()]).unwrap();
+            let bshape = bshape.as_slice();
+            let mut order: Vec<u8> = (0..bshape.len() as u8).collect();
+            for i in (1..order.len()).rev() {
+                order.swap(i, rng.next(i + 1));
+            }
+            let mut out =
+                TensorBuf::with_layout(ScalarType::Double, bshape, &order, ShapeDynamism::Static)
+                    .unwrap();
+            if common.is_floating() {
+                binary::<f64, f64, ALL>(&a, &b, &mut out, ScalarType::Double, |x, y| x * 3.0 - y)
+                    .unwrap();
+            } else {
+                binary::<i64, i64, ALL>(&a, &b, &mut out, common, |x, y| x.mul(3).sub(y)).unwrap();
+            }
+            // Visit every logical index of the broadcast shape.
+            let n: usize = bshape.iter().product();
+            for lin in 0..n {
+                let mut idx = vec![0usize; bshape.len()];
+                let mut r = lin;
+                for d in (0..bshape.len()).rev() {
+                    idx[d] = r % bshape[d];
+                    r /= bshape[d];
+                }
+                let mut want = logical_f64(&a, &idx) * 3.0 - logical_f64(&b, &idx);
+                if common == ScalarType::Char {
+                    want = (want as i64 as i8) as f64;
+                } else if common == ScalarType::Int {
+                    want = (want as i64 as i32) as f64;
+                }
+                let got = logical_f64(&out, &idx);
+                assert_eq!(got, want, "{:?} {:?} -> {:?} at {idx:?}", a, b, out);
+            }
+        }
     }
 
     #[test]
