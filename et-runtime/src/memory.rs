@@ -90,8 +90,14 @@ impl<'a> Arena<'a> {
         Ok(p)
     }
 
+    /// Reserves `n` elements of `size` bytes aligned to `align` (a power of two).
     #[inline(never)]
-    fn allocate_n(&self, n: usize, size: usize, align: usize) -> Result<NonNull<u8>, Error> {
+    pub(crate) fn allocate_n(
+        &self,
+        n: usize,
+        size: usize,
+        align: usize,
+    ) -> Result<NonNull<u8>, Error> {
         let bytes = n.checked_mul(size).ok_or(Error::MemoryAllocationFailed)?;
         self.allocate(bytes, align)
     }

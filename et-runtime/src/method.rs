@@ -9,7 +9,7 @@ use crate::backend::{find_backend, BackendEntry, BackendInitContext, CompileSpec
 use crate::error::Error;
 use crate::kernel::{ArgKind, KernelArgs, KernelContext, KernelEntry, KernelFn, ReturnKind};
 use crate::memory::{Arena, MemoryManager};
-use crate::program::{MethodMeta, OperatorName, Program, Table, TensorInfo, Vector};
+use crate::program::{MethodMeta, OperatorName, Program, Table, TensorInfo, TensorShape, Vector};
 use crate::scalar_type::{Bool, ScalarType};
 use crate::schema::fb;
 use crate::tensor::{ShapeDynamism, ShapeStorage, Tensor};
@@ -538,23 +538,30 @@ impl<'a> Builder<'a, '_> {
                     Value::TensorList(list)
                 }
             }
-            tag::DOUBLE_LIST => {
+            tag::DOUBLE_LIST | tag::BOOL_LIST => {
+                // Copied into method memory: doubles as their bits, bools as 0 or 1.
                 let items = items();
-                let copy = self.arena.alloc_array::<f64>(items.len())?;
-                for k in 0..items.len() {
-                    // SAFETY: `k` is below the array's length.
-                    unsafe { copy.as_ptr().add(k).write(f64::from_bits(items.uint(k, 8))) };
+                let len = items.len();
+                let double = kind == tag::DOUBLE_LIST;
+                let elem = if double { 8 } else { 1 };
+                let copy = self.arena.allocate_n(len, elem as usize, elem as usize)?;
+                for k in 0..len {
+                    let v = items.uint(k, elem);
+                    // SAFETY: `k < len`; the allocation holds `len` elements of `elem`
+                    // bytes, aligned to `elem`.
+                    unsafe {
+                        if double {
+                            copy.cast::<u64>().as_ptr().add(k).write(v);
+                        } else {
+                            copy.as_ptr().add(k).write((v != 0) as u8);
+                        }
+                    }
                 }
-                Value::DoubleList(copy, items.len())
-            }
-            tag::BOOL_LIST => {
-                let items = items();
-                let copy = self.arena.alloc_array::<bool>(items.len())?;
-                for k in 0..items.len() {
-                    // SAFETY: `k` is below the array's length.
-                    unsafe { copy.as_ptr().add(k).write(items.uint(k, 1) != 0) };
+                if double {
+                    Value::DoubleList(copy.cast(), len)
+                } else {
+                    Value::BoolList(copy.cast(), len)
                 }
-                Value::BoolList(copy, items.len())
             }
             _ => return Err(Error::InvalidProgram),
         })
@@ -565,7 +572,7 @@ impl<'a> Builder<'a, '_> {
     fn indices(
         &self,
         v: Vector<'a>,
-        elem: usize,
+        elem: u32,
         optional: bool,
         n: usize,
     ) -> Result<(NonNull<u32>, usize), Error> {
@@ -600,8 +607,8 @@ impl<'a> Builder<'a, '_> {
 
     fn build_tensor(&self, t: Table<'a>) -> Result<NonNull<Tensor>, Error> {
         type T<'x> = fb::Tensor<'x>;
-        let info = TensorInfo::read(t)?;
-        if t.uint(T::VT_STORAGE_OFFSET, 4) != 0 || info.dynamism == ShapeDynamism::Unbound {
+        let shape = TensorShape::read(t)?;
+        if t.uint(T::VT_STORAGE_OFFSET, 4) != 0 || shape.dynamism == ShapeDynamism::Unbound {
             return Err(Error::NotSupported);
         }
         let external = t
@@ -612,21 +619,24 @@ impl<'a> Builder<'a, '_> {
             // does not take yet.
             return Err(Error::NotSupported);
         }
-        let dim = info.sizes().len();
-        let nbytes = info.nbytes();
+        let dim = shape.rank();
         let arena = self.arena;
         // Sizes, then strides (recomputed by the constructor), then the dim order.
-        let shape = arena.alloc_zeroed::<usize>(2 * dim)?;
-        let order = arena.alloc_array::<u8>(dim)?;
-        // SAFETY: `shape` holds `2 * dim` and `order` `dim` elements, fresh from the arena.
-        let storage = unsafe {
-            core::ptr::copy_nonoverlapping(info.sizes().as_ptr(), shape.as_ptr(), dim);
-            core::ptr::copy_nonoverlapping(info.dim_order().as_ptr(), order.as_ptr(), dim);
-            ShapeStorage {
-                sizes: shape,
-                strides: shape.add(dim),
-                dim_order: order,
-            }
+        let sizes = arena.alloc_zeroed::<usize>(2 * dim)?;
+        let order = arena.alloc_zeroed::<u8>(dim)?;
+        // SAFETY: `sizes` holds `2 * dim` and `order` `dim` zeroed elements, fresh from
+        // the arena and used by nothing else.
+        let nbytes = unsafe {
+            shape.fill(
+                core::slice::from_raw_parts_mut(sizes.as_ptr(), dim),
+                core::slice::from_raw_parts_mut(order.as_ptr(), dim),
+            )?
+        };
+        let storage = ShapeStorage {
+            sizes,
+            // SAFETY: `dim <= 2 * dim` elements into the allocation.
+            strides: unsafe { sizes.add(dim) },
+            dim_order: order,
         };
         let idx = t.uint(T::VT_DATA_BUFFER_IDX, 4) as u32;
         let (data, read_only, planned): (*mut u8, bool, bool) = match t.table(T::VT_ALLOCATION_INFO)
@@ -666,16 +676,16 @@ impl<'a> Builder<'a, '_> {
         };
         // SAFETY: the three shape arrays hold `dim` initialized elements in the method
         // arena, used by this tensor only, and the dim order is a permutation (checked by
-        // `TensorInfo::read`); `data` is null or valid for `nbytes` (the bound: sizes are
+        // `TensorShape::fill`); `data` is null or valid for `nbytes` (the bound: sizes are
         // the upper bound for dynamic tensors) for the method's lifetime: constants borrow
         // the program, planned data the caller's buffers (range-checked).
         let tensor = unsafe {
             Tensor::from_raw_parts(
-                info.dtype,
+                shape.dtype,
                 dim,
                 storage,
                 data,
-                info.dynamism,
+                shape.dynamism,
                 read_only,
                 planned,
             )
@@ -713,35 +723,12 @@ impl<'a> Builder<'a, '_> {
         let n = list.len();
         let storage = self.arena.alloc_array::<Delegate>(n)?;
         for count in 0..n {
-            let d = list.table(count);
-            // SAFETY: `id` is a string field of `BackendDelegate`, a table reached from
-            // the program's root.
-            let id = d.and_then(|d| unsafe { d.string(fb::BackendDelegate::VT_ID) });
-            let id = id.unwrap_or("");
-            let result = match find_backend(id).filter(|b| b.backend.is_available()) {
-                None => Err(note(
-                    self.detail,
-                    Error::NotFound,
-                    LoadDetail::MissingBackend { id },
-                )),
-                Some(entry) => d
-                    .ok_or(Error::InvalidProgram)
-                    .and_then(|d| self.init_delegate(d, entry))
-                    .map(|handle| Delegate {
-                        backend: entry,
-                        handle,
-                    })
-                    .map_err(|e| note(self.detail, e, LoadDetail::BackendInit { id })),
-            };
-            match result {
+            match self.init_delegate(list.table(count)) {
                 // SAFETY: `count < n`, inside the allocation made above.
                 Ok(delegate) => unsafe { storage.as_ptr().add(count).write(delegate) },
                 Err(e) => {
-                    for k in 0..count {
-                        // SAFETY: entries 0..count were written above.
-                        let d = unsafe { *storage.as_ptr().add(k) };
-                        d.backend.backend.destroy(d.handle);
-                    }
+                    // SAFETY: entries 0..count were written above.
+                    unsafe { destroy_delegates(storage, count) };
                     return Err(e);
                 }
             }
@@ -749,37 +736,49 @@ impl<'a> Builder<'a, '_> {
         Ok((storage, n))
     }
 
-    fn init_delegate(
-        &self,
-        d: Table<'a>,
-        entry: &'static BackendEntry,
-    ) -> Result<DelegateHandle, Error> {
+    fn init_delegate(&self, d: Option<Table<'a>>) -> Result<Delegate, Error> {
         type D<'x> = fb::BackendDelegate<'x>;
-        let processed = d.table(D::VT_PROCESSED).ok_or(Error::InvalidProgram)?;
-        let payload = self.program.delegate_payload(processed)?;
-        let specs_fb = d.vector(D::VT_COMPILE_SPECS).unwrap_or(Vector::EMPTY);
-        let specs = self.arena.alloc_slice(
-            specs_fb.len(),
-            CompileSpec {
-                key: "",
-                value: &[],
-            },
-        )?;
-        for (k, slot) in specs.iter_mut().enumerate() {
-            if let Some(s) = specs_fb.table(k) {
-                *slot = CompileSpec {
+        let d = d.ok_or(Error::InvalidProgram)?;
+        // SAFETY: `id` is a string field of `BackendDelegate`, a table reached from the
+        // program's root.
+        let id = unsafe { d.string(D::VT_ID) }.unwrap_or("");
+        let Some(backend) = find_backend(id).filter(|b| b.backend.is_available()) else {
+            let detail = LoadDetail::MissingBackend { id };
+            return Err(note(self.detail, Error::NotFound, detail));
+        };
+        let init = || {
+            let processed = d.table(D::VT_PROCESSED).ok_or(Error::InvalidProgram)?;
+            let payload = self.program.delegate_payload(processed)?;
+            let specs_fb = d.vector(D::VT_COMPILE_SPECS).unwrap_or(Vector::EMPTY);
+            let n = specs_fb.len();
+            let specs = self.arena.alloc_array::<CompileSpec<'a>>(n)?;
+            for k in 0..n {
+                let s = specs_fb.table(k);
+                let spec = CompileSpec {
                     // SAFETY: `key` is a string field of `CompileSpec`, a table reached
                     // from the program's root.
-                    key: unsafe { s.string(fb::CompileSpec::VT_KEY) }.unwrap_or(""),
-                    value: s.bytes(fb::CompileSpec::VT_VALUE).unwrap_or(&[]),
+                    key: s
+                        .and_then(|s| unsafe { s.string(fb::CompileSpec::VT_KEY) })
+                        .unwrap_or(""),
+                    value: s
+                        .and_then(|s| s.bytes(fb::CompileSpec::VT_VALUE))
+                        .unwrap_or(&[]),
                 };
+                // SAFETY: `k < n`, the array's length.
+                unsafe { specs.as_ptr().add(k).write(spec) };
             }
-        }
-        let ctx = BackendInitContext {
-            allocator: self.arena,
-            method_name: self.meta.name(),
+            let ctx = BackendInitContext {
+                allocator: self.arena,
+                method_name: self.meta.name(),
+            };
+            // SAFETY: all `n` entries were written above, in method memory valid for 'a.
+            let specs = unsafe { core::slice::from_raw_parts(specs.as_ptr(), n) };
+            backend.backend.init(&ctx, payload, specs)
         };
-        entry.backend.init(&ctx, payload, specs)
+        match init() {
+            Ok(handle) => Ok(Delegate { backend, handle }),
+            Err(e) => Err(note(self.detail, e, LoadDetail::BackendInit { id })),
+        }
     }
 
     #[allow(
@@ -1382,11 +1381,20 @@ impl<'a> Method<'a> {
 
 impl Drop for Method<'_> {
     fn drop(&mut self) {
-        for k in 0..self.num_delegates {
-            // SAFETY: `k < num_delegates`, all initialized at load.
-            let d = unsafe { *self.delegates.as_ptr().add(k) };
-            d.backend.backend.destroy(d.handle);
-        }
+        // SAFETY: all `num_delegates` delegates were initialized at load.
+        unsafe { destroy_delegates(self.delegates, self.num_delegates) };
+    }
+}
+
+/// Releases delegates `0..count` of `delegates`.
+///
+/// # Safety
+/// The first `count` entries must be initialized delegates, each released only once.
+unsafe fn destroy_delegates(delegates: NonNull<Delegate>, count: usize) {
+    for k in 0..count {
+        // SAFETY: `k < count`, an initialized entry (caller).
+        let d = unsafe { *delegates.as_ptr().add(k) };
+        d.backend.backend.destroy(d.handle);
     }
 }
 

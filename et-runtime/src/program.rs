@@ -448,44 +448,77 @@ impl TensorInfo {
 
     /// Reads and checks a `Tensor` table's dtype, shape, dim order and dynamism.
     pub(crate) fn read(t: Table<'_>) -> Result<TensorInfo, Error> {
+        let shape = TensorShape::read(t)?;
+        let rank = shape.rank();
+        let mut info = TensorInfo {
+            dtype: shape.dtype,
+            rank: rank as u8,
+            sizes: [0; MAX_DIM],
+            dim_order: [0; MAX_DIM],
+            dynamism: shape.dynamism,
+        };
+        shape.fill(&mut info.sizes[..rank], &mut info.dim_order[..rank])?;
+        Ok(info)
+    }
+}
+
+/// A `Tensor` table's dtype, dynamism and shape vectors, checked to agree in rank.
+pub(crate) struct TensorShape<'d> {
+    pub(crate) dtype: ScalarType,
+    pub(crate) dynamism: ShapeDynamism,
+    sizes: Vector<'d>,
+    order: Vector<'d>,
+}
+
+impl<'d> TensorShape<'d> {
+    pub(crate) fn read(t: Table<'d>) -> Result<TensorShape<'d>, Error> {
         type T<'x> = fb::Tensor<'x>;
         let dtype = ScalarType::from_i8(t.uint(T::VT_SCALAR_TYPE, 1) as u8 as i8)
             .ok_or(Error::InvalidProgram)?;
         let sizes = t.vector(T::VT_SIZES).ok_or(Error::InvalidProgram)?;
         let order = t.vector(T::VT_DIM_ORDER).ok_or(Error::InvalidProgram)?;
-        let rank = sizes.len();
-        if rank > MAX_DIM || order.len() != rank {
+        if sizes.len() > MAX_DIM || order.len() != sizes.len() {
             return Err(Error::InvalidProgram);
         }
-        let mut info = TensorInfo {
-            dtype,
-            rank: rank as u8,
-            sizes: [0; MAX_DIM],
-            dim_order: [0; MAX_DIM],
-            dynamism: match t.uint(T::VT_SHAPE_DYNAMISM, 1) {
-                0 => ShapeDynamism::Static,
-                1 => ShapeDynamism::Bound,
-                2 => ShapeDynamism::Unbound,
-                _ => return Err(Error::InvalidProgram),
-            },
+        let dynamism = match t.uint(T::VT_SHAPE_DYNAMISM, 1) {
+            0 => ShapeDynamism::Static,
+            1 => ShapeDynamism::Bound,
+            2 => ShapeDynamism::Unbound,
+            _ => return Err(Error::InvalidProgram),
         };
+        Ok(TensorShape {
+            dtype,
+            dynamism,
+            sizes,
+            order,
+        })
+    }
+
+    /// The rank (at most [`MAX_DIM`]).
+    pub(crate) fn rank(&self) -> usize {
+        self.sizes.len()
+    }
+
+    /// Writes the sizes and the dim order into `sizes` and `order` (`rank` long each),
+    /// checking that sizes are not negative, that the dim order is a permutation and that
+    /// the byte size fits in a `usize`; returns the byte size.
+    pub(crate) fn fill(&self, sizes: &mut [usize], order: &mut [u8]) -> Result<usize, Error> {
+        let rank = self.rank();
         let mut seen = 0u32;
         let mut numel = 1usize;
-        for i in 0..rank {
-            let s = usize::try_from(sizes.i32(i)).map_err(|_| Error::InvalidProgram)?;
-            numel = numel.checked_mul(s).ok_or(Error::InvalidProgram)?;
-            let d = order.uint(i, 1) as usize;
+        for (i, (s, o)) in sizes.iter_mut().zip(order.iter_mut()).enumerate() {
+            *s = usize::try_from(self.sizes.i32(i)).map_err(|_| Error::InvalidProgram)?;
+            numel = numel.checked_mul(*s).ok_or(Error::InvalidProgram)?;
+            let d = self.order.uint(i, 1) as usize;
             if d >= rank || seen & (1 << d) != 0 {
                 return Err(Error::InvalidProgram);
             }
             seen |= 1 << d;
-            info.sizes[i] = s;
-            info.dim_order[i] = d as u8;
+            *o = d as u8;
         }
         numel
-            .checked_mul(dtype.element_size())
-            .ok_or(Error::InvalidProgram)?;
-        Ok(info)
+            .checked_mul(self.dtype.element_size())
+            .ok_or(Error::InvalidProgram)
     }
 }
 

@@ -2,9 +2,11 @@
 //!
 //! The flatc-generated accessors are generic over each field's type, so every field read
 //! instantiates its own copy of the vtable lookup; on the paths `Program::load` and
-//! `load_method` take, that came to several kilobytes. Here a table is a (buffer,
-//! position) pair, and every field read goes through one out-of-line vtable lookup
-//! ([`Table::field`]) and one out-of-line little-endian load ([`read`]).
+//! `load_method` take, that came to several kilobytes. Here a table or vector is a
+//! two-register handle (buffer start, buffer length and position, the last two as `u32`:
+//! flatbuffers are below 2 GiB), and every field read goes through one out-of-line
+//! vtable lookup ([`Table::field`]) and one out-of-line little-endian load
+//! ([`Table::read`]).
 //!
 //! Reads are bounds-checked: a position outside the buffer reads as zero (an absent
 //! field or an empty vector), so no read can leave the buffer whatever the bytes say.
@@ -14,112 +16,129 @@
 //! Fields are named by the generated code's vtable offsets (`fb::Tensor::VT_SIZES`, ...),
 //! so a field read here is the field the generated accessor of that name reads.
 
+use core::marker::PhantomData;
+use core::ptr::NonNull;
+
 use flatbuffers::VOffsetT;
 
-/// The little-endian unsigned integer of `n` (at most 8) bytes at `pos`; 0 when the bytes
-/// are not all inside `buf`.
-#[inline(never)]
-pub(crate) fn read(buf: &[u8], pos: usize, n: usize) -> u64 {
-    match pos.checked_add(n).and_then(|end| buf.get(pos..end)) {
-        Some(b) => b.iter().rev().fold(0, |v, &x| v << 8 | x as u64),
-        None => 0,
-    }
-}
-
-/// A table of the program's flatbuffer.
+/// A table of the program's flatbuffer (or, as [`Vector`], a vector's length prefix).
 #[derive(Clone, Copy)]
 pub(crate) struct Table<'a> {
-    buf: &'a [u8],
-    pos: usize,
+    /// The start of the buffer, valid for reads of `len` bytes for 'a.
+    base: NonNull<u8>,
+    len: u32,
+    /// The table's position in the buffer (at most `len`).
+    pos: u32,
+    _buf: PhantomData<&'a [u8]>,
 }
 
-/// A vector of the program's flatbuffer: `len` elements from byte `start`.
+/// A vector of the program's flatbuffer: the position of its `u32` length, followed by
+/// the elements.
 #[derive(Clone, Copy)]
-pub(crate) struct Vector<'a> {
-    buf: &'a [u8],
-    start: usize,
-    len: usize,
-}
+pub(crate) struct Vector<'a>(Table<'a>);
 
 impl<'a> Table<'a> {
     /// The same table as a generated accessor's, whose buffer passed
     /// `schema::checked_root` (the contract [`string`](Self::string) relies on).
     pub(crate) fn of(t: flatbuffers::Table<'a>) -> Table<'a> {
+        let buf = t.buf();
+        // Only the first 4 GiB are visible (a verified flatbuffer lies below 2 GiB); a
+        // position past them reads as absent.
+        let len = u32::try_from(buf.len()).unwrap_or(u32::MAX);
         Table {
-            buf: t.buf(),
-            pos: t.loc(),
+            base: NonNull::from(buf).cast(),
+            len,
+            pos: u32::try_from(t.loc()).map_or(len, |p| p.min(len)),
+            _buf: PhantomData,
         }
     }
 
-    /// The buffer.
+    /// The buffer (its first 4 GiB).
     pub(crate) fn buf(self) -> &'a [u8] {
-        self.buf
+        // SAFETY: `base` is valid for reads of `len` bytes for 'a (it came from such a
+        // slice, whose length is at least `len`).
+        unsafe { core::slice::from_raw_parts(self.base.as_ptr(), self.len as usize) }
     }
 
     /// The table's position in the buffer.
     pub(crate) fn pos(self) -> usize {
-        self.pos
+        self.pos as usize
+    }
+
+    /// The same buffer at position `pos` (`None` past its end).
+    fn at(self, pos: u64) -> Option<Table<'a>> {
+        (pos <= u64::from(self.len)).then_some(Table {
+            pos: pos as u32,
+            ..self
+        })
+    }
+
+    /// The little-endian unsigned integer of `n` (at most 8) bytes at `pos`; 0 when the
+    /// bytes are not all inside the buffer.
+    #[inline(never)]
+    fn read(self, pos: u64, n: u32) -> u64 {
+        let mut v = 0u64;
+        if pos + u64::from(n) <= u64::from(self.len) {
+            for i in (0..n as usize).rev() {
+                // SAFETY: `pos + i < pos + n <= len`, inside the buffer.
+                v = v << 8 | u64::from(unsafe { *self.base.as_ptr().add(pos as usize + i) });
+            }
+        }
+        v
     }
 
     /// The position of the inline value of the field at vtable offset `vt`, or `None`
     /// when the field is absent.
     #[inline(never)]
-    fn field(self, vt: VOffsetT) -> Option<usize> {
+    fn field(self, vt: VOffsetT) -> Option<u64> {
         // The vtable is at the table's position minus the soffset stored there; its first
         // u16 is its size in bytes.
-        let soffset = read(self.buf, self.pos, 4) as u32 as i32;
-        let vtable = usize::try_from(self.pos as i64 - soffset as i64).ok()?;
-        let vt = usize::from(vt);
-        if vt + 2 > read(self.buf, vtable, 2) as usize {
+        let pos = u64::from(self.pos);
+        let soffset = self.read(pos, 4) as u32 as i32;
+        let vtable = u64::try_from(pos as i64 - i64::from(soffset)).ok()?;
+        let vt = u64::from(vt);
+        if vt + 2 > self.read(vtable, 2) {
             return None;
         }
-        match read(self.buf, vtable.wrapping_add(vt), 2) as usize {
+        match self.read(vtable + vt, 2) {
             0 => None,
-            off => Some(self.pos.wrapping_add(off)),
+            off => Some(pos + off),
         }
     }
 
     /// Scalar field `vt` of `n` bytes, zero-extended (absent fields read as 0, the
     /// default of every scalar in `program.fbs`).
-    pub(crate) fn uint(self, vt: VOffsetT, n: usize) -> u64 {
-        self.field(vt).map_or(0, |p| read(self.buf, p, n))
+    pub(crate) fn uint(self, vt: VOffsetT, n: u32) -> u64 {
+        self.field(vt).map_or(0, |p| self.read(p, n))
     }
 
     /// Scalar field `vt` of `n` bytes (1, 2, 4 or 8), sign-extended.
-    pub(crate) fn int(self, vt: VOffsetT, n: usize) -> i64 {
-        let shift = 64 - 8 * n as u32;
+    pub(crate) fn int(self, vt: VOffsetT, n: u32) -> i64 {
+        let shift = 64 - 8 * n;
         ((self.uint(vt, n) << shift) as i64) >> shift
     }
 
-    /// Where the uoffset in field `vt` leads.
-    fn follow(self, vt: VOffsetT) -> Option<usize> {
-        let p = self.field(vt)?;
-        Some(p.wrapping_add(read(self.buf, p, 4) as usize))
+    /// Where the uoffset at `pos` leads.
+    fn follow(self, pos: u64) -> Option<Table<'a>> {
+        self.at(pos + self.read(pos, 4))
     }
 
     /// Table field `vt`.
     pub(crate) fn table(self, vt: VOffsetT) -> Option<Table<'a>> {
-        Some(Table {
-            buf: self.buf,
-            pos: self.follow(vt)?,
-        })
+        self.follow(self.field(vt)?)
     }
 
     /// Vector field `vt`.
     pub(crate) fn vector(self, vt: VOffsetT) -> Option<Vector<'a>> {
-        let p = self.follow(vt)?;
-        Some(Vector {
-            buf: self.buf,
-            start: p.wrapping_add(4),
-            len: read(self.buf, p, 4) as usize,
-        })
+        self.table(vt).map(Vector)
     }
 
     /// Byte-vector (or string) field `vt` as a slice; `None` when absent (or, which a
     /// verified buffer never has, not inside the buffer).
     pub(crate) fn bytes(self, vt: VOffsetT) -> Option<&'a [u8]> {
         let v = self.vector(vt)?;
-        self.buf.get(v.start..v.start.checked_add(v.len)?)
+        let start = v.0.pos as usize + 4;
+        self.buf().get(start..start.checked_add(v.len())?)
     }
 
     /// String field `vt`.
@@ -132,8 +151,9 @@ impl<'a> Table<'a> {
         let b = self.bytes(vt)?;
         // SAFETY: `verify_program` checked that every string field of every table
         // reachable from the root holds valid UTF-8 (at the position the generated
-        // accessors compute, which `follow` and `vector` compute the same way), and the
-        // caller guarantees this is such a field.
+        // accessors compute, which `field`, `follow` and `bytes` compute the same way,
+        // without overflow in 64-bit arithmetic), and the caller guarantees this is
+        // such a field.
         Some(unsafe { core::str::from_utf8_unchecked(b) })
     }
 
@@ -146,23 +166,26 @@ impl<'a> Table<'a> {
 
 impl<'a> Vector<'a> {
     /// A vector with no elements.
-    pub(crate) const EMPTY: Vector<'static> = Vector {
-        buf: &[],
-        start: 0,
+    pub(crate) const EMPTY: Vector<'static> = Vector(Table {
+        base: NonNull::dangling(),
         len: 0,
-    };
+        pos: 0,
+        _buf: PhantomData,
+    });
 
     /// Number of elements.
     pub(crate) fn len(self) -> usize {
-        self.len
+        self.0.read(u64::from(self.0.pos), 4) as usize
+    }
+
+    /// The position of element `i` of `n` bytes (`None` past the end).
+    fn element(self, i: usize, n: u32) -> Option<u64> {
+        (i < self.len()).then(|| u64::from(self.0.pos) + 4 + i as u64 * u64::from(n))
     }
 
     /// Element `i` of a vector of `n`-byte scalars, zero-extended (0 past the end).
-    pub(crate) fn uint(self, i: usize, n: usize) -> u64 {
-        if i >= self.len {
-            return 0;
-        }
-        read(self.buf, self.start.wrapping_add(i.wrapping_mul(n)), n)
+    pub(crate) fn uint(self, i: usize, n: u32) -> u64 {
+        self.element(i, n).map_or(0, |p| self.0.read(p, n))
     }
 
     /// Element `i` of a vector of `i32`s, sign-extended (0 past the end).
@@ -172,13 +195,12 @@ impl<'a> Vector<'a> {
 
     /// Element `i` of a vector of tables (`None` past the end).
     pub(crate) fn table(self, i: usize) -> Option<Table<'a>> {
-        if i >= self.len {
-            return None;
-        }
-        let p = self.start.wrapping_add(i.wrapping_mul(4));
-        Some(Table {
-            buf: self.buf,
-            pos: p.wrapping_add(read(self.buf, p, 4) as usize),
-        })
+        self.0.follow(self.element(i, 4)?)
     }
 }
+
+// SAFETY: a `Table` is a shared view of immutable bytes (like the `&'a [u8]` it came
+// from, which is `Send` and `Sync`).
+unsafe impl Send for Table<'_> {}
+// SAFETY: as above.
+unsafe impl Sync for Table<'_> {}
