@@ -3,6 +3,7 @@
 use et_macros::kernel;
 use et_runtime::{et_switch, KernelContext, KernelError, KernelResult, Scalar, ScalarType, Tensor};
 
+use crate::util::dtype::Num;
 use crate::util::elementwise::{scalar_as, unary, Compute};
 use crate::util::promote::{compute_dtype, compute_set};
 
@@ -25,7 +26,11 @@ pub fn hardtanh_out(
     et_switch!(in compute_set(__ET_SELECTED), compute_dtype(common), [i64, f32, f64], C => {
         let lo = scalar_as::<C, { __ET_SELECTED.0 }>(min_val, common)?;
         let hi = scalar_as::<C, { __ET_SELECTED.0 }>(max_val, common)?;
-        unary::<C, C, { __ET_SELECTED.0 }>(input, out, common, move |x| x.max_nan(lo).min_nan(hi))
+        if C::IS_FLOAT && (lo.is_nan() || hi.is_nan()) {
+            // A NaN bound makes every element NaN (as clamp does).
+            return unary::<C, C, { __ET_SELECTED.0 }>(input, out, common, move |x| x.max_nan(lo).min_nan(hi));
+        }
+        unary::<C, C, { __ET_SELECTED.0 }>(input, out, common, move |x| x.at_least(lo).at_most(hi))
     })
 }
 
@@ -47,6 +52,8 @@ mod tests {
             let mut o2 = TensorBuf::zeros(ScalarType::Float, &[4]).unwrap();
             hardtanh_out(ctx, &x, Scalar::Double(-0.5), Scalar::Double(0.5), &mut o2).unwrap();
             assert_eq!(&o2.data::<f32>().unwrap()[..3], &[-0.5, 0.5, 0.5]);
+            hardtanh_out(ctx, &x, Scalar::Double(f64::NAN), Scalar::Int(1), &mut o2).unwrap();
+            assert!(o2.data::<f32>().unwrap().iter().all(|v| v.is_nan()));
         });
     }
 }

@@ -17,7 +17,7 @@ pub fn relu_out(_ctx: &KernelContext<'_>, input: &Tensor, out: &mut Tensor) -> K
         ));
     }
     et_switch!(in compute_set(__ET_SELECTED), compute_dtype(common), [i64, f32, f64], C => {
-        unary::<C, C, { __ET_SELECTED.0 }>(input, out, common, |x| x.max_nan(C::ZERO))
+        unary::<C, C, { __ET_SELECTED.0 }>(input, out, common, |x| x.at_least(C::ZERO))
     })
 }
 

@@ -3,6 +3,7 @@
 use et_macros::kernel;
 use et_runtime::{et_switch, KernelContext, KernelError, KernelResult, Scalar, Tensor};
 
+use crate::util::dtype::Num;
 use crate::util::elementwise::{scalar_as, unary, Compute};
 use crate::util::promote::{compute_dtype, compute_set, ResultType};
 
@@ -23,16 +24,24 @@ pub fn clamp_out(
         rt = rt.scalar(s);
     }
     let common = rt.finish()?;
+    if min.is_none() && max.is_none() {
+        return Err(KernelError::invalid("clamp needs a min or a max"));
+    }
     et_switch!(in compute_set(__ET_SELECTED), compute_dtype(common), [i64, f32, f64], C => {
-        let bound = |s: Option<Scalar>| s.map(|s| scalar_as::<C, { __ET_SELECTED.0 }>(s, common)).transpose();
-        match (bound(min)?, bound(max)?) {
-            (Some(lo), Some(hi)) => unary::<C, C, { __ET_SELECTED.0 }>(input, out, common, move |x| {
+        // A missing bound is the widest value (-inf/+inf; int64's range saturates there).
+        let bound = |s: Option<Scalar>, none: f64| match s {
+            Some(s) => scalar_as::<C, { __ET_SELECTED.0 }>(s, common),
+            None => Ok(C::from_f64(none)),
+        };
+        let lo = bound(min, f64::NEG_INFINITY)?;
+        let hi = bound(max, f64::INFINITY)?;
+        if C::IS_FLOAT && (lo.is_nan() || hi.is_nan()) {
+            // A NaN bound makes every element NaN.
+            return unary::<C, C, { __ET_SELECTED.0 }>(input, out, common, move |x| {
                 x.max_nan(lo).min_nan(hi)
-            }),
-            (Some(lo), None) => unary::<C, C, { __ET_SELECTED.0 }>(input, out, common, move |x| x.max_nan(lo)),
-            (None, Some(hi)) => unary::<C, C, { __ET_SELECTED.0 }>(input, out, common, move |x| x.min_nan(hi)),
-            (None, None) => Err(KernelError::invalid("clamp needs a min or a max")),
+            });
         }
+        unary::<C, C, { __ET_SELECTED.0 }>(input, out, common, move |x| x.at_least(lo).at_most(hi))
     })
 }
 
@@ -57,6 +66,8 @@ mod tests {
             clamp_out(ctx, &x, Some(Scalar::Int(5)), Some(Scalar::Int(1)), &mut o).unwrap();
             assert_eq!(&o.data::<f32>().unwrap()[..3], &[1.0, 1.0, 1.0]);
             assert!(clamp_out(ctx, &x, None, None, &mut o).is_err());
+            clamp_out(ctx, &x, Some(Scalar::Double(f64::NAN)), None, &mut o).unwrap();
+            assert!(o.data::<f32>().unwrap().iter().all(|v| v.is_nan()));
 
             let i = TensorBuf::from_slice(&[3], &[-5i64, 1, 7]).unwrap();
             let mut oi = TensorBuf::zeros(ScalarType::Long, &[3]).unwrap();

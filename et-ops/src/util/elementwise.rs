@@ -84,6 +84,25 @@ pub trait Compute: Num {
     fn max_nan(self, o: Self) -> Self;
     /// The smaller value; NaN if either is NaN.
     fn min_nan(self, o: Self) -> Self;
+    /// `max(self, lo)` for a bound that is not NaN; a NaN `self` stays NaN. Cheaper than
+    /// [`max_nan`](Self::max_nan) (one `maxps`-style select per element).
+    #[inline(always)]
+    fn at_least(self, lo: Self) -> Self {
+        if lo > self {
+            lo
+        } else {
+            self
+        }
+    }
+    /// `min(self, hi)` for a bound that is not NaN; a NaN `self` stays NaN.
+    #[inline(always)]
+    fn at_most(self, hi: Self) -> Self {
+        if self > hi {
+            hi
+        } else {
+            self
+        }
+    }
     /// Division rounded toward negative infinity. Integers: `o` must not be zero (callers
     /// report integer division by zero as an error); `MIN / -1` wraps. Floats: Python's
     /// floor division, which keeps `a - b * q` consistent with [`remainder`](Self::remainder);
