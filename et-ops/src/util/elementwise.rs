@@ -5,7 +5,7 @@
 //!
 //! A kernel picks the operator's result dtype with [`promote`](crate::util::promote),
 //! switches once over the *compute* type `C` (int64, float32 or float64, see
-//! [`compute_dtype`](crate::util::promote::compute_dtype)) and hands a closure over `C` to
+//! [`compute_dtype`]) and hands a closure over `C` to
 //! [`unary`], [`binary`] or [`ternary`]:
 //!
 //! ```ignore
@@ -46,7 +46,7 @@
 //!
 //! The [`Compute`] methods have names that no inherent method of `i64`/`f32`/`f64` uses,
 //! so closures in a concrete `et_switch!` arm resolve to them and not to a panicking or
-//! `std`-only inherent method. Call [`Float`](crate::util::math::Float) functions with a
+//! `std`-only inherent method. Call [`Float`] functions with a
 //! path (`Float::exp`), for the same reason.
 
 use et_runtime::{
@@ -322,7 +322,7 @@ float_compute!(f32);
 float_compute!(f64);
 
 /// The dtypes whose compute type is `compute` (see
-/// [`compute_dtype`](crate::util::promote::compute_dtype)), within `sel`.
+/// [`compute_dtype`]), within `sel`.
 pub const fn storage_set(compute: ScalarType, sel: DtypeSet) -> DtypeSet {
     let mut out = DtypeSet::EMPTY;
     let mut i = 0;
