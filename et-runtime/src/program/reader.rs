@@ -3,9 +3,9 @@
 //! The flatc-generated accessors are generic over each field's type, so every field read
 //! instantiates its own copy of the vtable lookup; on the paths `Program::load` and
 //! `load_method` take, that came to several kilobytes. Here a table or vector is a
-//! two-register handle (buffer start, buffer length and position, the last two as `u32`:
-//! flatbuffers are below 2 GiB), and every field read goes through one out-of-line
-//! vtable lookup ([`Table::field`]) and one out-of-line little-endian load
+//! two-register handle (the buffer's start, and its length and the position packed as two
+//! `u32`s: flatbuffers are below 2 GiB), and every field read goes through one
+//! out-of-line vtable lookup ([`Table::field`]) and one out-of-line little-endian load
 //! ([`Table::read`]).
 //!
 //! Reads are bounds-checked: a position outside the buffer reads as zero (an absent
@@ -26,9 +26,9 @@ use flatbuffers::VOffsetT;
 pub(crate) struct Table<'a> {
     /// The start of the buffer, valid for reads of `len` bytes for 'a.
     base: NonNull<u8>,
-    len: u32,
-    /// The table's position in the buffer (at most `len`).
-    pos: u32,
+    /// `len << 32 | pos`: the buffer's length and the table's position (`pos <= len`).
+    /// (Two scalars, so a `Table` travels in two registers.)
+    at: u64,
     _buf: PhantomData<&'a [u8]>,
 }
 
@@ -45,30 +45,35 @@ impl<'a> Table<'a> {
         // Only the first 4 GiB are visible (a verified flatbuffer lies below 2 GiB); a
         // position past them reads as absent.
         let len = u32::try_from(buf.len()).unwrap_or(u32::MAX);
+        let pos = u32::try_from(t.loc()).map_or(len, |p| p.min(len));
         Table {
             base: NonNull::from(buf).cast(),
-            len,
-            pos: u32::try_from(t.loc()).map_or(len, |p| p.min(len)),
+            at: u64::from(len) << 32 | u64::from(pos),
             _buf: PhantomData,
         }
+    }
+
+    /// The buffer's length.
+    fn len(self) -> u64 {
+        self.at >> 32
     }
 
     /// The buffer (its first 4 GiB).
     pub(crate) fn buf(self) -> &'a [u8] {
         // SAFETY: `base` is valid for reads of `len` bytes for 'a (it came from such a
         // slice, whose length is at least `len`).
-        unsafe { core::slice::from_raw_parts(self.base.as_ptr(), self.len as usize) }
+        unsafe { core::slice::from_raw_parts(self.base.as_ptr(), self.len() as usize) }
     }
 
     /// The table's position in the buffer.
     pub(crate) fn pos(self) -> usize {
-        self.pos as usize
+        self.at as u32 as usize
     }
 
     /// The same buffer at position `pos` (`None` past its end).
     fn at(self, pos: u64) -> Option<Table<'a>> {
-        (pos <= u64::from(self.len)).then_some(Table {
-            pos: pos as u32,
+        (pos <= self.len()).then_some(Table {
+            at: self.len() << 32 | pos,
             ..self
         })
     }
@@ -78,7 +83,7 @@ impl<'a> Table<'a> {
     #[inline(never)]
     fn read(self, pos: u64, n: u32) -> u64 {
         let mut v = 0u64;
-        if pos + u64::from(n) <= u64::from(self.len) {
+        if pos + u64::from(n) <= self.len() {
             for i in (0..n as usize).rev() {
                 // SAFETY: `pos + i < pos + n <= len`, inside the buffer.
                 v = v << 8 | u64::from(unsafe { *self.base.as_ptr().add(pos as usize + i) });
@@ -93,7 +98,7 @@ impl<'a> Table<'a> {
     fn field(self, vt: VOffsetT) -> Option<u64> {
         // The vtable is at the table's position minus the soffset stored there; its first
         // u16 is its size in bytes.
-        let pos = u64::from(self.pos);
+        let pos = self.pos() as u64;
         let soffset = self.read(pos, 4) as u32 as i32;
         let vtable = u64::try_from(pos as i64 - i64::from(soffset)).ok()?;
         let vt = u64::from(vt);
@@ -137,7 +142,7 @@ impl<'a> Table<'a> {
     /// verified buffer never has, not inside the buffer).
     pub(crate) fn bytes(self, vt: VOffsetT) -> Option<&'a [u8]> {
         let v = self.vector(vt)?;
-        let start = v.0.pos as usize + 4;
+        let start = v.0.pos() + 4;
         self.buf().get(start..start.checked_add(v.len())?)
     }
 
@@ -168,19 +173,18 @@ impl<'a> Vector<'a> {
     /// A vector with no elements.
     pub(crate) const EMPTY: Vector<'static> = Vector(Table {
         base: NonNull::dangling(),
-        len: 0,
-        pos: 0,
+        at: 0,
         _buf: PhantomData,
     });
 
     /// Number of elements.
     pub(crate) fn len(self) -> usize {
-        self.0.read(u64::from(self.0.pos), 4) as usize
+        self.0.read(self.0.pos() as u64, 4) as usize
     }
 
     /// The position of element `i` of `n` bytes (`None` past the end).
     fn element(self, i: usize, n: u32) -> Option<u64> {
-        (i < self.len()).then(|| u64::from(self.0.pos) + 4 + i as u64 * u64::from(n))
+        (i < self.len()).then(|| self.0.pos() as u64 + 4 + i as u64 * u64::from(n))
     }
 
     /// Element `i` of a vector of `n`-byte scalars, zero-extended (0 past the end).
