@@ -1,0 +1,94 @@
+//! `aten::upsample_nearest2d.vec_out`: nearest-neighbour 2-d resize.
+
+use et_macros::kernel;
+use et_runtime::{et_switch, Element, KernelContext, KernelError, KernelResult, Tensor};
+
+use super::{out_sizes, scale_value, strides4};
+
+/// Resizes `input` (`[N, C, H, W]`) to `output_size` or by `scale_factors`, each output
+/// pixel copying input `min(floor(dst * scale), in - 1)` with `scale` in f32 as PyTorch's
+/// legacy `nearest` mode computes it.
+#[kernel("aten::upsample_nearest2d.vec_out")]
+pub fn upsample_nearest2d_vec_out(
+    ctx: &KernelContext<'_>,
+    input: &Tensor,
+    output_size: Option<&[i64]>,
+    scale_factors: Option<&[f64]>,
+    out: &mut Tensor,
+) -> KernelResult {
+    let ([oh, ow], scales) = out_sizes(input, output_size, scale_factors)?;
+    if out.dtype() != input.dtype() {
+        return Err(KernelError::invalid(
+            "upsample out dtype differs from the input's",
+        ));
+    }
+    out.resize(&[input.size(0), input.size(1), oh, ow])?;
+    // Source row and column of every output row and column.
+    let (ih, iw) = (input.size(2), input.size(3));
+    let src_h = ctx.alloc_temp::<u32>(oh)?;
+    let src_w = ctx.alloc_temp::<u32>(ow)?;
+    nearest_indices(src_h, ih, scales[0]);
+    nearest_indices(src_w, iw, scales[1]);
+    et_switch!(input.dtype(), @all, T => gather::<T>(input, out, src_h, src_w))
+}
+
+fn nearest_indices(dst: &mut [u32], input: usize, scale: Option<f64>) {
+    let output = dst.len();
+    let s = scale_value(scale, input, output) as f32;
+    for (o, d) in dst.iter_mut().enumerate() {
+        let src = if output == input {
+            o
+        } else if output == 2 * input {
+            o >> 1
+        } else {
+            (libm::floorf(o as f32 * s) as usize).min(input - 1)
+        };
+        *d = src as u32;
+    }
+}
+
+fn gather<T: Element>(input: &Tensor, out: &mut Tensor, sh: &[u32], sw: &[u32]) -> KernelResult {
+    let (is, os) = (strides4(input), strides4(out));
+    let x = input.data::<T>()?;
+    let y = out.data_mut::<T>()?;
+    for n in 0..input.size(0) {
+        for c in 0..input.size(1) {
+            let (xb, yb) = (n * is[0] + c * is[1], n * os[0] + c * os[1]);
+            for (oy, &iy) in sh.iter().enumerate() {
+                let (xr, yr) = (xb + iy as usize * is[2], yb + oy * os[2]);
+                for (ox, &ix) in sw.iter().enumerate() {
+                    y[yr + ox * os[3]] = x[xr + ix as usize * is[3]];
+                }
+            }
+        }
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    extern crate std;
+    use super::*;
+    use et_runtime::{Arena, ScalarType, TensorBuf};
+    use std::vec;
+
+    #[test]
+    fn nearest() {
+        let mut scratch = vec![0u8; 1 << 12];
+        let arena = Arena::new(&mut scratch);
+        let ctx = KernelContext::new(&arena);
+        let x = TensorBuf::from_slice(&[1, 1, 2, 2], &[1i64, 2, 3, 4]).unwrap();
+        let mut o = TensorBuf::zeros(ScalarType::Long, &[1, 1, 4, 3]).unwrap();
+        upsample_nearest2d_vec_out(&ctx, &x, Some(&[4, 3]), None, &mut o).unwrap();
+        assert_eq!(
+            o.data::<i64>().unwrap(),
+            &[1, 1, 2, 1, 1, 2, 3, 3, 4, 3, 3, 4]
+        );
+        let mut o = TensorBuf::zeros(ScalarType::Long, &[1, 1, 1, 1]).unwrap();
+        upsample_nearest2d_vec_out(&ctx, &x, None, Some(&[0.5, 0.5]), &mut o).unwrap();
+        assert_eq!(o.data::<i64>().unwrap(), &[1]);
+        assert!(
+            upsample_nearest2d_vec_out(&ctx, &x, Some(&[1, 1]), Some(&[0.5, 0.5]), &mut o).is_err()
+        );
+    }
+}
