@@ -79,7 +79,7 @@ fn length<T: Num>(start: Scalar, end: Scalar, step: Scalar) -> KernelResult<usiz
             .ok_or(KernelError::invalid("arange size overflows"))?;
         (num / s) as f64
     } else {
-        ((end.to_f64() - start.to_f64()) / step.to_f64()).ceil()
+        crate::util::math::Float::ceil((end.to_f64() - start.to_f64()) / step.to_f64())
     };
     if !(0.0..=i64::MAX as f64).contains(&len) {
         return Err(KernelError::invalid("arange size is invalid"));
