@@ -342,38 +342,37 @@ fn et_view(_: &KernelContext<'_>, args: &KernelArgs<'_>) -> KernelResult {
     if src.dtype() != out.dtype() {
         return Err(KernelError::invalid("et_view: dtype mismatch"));
     }
+    let numel = src.numel();
     let mut sizes = [0usize; MAX_DIM];
     let mut infer = None;
     let mut known = 1usize;
-    for (i, &s) in size.iter().enumerate() {
+    for (&s, slot) in size.iter().zip(sizes.iter_mut()) {
         if s == -1 {
-            if infer.replace(i).is_some() {
+            if infer.replace(slot).is_some() {
                 return Err(KernelError::invalid(
                     "et_view: more than one -1 in the size",
                 ));
             }
-        } else {
-            let s =
-                usize::try_from(s).map_err(|_| KernelError::invalid("et_view: negative size"))?;
-            sizes[i] = s;
-            known = known
-                .checked_mul(s)
-                .ok_or(KernelError::invalid("et_view: size overflows"))?;
+            continue;
         }
+        *slot = usize::try_from(s).map_err(|_| KernelError::invalid("et_view: negative size"))?;
+        known = known
+            .checked_mul(*slot)
+            .ok_or(KernelError::invalid("et_view: size overflows"))?;
     }
-    if let Some(i) = infer {
-        if known == 0 || src.numel() % known != 0 {
+    if let Some(slot) = infer {
+        if known == 0 || numel % known != 0 {
             return Err(KernelError::invalid(
                 "et_view: cannot infer the -1 dimension",
             ));
         }
-        sizes[i] = src.numel() / known;
+        *slot = numel / known;
     }
-    let sizes = &sizes[..size.len()];
-    if crate::tensor::checked_numel(sizes) != Some(src.numel()) {
+    let sizes = sizes.get(..size.len()).unwrap_or_default();
+    if crate::tensor::checked_numel(sizes) != Some(numel) {
         return Err(KernelError::invalid("et_view: element count differs"));
     }
-    if src.numel() > out.numel_bound() {
+    if numel > out.numel_bound() {
         return Err(KernelError::invalid(
             "et_view: view is larger than the output's bound",
         ));
@@ -394,27 +393,33 @@ fn et_copy_index(_: &KernelContext<'_>, args: &KernelArgs<'_>) -> KernelResult {
     let from = args.tensor(1)?;
     let index = usize::try_from(args.int(2)?)
         .map_err(|_| KernelError::invalid("et_copy_index: negative index"))?;
-    if to.dim() != from.dim() + 1 || to.dtype() != from.dtype() {
-        return Err(KernelError::invalid(
-            "et_copy_index: shapes or dtypes do not fit",
-        ));
-    }
-    if to.sizes()[1..] != *from.sizes() {
+    let (rows, row_shape) = match to.sizes().split_first() {
+        Some((&rows, rest)) if to.dtype() == from.dtype() && rest.len() == from.dim() => {
+            (rows, rest)
+        }
+        _ => {
+            return Err(KernelError::invalid(
+                "et_copy_index: shapes or dtypes do not fit",
+            ))
+        }
+    };
+    if row_shape != from.sizes() {
         return Err(KernelError::invalid("et_copy_index: row shape differs"));
     }
-    if to.sizes()[0] <= index {
+    let overflow = KernelError::invalid("et_copy_index: index overflows");
+    if rows <= index {
         let mut sizes = [0usize; MAX_DIM];
-        sizes[..to.dim()].copy_from_slice(to.sizes());
-        sizes[0] = index + 1;
-        to.resize(&sizes[..to.dim()])?;
+        for (d, s) in sizes.iter_mut().zip(to.sizes()) {
+            *d = *s;
+        }
+        sizes[0] = index.checked_add(1).ok_or(overflow)?;
+        to.resize(sizes.get(..to.dim()).unwrap_or_default())?;
     }
-    let row = from.nbytes();
     let src = from.bytes()?;
     let dst = to.bytes_mut()?;
-    let start = index
-        .checked_mul(row)
-        .ok_or(KernelError::invalid("et_copy_index: index overflows"))?;
-    dst.get_mut(start..start + row)
+    let start = index.checked_mul(src.len()).ok_or(overflow)?;
+    let end = start.checked_add(src.len()).ok_or(overflow)?;
+    dst.get_mut(start..end)
         .ok_or(KernelError::new(
             Error::InvalidArgument,
             "et_copy_index: index out of range",

@@ -84,9 +84,9 @@ pub(crate) fn name_matches(full: &str, name: &str, overload: &str) -> bool {
         return full == n;
     }
     full.len() == n.len() + 1 + o.len()
-        && &full[..n.len()] == n
-        && full[n.len()] == b'.'
-        && &full[n.len() + 1..] == o
+        && full.starts_with(n)
+        && full.ends_with(o)
+        && full.get(n.len()) == Some(&b'.')
 }
 
 /// Pairs of entries registered twice (same name and dtype key), for diagnostics.

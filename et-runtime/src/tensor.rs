@@ -312,7 +312,10 @@ impl Tensor {
         }
         // SAFETY: `sizes` holds `dim` elements, exclusively ours through `&mut self`.
         let sizes = unsafe { core::slice::from_raw_parts_mut(self.sizes.as_ptr(), self.dim()) };
-        sizes.copy_from_slice(new_sizes);
+        // (Equal lengths, checked above.)
+        for (d, s) in sizes.iter_mut().zip(new_sizes) {
+            *d = *s;
+        }
         self.recompute_strides();
         Ok(())
     }
@@ -329,11 +332,15 @@ impl Tensor {
             )
         };
         let mut stride = 1usize;
+        // (The dim order is a permutation of `0..dim`, so every lookup hits.)
         for &d in order.iter().rev() {
             let d = d as usize;
-            strides[d] = stride;
-            // A zero-size dimension counts as one, as in ExecuTorch, so strides stay useful.
-            stride = stride.saturating_mul(sizes[d].max(1));
+            if let (Some(slot), Some(&size)) = (strides.get_mut(d), sizes.get(d)) {
+                *slot = stride;
+                // A zero-size dimension counts as one, as in ExecuTorch, so strides stay
+                // useful.
+                stride = stride.saturating_mul(size.max(1));
+            }
         }
         self.numel = sizes.iter().product();
     }

@@ -3,10 +3,11 @@
 //! file, load the program and its first method into static pools, set float inputs to
 //! ones, execute, read the outputs.
 //!
-//! It reaches the OS only through libc (`open`, `fstat`, `mmap`, `write`) and never
-//! formats text with `core::fmt`: messages are static strings and numbers are printed
-//! by a small routine, so the binary measures the runtime, not a formatting library.
-//! With `panic = "abort"` (the `release-size` profile) the binaries are `no_std`.
+//! It reaches the OS only through libc (`open` and `read` into a static buffer, `write`)
+//! and never formats text with `core::fmt`: messages are static strings and numbers are
+//! printed by a small routine, so the binary measures the runtime, not a formatting
+//! library. With `panic = "abort"` (the `release-size` profile) the binaries are
+//! `no_std`.
 
 #![no_std]
 
@@ -60,75 +61,62 @@ pub fn write(fd: i32, bytes: &[u8]) {
     unsafe { libc::write(fd, bytes.as_ptr().cast(), bytes.len()) };
 }
 
-/// Writes `n` in decimal.
-pub fn write_number(fd: i32, mut n: u64) {
-    let mut digits = [0u8; 20];
+/// Writes `n` in base `radix` (2 to 16).
+pub fn write_number(fd: i32, mut n: u64, radix: u64) {
+    let mut digits = [0u8; 64];
     let mut i = digits.len();
-    loop {
+    while let Some(d) = i.checked_sub(1).and_then(|k| digits.get_mut(k)) {
+        *d = b"0123456789abcdef"[(n % radix) as usize & 15];
         i -= 1;
-        digits[i] = b'0' + (n % 10) as u8;
-        n /= 10;
+        n /= radix;
         if n == 0 {
             break;
         }
     }
-    write(fd, &digits[i..]);
+    write(fd, digits.get(i..).unwrap_or_default());
 }
 
 fn fail(message: &[u8], code: u32) -> i32 {
     write(2, b"size_test: ");
     write(2, message);
     write(2, b" (error 0x");
-    let hex = b"0123456789abcdef";
-    write(
-        2,
-        &[hex[(code >> 4 & 15) as usize], hex[(code & 15) as usize]],
-    );
+    write_number(2, code.into(), 16);
     write(2, b")\n");
     1
 }
 
-/// Maps `path` (a NUL-terminated C string) read-only; `None` on any failure.
+/// Reads the file at `path` (a NUL-terminated C string) into `pool`; `None` on any
+/// failure, or when the file does not fit.
 ///
 /// # Safety
 /// `path` must point to a NUL-terminated string.
-unsafe fn map_file(path: *const libc::c_char) -> Option<&'static [u8]> {
+unsafe fn read_file(path: *const libc::c_char, pool: &mut [u8]) -> Option<&[u8]> {
     // SAFETY: `path` is NUL-terminated (caller); the flags are plain constants.
     let fd = unsafe { libc::open(path, libc::O_RDONLY) };
     if fd < 0 {
         return None;
     }
-    // SAFETY: `stat` is plain old data; all-zero is a valid value to be overwritten.
-    let mut st: libc::stat = unsafe { core::mem::zeroed() };
-    // SAFETY: `fd` is open and `st` is writable.
-    let ok = unsafe { libc::fstat(fd, &mut st) } == 0;
-    let len = st.st_size as usize;
-    if !ok || len == 0 {
-        // SAFETY: `fd` is open.
-        unsafe { libc::close(fd) };
-        return None;
+    let mut len = 0;
+    loop {
+        let rest = pool.get_mut(len..)?;
+        if rest.is_empty() {
+            // No room left to tell the end of the file from a full pool.
+            return None;
+        }
+        // SAFETY: `rest` is writable for `rest.len()` bytes.
+        let n = unsafe { libc::read(fd, rest.as_mut_ptr().cast(), rest.len()) };
+        match n {
+            0 => break,
+            n if n > 0 => len += n as usize,
+            _ => return None,
+        }
     }
-    // SAFETY: a fresh private read-only mapping of an open file; the result is checked.
-    let ptr = unsafe {
-        libc::mmap(
-            core::ptr::null_mut(),
-            len,
-            libc::PROT_READ,
-            libc::MAP_PRIVATE,
-            fd,
-            0,
-        )
-    };
-    // SAFETY: `fd` is open; the mapping stays valid after closing it.
-    unsafe { libc::close(fd) };
-    if ptr == libc::MAP_FAILED {
-        return None;
-    }
-    // SAFETY: the mapping is `len` readable bytes that are never unmapped or written
-    // (the process exits when done), so a 'static shared slice is sound.
-    Some(unsafe { core::slice::from_raw_parts(ptr.cast::<u8>(), len) })
+    // The descriptor is left open: the process exits when done.
+    pool.get(..len)
 }
 
+/// The program file's bytes (a `.pte` up to this size; `.bss`, so free on disk).
+static FILE_POOL: Pool<{ 32 << 20 }> = Pool::new();
 static METHOD_POOL: Pool<{ 512 << 10 }> = Pool::new();
 static PLANNED_POOL: Pool<{ 16 << 20 }> = Pool::new();
 static TEMP_POOL: Pool<{ 8 << 20 }> = Pool::new();
@@ -145,9 +133,13 @@ pub unsafe fn run(argc: i32, argv: *const *const libc::c_char) -> i32 {
         write(2, b"usage: size_test PROGRAM.pte\n");
         return 2;
     }
-    // SAFETY: `argc >= 2`, so `argv[1]` exists and is NUL-terminated (caller).
-    let Some(bytes) = (unsafe { map_file(*argv.add(1)) }) else {
-        write(2, b"size_test: cannot read the program file\n");
+    // SAFETY: `argc >= 2`, so `argv[1]` exists and is NUL-terminated (caller); `run`
+    // is called once, so the pool is taken once.
+    let Some(bytes) = (unsafe { read_file(*argv.add(1), FILE_POOL.take()) }) else {
+        write(
+            2,
+            b"size_test: cannot read the program file (or it exceeds 32 MiB)\n",
+        );
         return 1;
     };
     let loader = match BufferLoader::new(bytes) {
@@ -173,24 +165,25 @@ pub unsafe fn run(argc: i32, argv: *const *const libc::c_char) -> i32 {
         unsafe { (METHOD_POOL.take(), PLANNED_POOL.take(), TEMP_POOL.take()) };
     let mut planned: [&mut [u8]; MAX_PLANNED] = Default::default();
     let count = meta.num_planned_buffers();
-    if count > MAX_PLANNED {
+    let Some(planned) = planned.get_mut(..count) else {
         return fail(b"too many planned buffers", 0x25);
-    }
-    for (i, slot) in planned.iter_mut().take(count).enumerate() {
+    };
+    for (i, slot) in planned.iter_mut().enumerate() {
         let size = match meta.planned_buffer_size(i) {
             Ok(s) => s,
             Err(e) => return fail(b"bad planned buffer size", e.code()),
         };
         // Keep each arena 16-byte aligned.
-        let size = (size + 15) & !15;
-        if size > rest.len() {
+        let split = size
+            .checked_next_multiple_of(16)
+            .and_then(|size| core::mem::take(&mut rest).split_at_mut_checked(size));
+        let Some((head, tail)) = split else {
             return fail(b"planned memory pool too small", 0x21);
-        }
-        let (head, tail) = core::mem::take(&mut rest).split_at_mut(size);
+        };
         *slot = head;
         rest = tail;
     }
-    let mut memory = MemoryManager::new(method_pool, &mut planned[..count], temp_pool);
+    let mut memory = MemoryManager::new(method_pool, planned, temp_pool);
     let mut method = match program.load_method(name, &mut memory) {
         Ok(m) => m,
         Err(e) => return fail(b"cannot load the method", e.error.code()),
@@ -214,9 +207,9 @@ pub unsafe fn run(argc: i32, argv: *const *const libc::c_char) -> i32 {
         }
     }
     write(1, b"ok: ");
-    write_number(1, method.num_outputs() as u64);
+    write_number(1, method.num_outputs() as u64, 10);
     write(1, b" outputs, ");
-    write_number(1, elements);
+    write_number(1, elements, 10);
     write(1, b" elements\n");
     0
 }
@@ -254,7 +247,10 @@ macro_rules! entry {
             }
 
             #[unsafe(no_mangle)]
-            extern "C" fn main(argc: $crate::libc::c_int, argv: *const *const $crate::libc::c_char) -> $crate::libc::c_int {
+            extern "C" fn main(
+                argc: $crate::libc::c_int,
+                argv: *const *const $crate::libc::c_char,
+            ) -> $crate::libc::c_int {
                 // SAFETY: the C runtime passes `argc` valid strings, and `main` runs once.
                 unsafe { $crate::run(argc, argv) }
             }
