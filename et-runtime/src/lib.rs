@@ -42,7 +42,7 @@ pub use memory::{Arena, MemoryManager};
 pub use method::{ExecuteError, LoadDetail, LoadError, Method, DEFAULT_INSTRUCTION_LIMIT};
 pub use program::{
     DataLoaderSync, ExtendedHeader, KernelCallInfo, KernelKey, MethodMeta, OperatorName, Program,
-    ProgramError, TensorInfo, FILE_IDENTIFIER, MAX_SUPPORTED_VERSION,
+    ProgramError, TensorInfo, Verification, FILE_IDENTIFIER, MAX_SUPPORTED_VERSION,
 };
 pub use registry::{duplicates, find_kernel, has_operator, kernels, resolve_kernel};
 pub use scalar::Scalar;

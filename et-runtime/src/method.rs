@@ -9,7 +9,9 @@ use crate::backend::{find_backend, BackendEntry, BackendInitContext, CompileSpec
 use crate::error::Error;
 use crate::kernel::{ArgKind, KernelArgs, KernelContext, KernelEntry, KernelFn, ReturnKind};
 use crate::memory::{Arena, MemoryManager};
-use crate::program::{MethodMeta, OperatorName, Program, Table, TensorInfo, TensorShape, Vector};
+use crate::program::{
+    tag, value_at, MethodMeta, OperatorName, Program, Table, TensorInfo, TensorShape, Vector,
+};
 use crate::scalar_type::{Bool, ScalarType};
 use crate::schema::fb;
 use crate::tensor::{ShapeDynamism, ShapeStorage, Tensor};
@@ -378,41 +380,6 @@ fn in_range(index: i64, n: usize) -> Option<u32> {
     }
 }
 
-/// The `KernelTypes` and `InstructionArguments` union tags.
-mod tag {
-    pub(super) const NULL: u8 = 1;
-    pub(super) const INT: u8 = 2;
-    pub(super) const BOOL: u8 = 3;
-    pub(super) const DOUBLE: u8 = 4;
-    pub(super) const TENSOR: u8 = 5;
-    pub(super) const STRING: u8 = 6;
-    pub(super) const INT_LIST: u8 = 7;
-    pub(super) const DOUBLE_LIST: u8 = 8;
-    pub(super) const BOOL_LIST: u8 = 9;
-    pub(super) const TENSOR_LIST: u8 = 10;
-    pub(super) const OPTIONAL_TENSOR_LIST: u8 = 11;
-
-    pub(super) const KERNEL_CALL: u8 = 1;
-    pub(super) const DELEGATE_CALL: u8 = 2;
-    pub(super) const MOVE_CALL: u8 = 3;
-    pub(super) const JUMP_FALSE_CALL: u8 = 4;
-    pub(super) const FREE_CALL: u8 = 5;
-}
-
-// The tags above are the generated code's.
-const _: () = {
-    use fb::{InstructionArguments as I, KernelTypes as K};
-    assert!(K::Null.0 == tag::NULL && K::Int.0 == tag::INT && K::Bool.0 == tag::BOOL);
-    assert!(K::Double.0 == tag::DOUBLE && K::Tensor.0 == tag::TENSOR);
-    assert!(K::String.0 == tag::STRING && K::IntList.0 == tag::INT_LIST);
-    assert!(K::DoubleList.0 == tag::DOUBLE_LIST && K::BoolList.0 == tag::BOOL_LIST);
-    assert!(K::TensorList.0 == tag::TENSOR_LIST);
-    assert!(K::OptionalTensorList.0 == tag::OPTIONAL_TENSOR_LIST);
-    assert!(I::KernelCall.0 == tag::KERNEL_CALL && I::DelegateCall.0 == tag::DELEGATE_CALL);
-    assert!(I::MoveCall.0 == tag::MOVE_CALL && I::JumpFalseCall.0 == tag::JUMP_FALSE_CALL);
-    assert!(I::FreeCall.0 == tag::FREE_CALL);
-};
-
 /// A kernel resolution remembered per operator: the dtype mask and common dtype it was
 /// made for, and the entry found.
 type CacheSlot = (u32, u8, Option<&'static KernelEntry>);
@@ -429,13 +396,10 @@ struct Missing {
 const _: () = {
     let first = fb::MoveCall::VT_MOVE_FROM;
     assert!(fb::KernelCall::VT_OP_INDEX == first && fb::DelegateCall::VT_DELEGATE_INDEX == first);
+    assert!(fb::KernelCall::VT_ARGS == fb::DelegateCall::VT_ARGS);
     assert!(fb::JumpFalseCall::VT_COND_VALUE_INDEX == first);
     assert!(fb::FreeCall::VT_VALUE_INDEX == first);
     assert!(fb::JumpFalseCall::VT_DESTINATION_INSTRUCTION == fb::MoveCall::VT_MOVE_TO);
-    // Every list table keeps its items in its first field.
-    let items = fb::IntList::VT_ITEMS;
-    assert!(fb::DoubleList::VT_ITEMS == items && fb::BoolList::VT_ITEMS == items);
-    assert!(fb::TensorList::VT_ITEMS == items && fb::OptionalTensorList::VT_ITEMS == items);
 };
 
 impl<'a> Builder<'a, '_> {
@@ -509,9 +473,10 @@ impl<'a> Builder<'a, '_> {
             tag::BOOL => Value::Bool(t.uint(fb::Bool::VT_BOOL_VAL, 1) != 0),
             tag::DOUBLE => Value::Double(f64::from_bits(t.uint(fb::Double::VT_DOUBLE_VAL, 8))),
             tag::STRING => {
-                // SAFETY: `string_val` is a string field of `String`, a table reached from
-                // the program's root.
-                let s = unsafe { t.string(fb::String::VT_STRING_VAL) }.unwrap_or("");
+                let s = match t.bytes(fb::String::VT_STRING_VAL) {
+                    Some(b) => crate::program::to_str(b).ok_or(Error::InvalidProgram)?,
+                    None => "",
+                };
                 Value::String(NonNull::from(s.as_bytes()).cast(), s.len())
             }
             tag::TENSOR => Value::Tensor(self.build_tensor(t)?),
@@ -739,9 +704,7 @@ impl<'a> Builder<'a, '_> {
     fn init_delegate(&self, d: Option<Table<'a>>) -> Result<Delegate, Error> {
         type D<'x> = fb::BackendDelegate<'x>;
         let d = d.ok_or(Error::InvalidProgram)?;
-        // SAFETY: `id` is a string field of `BackendDelegate`, a table reached from the
-        // program's root.
-        let id = unsafe { d.string(D::VT_ID) }.unwrap_or("");
+        let id = d.string(D::VT_ID).unwrap_or("");
         let Some(backend) = find_backend(id).filter(|b| b.backend.is_available()) else {
             let detail = LoadDetail::MissingBackend { id };
             return Err(note(self.detail, Error::NotFound, detail));
@@ -755,10 +718,8 @@ impl<'a> Builder<'a, '_> {
             for k in 0..n {
                 let s = specs_fb.table(k);
                 let spec = CompileSpec {
-                    // SAFETY: `key` is a string field of `CompileSpec`, a table reached
-                    // from the program's root.
                     key: s
-                        .and_then(|s| unsafe { s.string(fb::CompileSpec::VT_KEY) })
+                        .and_then(|s| s.string(fb::CompileSpec::VT_KEY))
                         .unwrap_or(""),
                     value: s
                         .and_then(|s| s.bytes(fb::CompileSpec::VT_VALUE))
@@ -1009,82 +970,63 @@ fn tensor_dtypes(values: NonNull<Value>, args: &[u32]) -> (Option<ScalarType>, c
 /// Bytes of method memory a method needs, estimated from its tables (an upper bound for
 /// the value table, tensor metadata, lists and instructions, plus slack for alignment).
 pub(crate) fn estimate_method_memory(meta: &MethodMeta<'_>) -> usize {
-    let plan = meta.plan();
+    type P<'x> = fb::ExecutionPlan<'x>;
+    let plan = meta.table();
+    let len = |v: Option<Vector<'_>>| v.map_or(0, |v| v.len());
     let mut bytes = 256usize;
-    let vsize = core::mem::size_of::<Value>();
-    for ev in plan.values().into_iter().flat_map(|v| v.iter()) {
-        bytes += vsize;
-        bytes += match ev.val_type() {
-            fb::KernelTypes::Tensor => {
-                let rank = ev
-                    .val_as_tensor()
-                    .and_then(|t| t.sizes())
-                    .map_or(0, |s| s.len());
-                let unplanned = ev
-                    .val_as_tensor()
-                    .is_some_and(|t| t.allocation_info().is_none() && t.data_buffer_idx() == 0);
+    let values = plan.vector(P::VT_VALUES).unwrap_or(Vector::EMPTY);
+    for i in 0..values.len() {
+        bytes += core::mem::size_of::<Value>();
+        let Some((kind, Some(t))) = value_at(values, i as i64) else {
+            continue;
+        };
+        let items = len(t.vector(fb::IntList::VT_ITEMS));
+        bytes = bytes.saturating_add(match kind {
+            tag::TENSOR => {
+                type T<'x> = fb::Tensor<'x>;
+                let rank = len(t.vector(T::VT_SIZES));
+                let unplanned = t.table(T::VT_ALLOCATION_INFO).is_none()
+                    && t.uint(T::VT_DATA_BUFFER_IDX, 4) == 0;
                 let data = if unplanned {
-                    ev.val_as_tensor()
-                        .and_then(|t| TensorInfo::from_fb(&t).ok())
-                        .map_or(0, |i| i.nbytes() + 16)
+                    TensorInfo::read(t).map_or(0, |i| i.nbytes().saturating_add(16))
                 } else {
                     0
                 };
-                core::mem::size_of::<Tensor>() + rank * 17 + 24 + data
+                (core::mem::size_of::<Tensor>() + rank * 17 + 24).saturating_add(data)
             }
-            fb::KernelTypes::IntList => {
-                ev.val_as_int_list()
-                    .and_then(|l| l.items())
-                    .map_or(0, |i| i.len())
-                    * 12
-                    + 40
-            }
-            fb::KernelTypes::DoubleList => {
-                ev.val_as_double_list()
-                    .and_then(|l| l.items())
-                    .map_or(0, |i| i.len())
-                    * 8
-                    + 8
-            }
-            fb::KernelTypes::BoolList => {
-                ev.val_as_bool_list()
-                    .and_then(|l| l.items())
-                    .map_or(0, |i| i.len())
-                    + 8
-            }
-            fb::KernelTypes::TensorList => {
-                ev.val_as_tensor_list()
-                    .and_then(|l| l.items())
-                    .map_or(0, |i| i.len())
-                    * 12
-                    + 40
-            }
-            fb::KernelTypes::OptionalTensorList => {
-                ev.val_as_optional_tensor_list()
-                    .and_then(|l| l.items())
-                    .map_or(0, |i| i.len())
-                    * 12
-                    + 40
-            }
+            tag::INT_LIST | tag::TENSOR_LIST | tag::OPTIONAL_TENSOR_LIST => items * 12 + 40,
+            tag::DOUBLE_LIST => items * 8 + 8,
+            tag::BOOL_LIST => items + 8,
             _ => 0,
-        };
+        });
     }
-    for chain in plan.chains().into_iter().flat_map(|c| c.iter()) {
+    let chains = plan.vector(P::VT_CHAINS).unwrap_or(Vector::EMPTY);
+    for c in 0..chains.len() {
         bytes += 16;
-        for instr in chain.instructions().into_iter().flat_map(|i| i.iter()) {
+        let instrs = chains
+            .table(c)
+            .and_then(|c| c.vector(fb::Chain::VT_INSTRUCTIONS))
+            .unwrap_or(Vector::EMPTY);
+        for i in 0..instrs.len() {
             bytes += core::mem::size_of::<Instr>();
-            let nargs = instr
-                .instr_args_as_kernel_call()
-                .and_then(|k| k.args())
-                .or_else(|| instr.instr_args_as_delegate_call().and_then(|d| d.args()))
-                .map_or(0, |a| a.len());
+            type I<'x> = fb::Instruction<'x>;
+            let nargs = match instrs
+                .table(i)
+                .map(|i| i.union(I::VT_INSTR_ARGS_TYPE, I::VT_INSTR_ARGS))
+            {
+                // Both calls keep their arguments at the same field.
+                Some((tag::KERNEL_CALL | tag::DELEGATE_CALL, Some(call))) => {
+                    len(call.vector(fb::KernelCall::VT_ARGS))
+                }
+                _ => 0,
+            };
             bytes += nargs * 4 + 8;
         }
     }
     bytes += meta.num_operators() * 16;
     bytes += (meta.num_inputs() + meta.num_outputs()) * 5 + 64;
     bytes += meta.num_planned_buffers() * 16 + 16;
-    bytes += plan.delegates().map_or(0, |d| d.len()) * (core::mem::size_of::<Delegate>() + 256);
+    bytes += len(plan.vector(P::VT_DELEGATES)) * (core::mem::size_of::<Delegate>() + 256);
     bytes
 }
 

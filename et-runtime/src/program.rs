@@ -12,7 +12,7 @@ use crate::value::Tag;
 
 mod reader;
 
-pub(crate) use reader::{Table, Vector};
+pub(crate) use reader::{to_str, Table, Vector};
 
 /// The file identifier every supported program carries at bytes 4..8.
 pub const FILE_IDENTIFIER: &[u8; 4] = b"ET12";
@@ -133,14 +133,44 @@ fn sub_slice(data: &[u8], start: u64, nbytes: usize) -> Result<&[u8], Error> {
     data.get(start..end).ok_or(Error::InvalidProgram)
 }
 
+/// How much of a program [`Program::load_with`] checks before returning, as ExecuTorch's
+/// `Program::Verification`.
+///
+/// Either way no input can cause undefined behaviour or a panic: every read of the
+/// flatbuffer is bounds-checked and strings are checked to be UTF-8 when read. The
+/// difference is when a malformed file is found: up front, or when the damaged part is
+/// read (an `Err` from `load_method` or a metadata call).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Verification {
+    /// The header, identifier, version and constant segment only (ExecuTorch's
+    /// default). Saves the structural check's time and, in a binary that never asks for
+    /// it, its code.
+    Minimal,
+    /// Also the whole flatbuffer's structure, in time linear in its size (what
+    /// [`Program::load`] does).
+    #[default]
+    InternalConsistency,
+}
+
 impl<'d> Program<'d> {
     /// Loads and checks a program: header, identifier, the flatbuffer's structure,
-    /// version, and the constant segment. Every later access relies on these checks.
+    /// version, and the constant segment ([`Verification::InternalConsistency`]).
     pub fn load<L: DataLoader + Sync>(loader: &'d L) -> Result<Program<'d>, ProgramError> {
-        Self::load_dyn(loader)
+        Self::load_dyn(loader, Verification::InternalConsistency)
     }
 
-    fn load_dyn(loader: &'d dyn DataLoaderSync) -> Result<Program<'d>, ProgramError> {
+    /// Loads a program with the given up-front checks.
+    pub fn load_with<L: DataLoader + Sync>(
+        loader: &'d L,
+        verification: Verification,
+    ) -> Result<Program<'d>, ProgramError> {
+        Self::load_dyn(loader, verification)
+    }
+
+    fn load_dyn(
+        loader: &'d dyn DataLoaderSync,
+        verification: Verification,
+    ) -> Result<Program<'d>, ProgramError> {
         let fail = |error, reason| ProgramError { error, reason };
         let size = loader.size();
         let head = loader
@@ -203,13 +233,20 @@ impl<'d> Program<'d> {
                 "program data must be 16-byte aligned",
             ));
         }
-        let root = crate::schema::checked_root(data).map_err(|e| {
+        let malformed = |e| {
             fail(
                 e,
                 "the program's flatbuffer is malformed (truncated or corrupted)",
             )
-        })?;
-        let root = Table::of(root._tab);
+        };
+        if verification == Verification::InternalConsistency {
+            // The structural check (the generated accessors it licenses are not used:
+            // everything reads through `reader`).
+            crate::schema::checked_root(data).map_err(malformed)?;
+        }
+        let root = Table::root(data)
+            .ok_or(Error::InvalidProgram)
+            .map_err(malformed)?;
         if root.uint(fb::Program::VT_VERSION, 4) > MAX_SUPPORTED_VERSION as u64 {
             return Err(fail(
                 Error::InvalidProgram,
@@ -380,9 +417,7 @@ impl<'d> Program<'d> {
 
 /// An `ExecutionPlan`'s name.
 fn plan_name(plan: Table<'_>) -> Option<&str> {
-    // SAFETY: `name` is a string field of `ExecutionPlan`, and plans are reached from the
-    // program's root.
-    unsafe { plan.string(fb::ExecutionPlan::VT_NAME) }
+    plan.string(fb::ExecutionPlan::VT_NAME)
 }
 
 // SAFETY: a `Program` only reads immutable bytes borrowed from a `Sync` loader; the
@@ -442,10 +477,6 @@ impl TensorInfo {
         self.numel() * self.dtype.element_size()
     }
 
-    pub(crate) fn from_fb(t: &fb::Tensor<'_>) -> Result<TensorInfo, Error> {
-        TensorInfo::read(Table::of(t._tab))
-    }
-
     /// Reads and checks a `Tensor` table's dtype, shape, dim order and dynamism.
     pub(crate) fn read(t: Table<'_>) -> Result<TensorInfo, Error> {
         let shape = TensorShape::read(t)?;
@@ -473,8 +504,7 @@ pub(crate) struct TensorShape<'d> {
 impl<'d> TensorShape<'d> {
     pub(crate) fn read(t: Table<'d>) -> Result<TensorShape<'d>, Error> {
         type T<'x> = fb::Tensor<'x>;
-        let dtype = ScalarType::from_i8(t.uint(T::VT_SCALAR_TYPE, 1) as u8 as i8)
-            .ok_or(Error::InvalidProgram)?;
+        let dtype = ScalarType::from_i8(scalar_type(t)).ok_or(Error::InvalidProgram)?;
         let sizes = t.vector(T::VT_SIZES).ok_or(Error::InvalidProgram)?;
         let order = t.vector(T::VT_DIM_ORDER).ok_or(Error::InvalidProgram)?;
         if sizes.len() > MAX_DIM || order.len() != sizes.len() {
@@ -553,44 +583,89 @@ impl fmt::Display for OperatorName<'_> {
 /// on demand; the tensors it reads were validated when the call info was made.
 #[derive(Clone, Copy)]
 pub struct KernelKey<'d> {
-    values: flatbuffers::Vector<'d, flatbuffers::ForwardsUOffset<fb::EValue<'d>>>,
-    args: flatbuffers::Vector<'d, i32>,
+    /// The plan's value table.
+    values: Vector<'d>,
+    /// The call's argument value indices.
+    args: Vector<'d>,
     /// Count a tensor list by its first tensor, as `gen_oplist` does.
     lists: bool,
 }
 
+/// The `KernelTypes` and `InstructionArguments` union tags.
+pub(crate) mod tag {
+    pub(crate) const NULL: u8 = 1;
+    pub(crate) const INT: u8 = 2;
+    pub(crate) const BOOL: u8 = 3;
+    pub(crate) const DOUBLE: u8 = 4;
+    pub(crate) const TENSOR: u8 = 5;
+    pub(crate) const STRING: u8 = 6;
+    pub(crate) const INT_LIST: u8 = 7;
+    pub(crate) const DOUBLE_LIST: u8 = 8;
+    pub(crate) const BOOL_LIST: u8 = 9;
+    pub(crate) const TENSOR_LIST: u8 = 10;
+    pub(crate) const OPTIONAL_TENSOR_LIST: u8 = 11;
+
+    pub(crate) const KERNEL_CALL: u8 = 1;
+    pub(crate) const DELEGATE_CALL: u8 = 2;
+    pub(crate) const MOVE_CALL: u8 = 3;
+    pub(crate) const JUMP_FALSE_CALL: u8 = 4;
+    pub(crate) const FREE_CALL: u8 = 5;
+}
+
+// The tags above are the generated code's, and every list table keeps its items in its
+// first field (read through `IntList`'s offset).
+const _: () = {
+    use fb::{InstructionArguments as I, KernelTypes as K};
+    assert!(K::Null.0 == tag::NULL && K::Int.0 == tag::INT && K::Bool.0 == tag::BOOL);
+    assert!(K::Double.0 == tag::DOUBLE && K::Tensor.0 == tag::TENSOR);
+    assert!(K::String.0 == tag::STRING && K::IntList.0 == tag::INT_LIST);
+    assert!(K::DoubleList.0 == tag::DOUBLE_LIST && K::BoolList.0 == tag::BOOL_LIST);
+    assert!(K::TensorList.0 == tag::TENSOR_LIST);
+    assert!(K::OptionalTensorList.0 == tag::OPTIONAL_TENSOR_LIST);
+    assert!(I::KernelCall.0 == tag::KERNEL_CALL && I::DelegateCall.0 == tag::DELEGATE_CALL);
+    assert!(I::MoveCall.0 == tag::MOVE_CALL && I::JumpFalseCall.0 == tag::JUMP_FALSE_CALL);
+    assert!(I::FreeCall.0 == tag::FREE_CALL);
+    let items = fb::IntList::VT_ITEMS;
+    assert!(fb::DoubleList::VT_ITEMS == items && fb::BoolList::VT_ITEMS == items);
+    assert!(fb::TensorList::VT_ITEMS == items && fb::OptionalTensorList::VT_ITEMS == items);
+};
+
+/// Value `index` of a value table: its `KernelTypes` tag and member table (`None` when
+/// the index is out of range).
+pub(crate) fn value_at(values: Vector<'_>, index: i64) -> Option<(u8, Option<Table<'_>>)> {
+    let ev = values.table(usize::try_from(index).ok()?)?;
+    Some(ev.union(fb::EValue::VT_VAL_TYPE, fb::EValue::VT_VAL))
+}
+
 impl<'d> KernelKey<'d> {
-    fn value(&self, index: i32) -> Option<fb::EValue<'d>> {
-        let i = usize::try_from(index).ok()?;
-        (i < self.values.len()).then(|| self.values.get(i))
+    /// The tensor at value `index`, if it is one.
+    fn tensor(&self, index: i64) -> Option<Table<'d>> {
+        match value_at(self.values, index)? {
+            (tag::TENSOR, t) => t,
+            _ => None,
+        }
     }
 
     /// The tensors the key is made of, in argument order.
-    fn tensors(&self) -> impl Iterator<Item = fb::Tensor<'d>> + '_ {
-        self.args.iter().filter_map(move |a| {
-            let v = self.value(a)?;
-            if let Some(t) = v.val_as_tensor() {
-                return Some(t);
-            }
-            if !self.lists {
-                return None;
-            }
-            let items = match v.val_type() {
-                fb::KernelTypes::TensorList => v.val_as_tensor_list()?.items(),
-                fb::KernelTypes::OptionalTensorList => v.val_as_optional_tensor_list()?.items(),
+    fn tensors(&self) -> impl Iterator<Item = Table<'d>> + '_ {
+        (0..self.args.len()).filter_map(move |k| {
+            let (kind, t) = value_at(self.values, self.args.i32(k))?;
+            let t = t?;
+            match kind {
+                tag::TENSOR => Some(t),
+                tag::TENSOR_LIST | tag::OPTIONAL_TENSOR_LIST if self.lists => {
+                    let items = t.vector(fb::IntList::VT_ITEMS)?;
+                    (0..items.len()).find_map(|i| self.tensor(items.i32(i)))
+                }
                 _ => None,
-            }?;
-            items
-                .iter()
-                .filter_map(|i| self.value(i))
-                .find_map(|e| e.val_as_tensor())
+            }
         })
     }
 
     /// The dtypes of the key's tensors, in order.
     pub fn dtypes(&self) -> impl Iterator<Item = ScalarType> + '_ {
         self.tensors()
-            .filter_map(|t| ScalarType::from_i8(t.scalar_type().0))
+            .filter_map(|t| ScalarType::from_i8(scalar_type(t)))
     }
 
     /// Number of tensor entries.
@@ -616,16 +691,22 @@ impl<'d> KernelKey<'d> {
     }
 }
 
+/// A `Tensor` table's raw `scalar_type`.
+fn scalar_type(t: Table<'_>) -> i8 {
+    t.uint(fb::Tensor::VT_SCALAR_TYPE, 1) as u8 as i8
+}
+
 impl fmt::Display for KernelKey<'_> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         for (i, t) in self.tensors().enumerate() {
             f.write_str(if i == 0 { "v1/" } else { "|" })?;
-            write!(f, "{};", t.scalar_type().0)?;
-            for (k, d) in t.dim_order().into_iter().flat_map(|o| o.iter()).enumerate() {
+            write!(f, "{};", scalar_type(t))?;
+            let order = t.vector(fb::Tensor::VT_DIM_ORDER).unwrap_or(Vector::EMPTY);
+            for k in 0..order.len() {
                 if k > 0 {
                     f.write_str(",")?;
                 }
-                write!(f, "{d}")?;
+                write!(f, "{}", order.uint(k, 1))?;
             }
         }
         Ok(())
@@ -708,11 +789,7 @@ impl<'d> MethodMeta<'d> {
     /// Value `index` of the value table: its `KernelTypes` tag and member table.
     fn value(&self, index: i64) -> Result<(u8, Option<Table<'d>>), Error> {
         let values = self.list(Plan::VT_VALUES).ok_or(Error::InvalidProgram)?;
-        let ev = usize::try_from(index)
-            .ok()
-            .and_then(|i| values.table(i))
-            .ok_or(Error::InvalidProgram)?;
-        Ok(ev.union(fb::EValue::VT_VAL_TYPE, fb::EValue::VT_VAL))
+        value_at(values, index).ok_or(Error::InvalidProgram)
     }
 
     fn io_index(&self, vt: flatbuffers::VOffsetT, i: usize) -> Result<i64, Error> {
@@ -745,7 +822,7 @@ impl<'d> MethodMeta<'d> {
 
     fn tensor_info(&self, index: i64) -> Result<TensorInfo, Error> {
         match self.value(index)? {
-            (tag, Some(t)) if tag == fb::KernelTypes::Tensor.0 => TensorInfo::read(t),
+            (tag::TENSOR, Some(t)) => TensorInfo::read(t),
             _ => Err(Error::InvalidArgument),
         }
     }
@@ -796,17 +873,11 @@ impl<'d> MethodMeta<'d> {
             .list(Plan::VT_OPERATORS)
             .and_then(|o| o.table(i))
             .ok_or(Error::InvalidProgram)?;
-        // SAFETY: `name` and `overload` are string fields of `Operator`, a table reached
-        // from the program's root.
-        let (name, overload) = unsafe {
-            (
-                op.string(fb::Operator::VT_NAME),
-                op.string(fb::Operator::VT_OVERLOAD),
-            )
-        };
         Ok(OperatorName {
-            name: name.ok_or(Error::InvalidProgram)?,
-            overload: overload.unwrap_or(""),
+            name: op
+                .string(fb::Operator::VT_NAME)
+                .ok_or(Error::InvalidProgram)?,
+            overload: op.string(fb::Operator::VT_OVERLOAD).unwrap_or(""),
         })
     }
 
@@ -815,68 +886,62 @@ impl<'d> MethodMeta<'d> {
         let list = self.list(Plan::VT_DELEGATES);
         (0..list.map_or(0, |l| l.len())).map(move |i| {
             list.and_then(|l| l.table(i))
-                // SAFETY: `id` is a string field of `BackendDelegate`, a table reached
-                // from the program's root.
-                .and_then(|d| unsafe { d.string(fb::BackendDelegate::VT_ID) })
+                .and_then(|d| d.string(fb::BackendDelegate::VT_ID))
                 .unwrap_or("")
         })
     }
 
-    /// The plan as the generated accessors see it (for the tooling paths).
-    pub(crate) fn plan(&self) -> fb::ExecutionPlan<'d> {
-        // SAFETY: `self.plan` is an `ExecutionPlan` table reached from the root of a
-        // buffer that `schema::checked_root` verified, which is all the generated
-        // accessors need.
-        unsafe {
-            fb::ExecutionPlan::init_from_table(flatbuffers::Table::new(
-                self.plan.buf(),
-                self.plan.pos(),
-            ))
-        }
+    /// The plan's table.
+    pub(crate) fn table(&self) -> Table<'d> {
+        self.plan
     }
 
     /// Every KernelCall with its operator and runtime kernel key, in instruction order.
     /// Malformed calls yield an error item.
     pub fn kernel_calls(&self) -> impl Iterator<Item = Result<KernelCallInfo<'d>, Error>> + '_ {
-        let chains = self.plan().chains();
-        let instrs = chains
-            .into_iter()
-            .flat_map(|c| c.iter())
-            .flat_map(|ch| ch.instructions().into_iter().flat_map(|i| i.iter()));
+        let chains = self.list(Plan::VT_CHAINS).unwrap_or(Vector::EMPTY);
+        let instrs = (0..chains.len()).flat_map(move |c| {
+            let list = chains
+                .table(c)
+                .and_then(|c| c.vector(fb::Chain::VT_INSTRUCTIONS))
+                .unwrap_or(Vector::EMPTY);
+            (0..list.len()).map(move |i| list.table(i))
+        });
         instrs.enumerate().filter_map(move |(n, instr)| {
-            let call = instr.instr_args_as_kernel_call()?;
-            Some(self.kernel_call_info(n, call))
+            type I<'x> = fb::Instruction<'x>;
+            match instr?.union(I::VT_INSTR_ARGS_TYPE, I::VT_INSTR_ARGS) {
+                (tag::KERNEL_CALL, Some(call)) => Some(self.kernel_call_info(n, call)),
+                _ => None,
+            }
         })
     }
 
     pub(crate) fn kernel_call_info(
         &self,
         instruction: usize,
-        call: fb::KernelCall<'d>,
+        call: Table<'d>,
     ) -> Result<KernelCallInfo<'d>, Error> {
-        let op_index = usize::try_from(call.op_index()).map_err(|_| Error::InvalidProgram)?;
+        let op_index = usize::try_from(call.int(fb::KernelCall::VT_OP_INDEX, 4))
+            .map_err(|_| Error::InvalidProgram)?;
         let operator = self.operator(op_index)?;
-        let args = call.args().ok_or(Error::InvalidProgram)?;
-        let values = self.plan().values().ok_or(Error::InvalidProgram)?;
+        let args = call
+            .vector(fb::KernelCall::VT_ARGS)
+            .ok_or(Error::InvalidProgram)?;
+        let values = self.list(Plan::VT_VALUES).ok_or(Error::InvalidProgram)?;
         // Validate every tensor the keys may read, so the keys' views never meet a
         // malformed tensor.
-        for a in args.iter() {
-            let (tag, t) = self.value(a as i64)?;
+        for a in 0..args.len() {
+            let (kind, t) = self.value(args.i32(a))?;
             let Some(t) = t else { continue };
-            type L<'x> = fb::TensorList<'x>;
-            match fb::KernelTypes(tag) {
-                fb::KernelTypes::Tensor => {
+            match kind {
+                tag::TENSOR => {
                     TensorInfo::read(t)?;
                 }
-                // Both list kinds keep their items at the same field.
-                fb::KernelTypes::TensorList | fb::KernelTypes::OptionalTensorList => {
-                    let items = t.vector(L::VT_ITEMS);
-                    for i in 0..items.map_or(0, |v| v.len()) {
-                        let index = items.map_or(0, |v| v.i32(i));
-                        if let Ok((tag, Some(t))) = self.value(index) {
-                            if tag == fb::KernelTypes::Tensor.0 {
-                                TensorInfo::read(t)?;
-                            }
+                tag::TENSOR_LIST | tag::OPTIONAL_TENSOR_LIST => {
+                    let items = t.vector(fb::IntList::VT_ITEMS).unwrap_or(Vector::EMPTY);
+                    for i in 0..items.len() {
+                        if let Ok((tag::TENSOR, Some(t))) = self.value(items.i32(i)) {
+                            TensorInfo::read(t)?;
                         }
                     }
                 }
@@ -914,5 +979,192 @@ impl<'d> MethodMeta<'d> {
     /// instruction table. Useful to size the buffer passed to [`MemoryManager`](crate::MemoryManager).
     pub fn method_allocator_estimate(&self) -> usize {
         crate::method::estimate_method_memory(self)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    extern crate std;
+
+    use std::string::String;
+    use std::vec::Vec;
+    use std::{format, vec};
+
+    use super::{Program, Verification};
+    use crate::{FileLoader, MemoryManager};
+
+    fn fixture(name: &str) -> Vec<u8> {
+        let path = format!("{}/../tests/fixtures/{name}", env!("CARGO_MANIFEST_DIR"));
+        std::fs::read(path).unwrap()
+    }
+
+    fn fixtures() -> Vec<String> {
+        let dir = format!("{}/../tests/fixtures", env!("CARGO_MANIFEST_DIR"));
+        let mut names: Vec<String> = std::fs::read_dir(dir)
+            .unwrap()
+            .filter_map(|e| e.ok()?.file_name().into_string().ok())
+            .filter(|n| n.ends_with(".pte"))
+            .collect();
+        names.sort();
+        names
+    }
+
+    /// Everything the metadata API reports about a program, as text.
+    fn describe(program: &Program<'_>) -> String {
+        let mut out = String::new();
+        for name in program.method_names() {
+            out += &format!("method {name}\n");
+            let Ok(meta) = program.method_meta(name) else {
+                out += "  no meta\n";
+                continue;
+            };
+            out += &format!(
+                "  io {} {} planned {} values {} instrs {} ops {} estimate {}\n",
+                meta.num_inputs(),
+                meta.num_outputs(),
+                meta.num_planned_buffers(),
+                meta.num_values(),
+                meta.num_instructions(),
+                meta.num_operators(),
+                meta.method_allocator_estimate(),
+            );
+            for i in 0..meta.num_planned_buffers() {
+                out += &format!("  buffer {:?}\n", meta.planned_buffer_size(i));
+            }
+            for i in 0..meta.num_inputs() {
+                out += &format!("  in {:?} {:?}\n", meta.input_tag(i), meta.input_tensor(i));
+            }
+            for i in 0..meta.num_outputs() {
+                out += &format!(
+                    "  out {:?} {:?}\n",
+                    meta.output_tag(i),
+                    meta.output_tensor(i)
+                );
+            }
+            for i in 0..meta.num_operators() {
+                out += &format!("  op {:?}\n", meta.operator(i));
+            }
+            for d in meta.delegates() {
+                out += &format!("  delegate {d}\n");
+            }
+            for c in meta.kernel_calls() {
+                match c {
+                    Ok(c) => {
+                        out += &format!(
+                            "  call {} {} {} [{}] [{}] {:?} {:?} {}\n",
+                            c.instruction,
+                            c.operator,
+                            c.num_args,
+                            c.key,
+                            c.selection_key,
+                            c.key.common_dtype(),
+                            c.key.dtype_mask(),
+                            c.key.len(),
+                        )
+                    }
+                    Err(e) => out += &format!("  bad call {e:?}\n"),
+                }
+            }
+        }
+        out
+    }
+
+    /// Loads, describes and (when memory allows) loads and runs every method of `bytes`
+    /// with `verification`; must never panic. Returns the description when it loads.
+    fn exercise(bytes: &[u8], verification: Verification) -> Option<String> {
+        let loader = FileLoader::from_bytes(bytes);
+        let program = Program::load_with(&loader, verification).ok()?;
+        let text = describe(&program);
+        let names: Vec<&str> = program.method_names().collect();
+        for name in names {
+            let Ok(meta) = program.method_meta(name) else {
+                continue;
+            };
+            let sizes: Vec<usize> = (0..meta.num_planned_buffers())
+                .map(|i| meta.planned_buffer_size(i).unwrap_or(0))
+                .collect();
+            let estimate = meta.method_allocator_estimate();
+            let total = sizes.iter().fold(0usize, |a, &s| a.saturating_add(s));
+            if total > 1 << 22 || estimate > 1 << 22 {
+                continue;
+            }
+            let mut method_mem = vec![0u128; estimate.div_ceil(16)];
+            let mut planned_mem: Vec<Vec<u128>> =
+                sizes.iter().map(|s| vec![0u128; s.div_ceil(16)]).collect();
+            let mut planned: Vec<&mut [u8]> = planned_mem
+                .iter_mut()
+                .map(|b| bytemuck(b.as_mut_slice()))
+                .collect();
+            let mut scratch = vec![0u128; 256];
+            let mut memory = MemoryManager::new(
+                bytemuck(&mut method_mem),
+                &mut planned,
+                bytemuck(&mut scratch),
+            );
+            let Ok(mut method) = program.load_method(name, &mut memory) else {
+                continue;
+            };
+            method.set_instruction_limit(1000);
+            for i in 0..method.num_inputs() {
+                if let Ok(t) = method.input_tensor_mut(i) {
+                    let _ = t.bytes_mut().map(|b| b.fill(0));
+                }
+            }
+            let _ = method.execute();
+            for i in 0..method.num_outputs() {
+                let _ = method.output(i);
+            }
+        }
+        Some(text)
+    }
+
+    fn bytemuck(words: &mut [u128]) -> &mut [u8] {
+        // SAFETY: any initialized `u128` memory is valid as bytes; the borrow is unique.
+        unsafe { core::slice::from_raw_parts_mut(words.as_mut_ptr().cast(), words.len() * 16) }
+    }
+
+    /// Both verification levels read well-formed programs identically.
+    #[test]
+    fn minimal_verification_reads_the_same_metadata() {
+        for name in fixtures() {
+            let bytes = fixture(&name);
+            let full = exercise(&bytes, Verification::InternalConsistency).unwrap();
+            let minimal = exercise(&bytes, Verification::Minimal).unwrap();
+            assert_eq!(full, minimal, "{name}");
+            assert!(full.contains("method "), "{name}");
+        }
+    }
+
+    /// Without the structural check, damaged programs are still errors, never panics (or
+    /// undefined behaviour: the reader checks every access).
+    #[test]
+    fn minimal_verification_survives_damage() {
+        let mut state = 0x2545_f491_4f6c_dd1du64;
+        let mut next = move || {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            state
+        };
+        for name in [
+            "add.pte",
+            "cond.pte",
+            "dynamic_view.pte",
+            "noop.pte",
+            "mlp_xnnpack.pte",
+        ] {
+            let original = fixture(name);
+            for len in (0..original.len()).step_by(7) {
+                exercise(&original[..len], Verification::Minimal);
+            }
+            for _ in 0..400 {
+                let mut bytes = original.clone();
+                for _ in 0..(1 + next() % 4) {
+                    let at = (next() as usize) % bytes.len();
+                    bytes[at] = next() as u8;
+                }
+                exercise(&bytes, Verification::Minimal);
+            }
+        }
     }
 }

@@ -9,9 +9,10 @@
 //! ([`Table::read`]).
 //!
 //! Reads are bounds-checked: a position outside the buffer reads as zero (an absent
-//! field or an empty vector), so no read can leave the buffer whatever the bytes say.
-//! Only the UTF-8 of strings relies on the structural check (`schema::verify_program`),
-//! which every buffer handed to [`Table::of`] has passed: see [`Table::string`].
+//! field), strings are checked to be UTF-8 when read, and a vector longer than the bytes
+//! after it reads as absent (so every loop over a vector is bounded by the buffer's
+//! size). So the reader is safe on any bytes, whether or not the buffer passed the
+//! structural check (`schema::verify_program`, [`Verification`](crate::Verification)).
 //!
 //! Fields are named by the generated code's vtable offsets (`fb::Tensor::VT_SIZES`, ...),
 //! so a field read here is the field the generated accessor of that name reads.
@@ -20,6 +21,13 @@ use core::marker::PhantomData;
 use core::ptr::NonNull;
 
 use flatbuffers::VOffsetT;
+
+/// `b` as a `str`, if it is UTF-8 (with the structural check's compact validator, which
+/// decides exactly as `core::str::from_utf8` in a fraction of its code).
+pub(crate) fn to_str(b: &[u8]) -> Option<&str> {
+    // SAFETY: `is_utf8` accepted the bytes as well-formed UTF-8.
+    crate::schema::is_utf8(b).then(|| unsafe { core::str::from_utf8_unchecked(b) })
+}
 
 /// A table of the program's flatbuffer (or, as [`Vector`], a vector's length prefix).
 #[derive(Clone, Copy)]
@@ -38,19 +46,17 @@ pub(crate) struct Table<'a> {
 pub(crate) struct Vector<'a>(Table<'a>);
 
 impl<'a> Table<'a> {
-    /// The same table as a generated accessor's, whose buffer passed
-    /// `schema::checked_root` (the contract [`string`](Self::string) relies on).
-    pub(crate) fn of(t: flatbuffers::Table<'a>) -> Table<'a> {
-        let buf = t.buf();
-        // Only the first 4 GiB are visible (a verified flatbuffer lies below 2 GiB); a
-        // position past them reads as absent.
+    /// The root table of the flatbuffer `buf`; `None` when the root offset leads outside.
+    pub(crate) fn root(buf: &'a [u8]) -> Option<Table<'a>> {
+        // Only the first 4 GiB are visible (a flatbuffer lies below 2 GiB); a position
+        // past them reads as absent.
         let len = u32::try_from(buf.len()).unwrap_or(u32::MAX);
-        let pos = u32::try_from(t.loc()).map_or(len, |p| p.min(len));
-        Table {
+        let start = Table {
             base: NonNull::from(buf).cast(),
-            at: u64::from(len) << 32 | u64::from(pos),
+            at: u64::from(len) << 32,
             _buf: PhantomData,
-        }
+        };
+        start.follow(0)
     }
 
     /// The buffer's length.
@@ -133,9 +139,11 @@ impl<'a> Table<'a> {
         self.follow(self.field(vt)?)
     }
 
-    /// Vector field `vt`.
+    /// Vector field `vt`; `None` when absent, or when it claims more elements than there
+    /// are bytes after it (every element takes at least one).
     pub(crate) fn vector(self, vt: VOffsetT) -> Option<Vector<'a>> {
-        self.table(vt).map(Vector)
+        let v = Vector(self.table(vt)?);
+        (v.0.pos() as u64 + 4 + v.len() as u64 <= v.0.len()).then_some(v)
     }
 
     /// Byte-vector (or string) field `vt` as a slice; `None` when absent (or, which a
@@ -146,20 +154,9 @@ impl<'a> Table<'a> {
         self.buf().get(start..start.checked_add(v.len())?)
     }
 
-    /// String field `vt`.
-    ///
-    /// # Safety
-    /// `vt` must be the vtable offset of a `string` field of this table's type (a `VT_`
-    /// constant of that table in the generated code), and the table must have been
-    /// reached from a root given to [`of`](Self::of) by following the schema.
-    pub(crate) unsafe fn string(self, vt: VOffsetT) -> Option<&'a str> {
-        let b = self.bytes(vt)?;
-        // SAFETY: `verify_program` checked that every string field of every table
-        // reachable from the root holds valid UTF-8 (at the position the generated
-        // accessors compute, which `field`, `follow` and `bytes` compute the same way,
-        // without overflow in 64-bit arithmetic), and the caller guarantees this is
-        // such a field.
-        Some(unsafe { core::str::from_utf8_unchecked(b) })
+    /// String field `vt`; `None` when absent or not UTF-8.
+    pub(crate) fn string(self, vt: VOffsetT) -> Option<&'a str> {
+        to_str(self.bytes(vt)?)
     }
 
     /// A union with its type tag in field `tag` and its member in field `member`: the

@@ -21,7 +21,7 @@ pub(crate) use program_generated::executorch_flatbuffer as fb;
 
 mod verify;
 
-pub(crate) use verify::verify_program;
+pub(crate) use verify::{is_utf8, verify_program};
 
 /// The root `Program` of the flatbuffer in `buf`, after [`verify_program`] has checked
 /// its structure. Fails with [`crate::Error::InvalidProgram`] if the check does.

@@ -332,7 +332,7 @@ pub(crate) fn verify_program(buf: &[u8]) -> Result<(), Error> {
 /// compares the two on every sequence of up to 3 bytes and on 4-byte ones), in a fraction
 /// of its code size: the byte ranges of the Unicode standard's table 3-7 (no overlong
 /// forms, no surrogates, nothing above U+10FFFF).
-fn is_utf8(s: &[u8]) -> bool {
+pub(crate) fn is_utf8(s: &[u8]) -> bool {
     let mut i = 0;
     while let Some(&lead) = s.get(i) {
         i += 1;

@@ -13,7 +13,7 @@
 
 use core::cell::UnsafeCell;
 
-use et_runtime::{BufferLoader, EValue, MemoryManager, Program, ScalarType};
+use et_runtime::{BufferLoader, EValue, MemoryManager, Program, ScalarType, Verification};
 
 #[doc(hidden)]
 pub use libc;
@@ -146,7 +146,7 @@ pub unsafe fn run(argc: i32, argv: *const *const libc::c_char) -> i32 {
         Ok(l) => l,
         Err(e) => return fail(b"program data is misaligned", e.code()),
     };
-    let program = match Program::load(&loader) {
+    let program = match Program::load_with(&loader, Verification::Minimal) {
         Ok(p) => p,
         Err(e) => return fail(b"cannot load the program", e.error.code()),
     };
