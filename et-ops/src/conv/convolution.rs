@@ -576,6 +576,14 @@ mod bench {
             }
             let kind = if g > 1 { &mut dw } else if wsz[2] == 1 { &mut pw } else { &mut gen };
             *kind += best;
+            if std::env::var_os("ETCH_BENCH_LAYERS").is_some() {
+                let macs = geo.cout * geo.oh * geo.ow * geo.cin_g * geo.kh * geo.kw;
+                std::println!(
+                    "{xs:?} -> {wsz:?} s{s} g{g}: {:.1} us, {:.1} GFLOP/s",
+                    best * 1e6,
+                    2.0 * macs as f64 / best / 1e9
+                );
+            }
         }
         std::println!(
             "mv2 convs: depthwise {:.2} ms, pointwise {:.2} ms, general {:.2} ms, total {:.2} ms; peak scratch {} KiB",

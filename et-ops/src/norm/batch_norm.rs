@@ -4,6 +4,7 @@ use et_macros::kernel;
 use et_runtime::{et_switch, KernelContext, KernelError, KernelResult, Tensor, MAX_DIM};
 
 use super::{check_param, memory_order};
+use crate::util::gemm::avx2_fma_available;
 use crate::util::math::Float;
 use crate::util::reduce::{OpMath, Space};
 
@@ -106,6 +107,32 @@ fn bn_impl<T: OpMath>(
     let space = Space::new(&sizes[..nd], [&is[..nd], &os[..nd], &cs[..nd]]);
     let x = input.data::<T>()?;
     let y = out.data_mut::<T>()?;
+    if avx2_fma_available() {
+        // SAFETY: the CPU supports AVX2 and FMA (checked by `avx2_fma_available`), all
+        // the target-feature function requires.
+        unsafe { apply_avx2::<T>(&space, x, y, alpha, beta) };
+    } else {
+        apply::<T>(&space, x, y, alpha, beta);
+    }
+    Ok(())
+}
+
+/// [`apply`] compiled for AVX2: the per-element multiply-add is memory- and issue-bound,
+/// and 8-wide vectors halve the instruction count against the SSE2 baseline.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2,fma")]
+fn apply_avx2<T: OpMath>(space: &Space<3>, x: &[T], y: &mut [T], alpha: &[T::C], beta: &[T::C]) {
+    apply::<T>(space, x, y, alpha, beta);
+}
+
+#[cfg(not(target_arch = "x86_64"))]
+fn apply_avx2<T: OpMath>(space: &Space<3>, x: &[T], y: &mut [T], alpha: &[T::C], beta: &[T::C]) {
+    apply::<T>(space, x, y, alpha, beta);
+}
+
+/// `y = x * alpha[c] + beta[c]` over the space (operand 2's offset is the channel).
+#[inline(always)]
+fn apply<T: OpMath>(space: &Space<3>, x: &[T], y: &mut [T], alpha: &[T::C], beta: &[T::C]) {
     space.for_each_run([0, 0, 0], |[xi, yi, ch], len, steps| match steps {
         // One channel along a contiguous run (NCHW planes): vectorizes.
         [1, 1, 0] => {
@@ -133,7 +160,6 @@ fn bn_impl<T: OpMath>(
             }
         }
     });
-    Ok(())
 }
 
 #[cfg(test)]

@@ -180,12 +180,46 @@ const X_BLOCK: Blocking = Blocking {
     nc: 2048,
 };
 
+/// AVX-512 tile: 12 rows x 32 columns (24 zmm accumulators).
+#[cfg(target_arch = "x86_64")]
+const Z_MR: usize = 12;
+#[cfg(target_arch = "x86_64")]
+const Z_NR: usize = 32;
+#[cfg(target_arch = "x86_64")]
+const Z_BLOCK: Blocking = Blocking {
+    mc: 120,
+    kc: KC,
+    nc: 2048,
+};
+
+/// The micro-kernel families, narrowest first.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+enum Level {
+    Portable,
+    #[cfg_attr(not(target_arch = "x86_64"), allow(dead_code, reason = "x86-64 only"))]
+    Avx2,
+    #[cfg_attr(not(target_arch = "x86_64"), allow(dead_code, reason = "x86-64 only"))]
+    Avx512,
+}
+
+/// The widest level this machine runs.
+fn detected_level() -> Level {
+    #[cfg(target_arch = "x86_64")]
+    {
+        x86::level()
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    {
+        Level::Portable
+    }
+}
+
 /// Scratch bytes [`sgemm`] needs for an `m x n x k` product (the packing buffers), an
 /// upper bound for either micro-kernel.
 pub fn sgemm_scratch_bytes(m: usize, n: usize, k: usize) -> usize {
     let kc = k.min(KC);
-    let mc = round_up(m, 6).min(120);
-    let nc = round_up(n, 16).min(2048);
+    let mc = round_up(m, 12).min(120);
+    let nc = round_up(n, 32).min(2048);
     (mc * kc + kc * nc) * 4 + 64
 }
 
@@ -203,7 +237,7 @@ pub fn sgemm(
     beta: f32,
     c: MatMut<'_, f32>,
 ) -> KernelResult {
-    sgemm_impl(ctx, alpha, a, b, beta, c, true)
+    sgemm_impl(ctx, alpha, a, b, beta, c, detected_level())
 }
 
 fn sgemm_impl(
@@ -213,7 +247,7 @@ fn sgemm_impl(
     b: Mat<'_, f32>,
     beta: f32,
     c: MatMut<'_, f32>,
-    allow_simd: bool,
+    level: Level,
 ) -> KernelResult {
     check_shapes(&a, &b, &c)?;
     let (m, n, k) = (c.rows, c.cols, a.cols);
@@ -225,16 +259,22 @@ fn sgemm_impl(
         return Ok(());
     }
     #[cfg(target_arch = "x86_64")]
-    if allow_simd && x86::has_avx2_fma() {
+    if level == Level::Avx512 {
+        let (ap, bp) = alloc_packs(ctx, m, n, k, Z_MR, Z_NR, Z_BLOCK)?;
+        // SAFETY: `level` is at most what `detected_level` found with cpuid: the CPU
+        // supports AVX-512F (and AVX2, FMA) and the OS saves the zmm and opmask state.
+        unsafe { x86::sgemm_avx512(alpha, a, b, beta, c, ap, bp) };
+        return Ok(());
+    }
+    #[cfg(target_arch = "x86_64")]
+    if level >= Level::Avx2 {
         let (ap, bp) = alloc_packs(ctx, m, n, k, X_MR, X_NR, X_BLOCK)?;
-        // SAFETY: `has_avx2_fma` checked with cpuid that the CPU supports AVX2 and FMA and
-        // that the OS saves the ymm registers (OSXSAVE + XCR0), which is all the
-        // target-feature function requires.
+        // SAFETY: `level` is at most what `detected_level` found with cpuid: the CPU
+        // supports AVX2 and FMA and the OS saves the ymm registers (OSXSAVE + XCR0).
         unsafe { x86::sgemm_avx2(alpha, a, b, beta, c, ap, bp) };
         return Ok(());
     }
     let (ap, bp) = alloc_packs(ctx, m, n, k, P_MR, P_NR, P_BLOCK)?;
-    let _ = allow_simd;
     blocked::<P_MR, P_NR>(
         alpha,
         a,
@@ -508,44 +548,62 @@ fn ukr_portable<const MR: usize, const NR: usize>(
 
 #[cfg(target_arch = "x86_64")]
 mod x86 {
-    use super::{blocked, Mat, MatMut, X_BLOCK, X_MR, X_NR};
+    use super::{blocked, Mat, MatMut, X_BLOCK, X_MR, X_NR, Z_BLOCK, Z_MR, Z_NR};
     use core::arch::x86_64::*;
     use core::sync::atomic::{AtomicU8, Ordering};
 
-    /// 0: not yet checked, 1: no, 2: yes.
-    static AVX2_FMA: AtomicU8 = AtomicU8::new(0);
+    /// The widest micro-kernel this CPU and OS support: 0 not yet checked, 1 portable,
+    /// 2 AVX2 + FMA, 3 AVX-512F (checked once with `cpuid`, then cached).
+    static LEVEL: AtomicU8 = AtomicU8::new(0);
 
-    /// True if the CPU and OS support AVX2 and FMA (checked once, then cached).
+    /// The detected [`Level`](super::Level).
     #[inline]
-    pub(super) fn has_avx2_fma() -> bool {
-        if cfg!(all(target_feature = "avx2", target_feature = "fma")) {
-            return true;
-        }
-        match AVX2_FMA.load(Ordering::Relaxed) {
-            2 => true,
-            1 => false,
-            _ => {
-                let yes = detect();
-                AVX2_FMA.store(if yes { 2 } else { 1 }, Ordering::Relaxed);
-                yes
+    pub(super) fn level() -> super::Level {
+        use super::Level;
+        let l = match LEVEL.load(Ordering::Relaxed) {
+            0 => {
+                let l = detect();
+                LEVEL.store(l, Ordering::Relaxed);
+                l
             }
+            l => l,
+        };
+        match l {
+            3 => Level::Avx512,
+            2 => Level::Avx2,
+            _ => Level::Portable,
         }
     }
 
+    /// True if the CPU and OS support AVX2 and FMA.
+    #[inline]
+    pub(super) fn has_avx2_fma() -> bool {
+        cfg!(all(target_feature = "avx2", target_feature = "fma")) || level() >= super::Level::Avx2
+    }
+
     #[cold]
-    fn detect() -> bool {
+    fn detect() -> u8 {
         let leaf1 = __cpuid(1);
         let fma = leaf1.ecx & (1 << 12) != 0;
         let osxsave = leaf1.ecx & (1 << 27) != 0;
         let avx = leaf1.ecx & (1 << 28) != 0;
         if !(fma && osxsave && avx) || __get_cpuid_max(0).0 < 7 {
-            return false;
+            return 1;
         }
-        let avx2 = __cpuid_count(7, 0).ebx & (1 << 5) != 0;
+        let leaf7 = __cpuid_count(7, 0);
+        let avx2 = leaf7.ebx & (1 << 5) != 0;
+        let avx512f = leaf7.ebx & (1 << 16) != 0;
         // SAFETY: OSXSAVE is set, so XGETBV is available; `xcr0` only executes it.
         let xcr0 = unsafe { xcr0() };
-        // The OS must save and restore both xmm (bit 1) and ymm (bit 2) state.
-        avx2 && xcr0 & 0b110 == 0b110
+        // The OS must save xmm and ymm state (bits 1, 2) for AVX, and additionally the
+        // opmask and the upper zmm halves and registers (bits 5, 6, 7) for AVX-512.
+        let ymm = xcr0 & 0b110 == 0b110;
+        let zmm = xcr0 & 0b1110_0110 == 0b1110_0110;
+        match (avx2 && ymm, avx512f && zmm) {
+            (true, true) => 3,
+            (true, false) => 2,
+            _ => 1,
+        }
     }
 
     #[target_feature(enable = "xsave")]
@@ -596,6 +654,53 @@ mod x86 {
             unsafe {
                 _mm256_storeu_ps(row.as_mut_ptr(), acc[0]);
                 _mm256_storeu_ps(row.as_mut_ptr().add(8), acc[1]);
+            }
+        }
+    }
+
+    /// The blocked driver compiled for AVX-512F with the 12x32 micro-kernel.
+    #[target_feature(enable = "avx512f,avx2,fma")]
+    pub(super) fn sgemm_avx512(
+        alpha: f32,
+        a: Mat<'_, f32>,
+        b: Mat<'_, f32>,
+        beta: f32,
+        c: MatMut<'_, f32>,
+        ap: &mut [f32],
+        bp: &mut [f32],
+    ) {
+        blocked::<Z_MR, Z_NR>(alpha, a, b, beta, c, ap, bp, Z_BLOCK, |a, b, t| {
+            ukr_12x32(a, b, t)
+        });
+    }
+
+    /// One 12x32 tile: per step, two 16-wide loads of B, twelve broadcasts of A (folded
+    /// into the FMAs as embedded broadcasts), 24 FMAs into 24 zmm accumulators.
+    #[target_feature(enable = "avx512f")]
+    #[inline]
+    fn ukr_12x32(a: &[[f32; 12]], b: &[[f32; 32]], out: &mut [[f32; 32]; 12]) {
+        let mut c = [[_mm512_setzero_ps(); 2]; 12];
+        for (av, bv) in a.iter().zip(b) {
+            // SAFETY: `bv` is a reference to 32 contiguous f32s; the two unaligned loads
+            // read elements 0..16 and 16..32.
+            let (b0, b1) = unsafe {
+                (
+                    _mm512_loadu_ps(bv.as_ptr()),
+                    _mm512_loadu_ps(bv.as_ptr().add(16)),
+                )
+            };
+            for i in 0..12 {
+                let x = _mm512_set1_ps(av[i]);
+                c[i][0] = _mm512_fmadd_ps(x, b0, c[i][0]);
+                c[i][1] = _mm512_fmadd_ps(x, b1, c[i][1]);
+            }
+        }
+        for (row, acc) in out.iter_mut().zip(&c) {
+            // SAFETY: `row` is a mutable reference to 32 contiguous f32s; the two
+            // unaligned stores write elements 0..16 and 16..32.
+            unsafe {
+                _mm512_storeu_ps(row.as_mut_ptr(), acc[0]);
+                _mm512_storeu_ps(row.as_mut_ptr().add(16), acc[1]);
             }
         }
     }
@@ -678,12 +783,14 @@ mod tests {
 
     #[test]
     fn matches_reference_many_shapes() {
-        for simd in [true, false] {
-            check_shapes_against_reference(simd);
+        for level in [Level::Portable, Level::Avx2, Level::Avx512] {
+            if level <= detected_level() {
+                check_shapes_against_reference(level);
+            }
         }
     }
 
-    fn check_shapes_against_reference(simd: bool) {
+    fn check_shapes_against_reference(simd: Level) {
         let mut scratch = vec![0u8; 8 << 20];
         let mut seed = 7u64;
         for &(m, n, k) in &[
@@ -853,12 +960,14 @@ mod tests {
     #[test]
     #[ignore]
     fn bench_sgemm() {
-        for simd in [true, false] {
-            bench(simd);
+        for level in [Level::Portable, Level::Avx2, Level::Avx512] {
+            if level <= detected_level() {
+                bench(level);
+            }
         }
     }
 
-    fn bench(simd: bool) {
+    fn bench(simd: Level) {
         let mut scratch = vec![0u8; 16 << 20];
         let mut seed = 1u64;
         // mv2-like shapes: (Cout, H*W, Cin) of pointwise convs, and a square one.
@@ -896,7 +1005,7 @@ mod tests {
             }
             let gflops = 2.0 * (m * n * k) as f64 / best / 1e9;
             std::println!(
-                "sgemm simd={simd} {m}x{n}x{k}: {:.1} us, {gflops:.1} GFLOP/s",
+                "sgemm {simd:?} {m}x{n}x{k}: {:.1} us, {gflops:.1} GFLOP/s",
                 best * 1e6
             );
         }
