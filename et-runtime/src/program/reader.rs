@@ -60,6 +60,7 @@ impl<'a> Table<'a> {
     }
 
     /// The buffer's length.
+    #[inline]
     fn len(self) -> u64 {
         self.at >> 32
     }
@@ -72,11 +73,13 @@ impl<'a> Table<'a> {
     }
 
     /// The table's position in the buffer.
+    #[inline]
     pub(crate) fn pos(self) -> usize {
         self.at as u32 as usize
     }
 
     /// The same buffer at position `pos` (`None` past its end).
+    #[inline]
     fn at(self, pos: u64) -> Option<Table<'a>> {
         (pos <= self.len()).then_some(Table {
             at: self.len() << 32 | pos,
@@ -86,21 +89,32 @@ impl<'a> Table<'a> {
 
     /// The little-endian unsigned integer of `n` (at most 8) bytes at `pos`; 0 when the
     /// bytes are not all inside the buffer.
-    #[inline(never)]
+    #[inline]
     fn read(self, pos: u64, n: u32) -> u64 {
+        let len = self.len();
+        if pos + u64::from(n) > len {
+            return 0;
+        }
+        let p = pos as usize;
+        if pos + 8 <= len {
+            // One unaligned 8-byte load, masked to `n` bytes.
+            // SAFETY: `pos + 8 <= len`: eight bytes inside the buffer.
+            let w = unsafe { self.base.as_ptr().add(p).cast::<[u8; 8]>().read_unaligned() };
+            let v = u64::from_le_bytes(w);
+            return v & (u64::MAX >> (64 - 8 * n.clamp(1, 8)));
+        }
+        // Near the end of the buffer: byte by byte.
         let mut v = 0u64;
-        if pos + u64::from(n) <= self.len() {
-            for i in (0..n as usize).rev() {
-                // SAFETY: `pos + i < pos + n <= len`, inside the buffer.
-                v = v << 8 | u64::from(unsafe { *self.base.as_ptr().add(pos as usize + i) });
-            }
+        for i in (0..n as usize).rev() {
+            // SAFETY: `pos + i < pos + n <= len`, inside the buffer.
+            v = v << 8 | u64::from(unsafe { *self.base.as_ptr().add(p + i) });
         }
         v
     }
 
     /// The position of the inline value of the field at vtable offset `vt`, or `None`
     /// when the field is absent.
-    #[inline(never)]
+    #[inline]
     fn field(self, vt: VOffsetT) -> Option<u64> {
         // The vtable is at the table's position minus the soffset stored there; its first
         // u16 is its size in bytes.
@@ -119,28 +133,33 @@ impl<'a> Table<'a> {
 
     /// Scalar field `vt` of `n` bytes, zero-extended (absent fields read as 0, the
     /// default of every scalar in `program.fbs`).
+    #[inline]
     pub(crate) fn uint(self, vt: VOffsetT, n: u32) -> u64 {
         self.field(vt).map_or(0, |p| self.read(p, n))
     }
 
     /// Scalar field `vt` of `n` bytes (1, 2, 4 or 8), sign-extended.
+    #[inline]
     pub(crate) fn int(self, vt: VOffsetT, n: u32) -> i64 {
         let shift = 64 - 8 * n;
         ((self.uint(vt, n) << shift) as i64) >> shift
     }
 
     /// Where the uoffset at `pos` leads.
+    #[inline]
     fn follow(self, pos: u64) -> Option<Table<'a>> {
         self.at(pos + self.read(pos, 4))
     }
 
     /// Table field `vt`.
+    #[inline]
     pub(crate) fn table(self, vt: VOffsetT) -> Option<Table<'a>> {
         self.follow(self.field(vt)?)
     }
 
     /// Vector field `vt`; `None` when absent, or when it claims more elements than there
     /// are bytes after it (every element takes at least one).
+    #[inline]
     pub(crate) fn vector(self, vt: VOffsetT) -> Option<Vector<'a>> {
         let v = Vector(self.table(vt)?);
         (v.0.pos() as u64 + 4 + v.len() as u64 <= v.0.len()).then_some(v)
@@ -148,6 +167,7 @@ impl<'a> Table<'a> {
 
     /// Byte-vector (or string) field `vt` as a slice; `None` when absent (or, which a
     /// verified buffer never has, not inside the buffer).
+    #[inline]
     pub(crate) fn bytes(self, vt: VOffsetT) -> Option<&'a [u8]> {
         let v = self.vector(vt)?;
         let start = v.0.pos() + 4;
@@ -161,6 +181,7 @@ impl<'a> Table<'a> {
 
     /// A union with its type tag in field `tag` and its member in field `member`: the
     /// tag (0 when absent) and the member table.
+    #[inline]
     pub(crate) fn union(self, tag: VOffsetT, member: VOffsetT) -> (u8, Option<Table<'a>>) {
         (self.uint(tag, 1) as u8, self.table(member))
     }
@@ -175,26 +196,31 @@ impl<'a> Vector<'a> {
     });
 
     /// Number of elements.
+    #[inline]
     pub(crate) fn len(self) -> usize {
         self.0.read(self.0.pos() as u64, 4) as usize
     }
 
     /// The position of element `i` of `n` bytes (`None` past the end).
+    #[inline]
     fn element(self, i: usize, n: u32) -> Option<u64> {
         (i < self.len()).then(|| self.0.pos() as u64 + 4 + i as u64 * u64::from(n))
     }
 
     /// Element `i` of a vector of `n`-byte scalars, zero-extended (0 past the end).
+    #[inline]
     pub(crate) fn uint(self, i: usize, n: u32) -> u64 {
         self.element(i, n).map_or(0, |p| self.0.read(p, n))
     }
 
     /// Element `i` of a vector of `i32`s, sign-extended (0 past the end).
+    #[inline]
     pub(crate) fn i32(self, i: usize) -> i64 {
         self.uint(i, 4) as u32 as i32 as i64
     }
 
     /// Element `i` of a vector of tables (`None` past the end).
+    #[inline]
     pub(crate) fn table(self, i: usize) -> Option<Table<'a>> {
         self.0.follow(self.element(i, 4)?)
     }
