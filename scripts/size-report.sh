@@ -33,11 +33,11 @@ for arg in "-T,$root/$link_script" -z,norelro --hash-style=gnu --build-id=none; 
   SIZE_RUSTFLAGS+=" -C link-arg=-Wl,$arg"
 done
 
-# name | package | selection environment
+# name | package | selection environment | fixture it must run | runtime-only checks
 builds=(
-  "size_test|size_test|"
-  "size_test_all_ops|size_test_all_ops|"
-  "size_test_mv2|size_test_all_ops|ET_SELECT_OPS_MODEL=$root/tests/fixtures/mv2.pte"
+  "size_test|size_test||noop.pte|strict"
+  "size_test_all_ops|size_test_all_ops||add.pte|"
+  "size_test_mv2|size_test_all_ops|ET_SELECT_OPS_MODEL=$root/tests/fixtures/mv2.pte|mv2.pte|"
 )
 
 wanted=("$@")
@@ -66,10 +66,14 @@ status=0
 table="| binary | stripped bytes | text | data | bss | kernels | threshold |
 |---|---|---|---|---|---|---|"
 for b in "${builds[@]}"; do
-  IFS='|' read -r name pkg env <<< "$b"
+  IFS='|' read -r name pkg env fixture strict <<< "$b"
   selected "$name" || continue
   bin=$(build "$name" "$pkg" "$env" true)
   cp "$bin" "$out/$name"
+  if ! "$bin" "tests/fixtures/$fixture" > /dev/null; then
+    echo "FAIL: $name does not run tests/fixtures/$fixture" >&2
+    status=1
+  fi
   bytes=$(stat -c %s "$bin")
   read -r text data bss _ < <(size "$bin" | tail -1)
   kernels=$(kernel_count "$bin")
@@ -85,6 +89,18 @@ for b in "${builds[@]}"; do
     echo "## $name: 15 largest symbols"
     # Code and read-only data only (the static memory pools are .bss and cost no file size).
     nm --size-sort --reverse-sort -S --demangle "$symbols" > "$out/$name.nm"
+    if [ -n "$strict" ]; then
+      # Size discipline of the runtime: no source paths (panic locations), no log or
+      # format strings, no formatting machinery.
+      if strings "$bin" | grep -q '\.rs'; then
+        echo "FAIL: $name contains source file paths" >&2
+        status=1
+      fi
+      if grep -q 'core::fmt::' "$out/$name.nm"; then
+        echo "FAIL: $name links core::fmt" >&2
+        status=1
+      fi
+    fi
     awk '$3 ~ /^[tTrR]$/ && n++ < 15' "$out/$name.nm" |
       while read -r _addr size _kind sym; do printf '%8d  %s\n' "$((16#$size))" "$sym"; done
     echo

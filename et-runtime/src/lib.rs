@@ -11,6 +11,7 @@ mod backend;
 mod error;
 mod kernel;
 mod loader;
+pub mod log;
 mod memory;
 mod method;
 mod prim_ops;

@@ -272,10 +272,22 @@ impl<'d> Program<'d> {
         'd: 'a,
     {
         let detail = Cell::new(LoadDetail::None);
-        build_method(self, name, shorten(memory), &detail).map_err(|error| LoadError {
-            error,
-            detail: detail.get(),
-        })
+        match build_method(self, name, shorten(memory), &detail) {
+            Ok(method) => {
+                crate::et_log!(
+                    info,
+                    "loaded method {name}: {} values, {} chains",
+                    method.num_values,
+                    method.num_chains
+                );
+                Ok(method)
+            }
+            Err(error) => {
+                let detail = detail.get();
+                crate::et_log!(error, "load_method({name}): {error:?}, {detail:?}");
+                Err(LoadError { error, detail })
+            }
+        }
     }
 }
 
@@ -1226,9 +1238,9 @@ impl<'a> Method<'a> {
                 let index = chain.start + pc;
                 // SAFETY: `index < start + len <= total instructions`.
                 let instr = unsafe { *self.instrs.as_ptr().add(index as usize) };
-                pc = self
-                    .step(instr, pc)
-                    .map_err(|(error, message)| ExecuteError {
+                pc = self.step(instr, pc).map_err(|(error, message)| {
+                    crate::et_log!(error, "execute: instruction {index}: {message} {error:?}");
+                    ExecuteError {
                         error,
                         instruction: Some(index as usize),
                         operator: match instr {
@@ -1236,7 +1248,8 @@ impl<'a> Method<'a> {
                             _ => None,
                         },
                         message,
-                    })?;
+                    }
+                })?;
             }
         }
         Ok(())

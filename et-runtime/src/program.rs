@@ -171,6 +171,17 @@ impl<'d> Program<'d> {
         loader: &'d dyn DataLoaderSync,
         verification: Verification,
     ) -> Result<Program<'d>, ProgramError> {
+        let r = Self::load_checked(loader, verification);
+        if let Err(e) = &r {
+            crate::et_log!(error, "Program::load: {}: {:?}", e.reason, e.error);
+        }
+        r
+    }
+
+    fn load_checked(
+        loader: &'d dyn DataLoaderSync,
+        verification: Verification,
+    ) -> Result<Program<'d>, ProgramError> {
         let fail = |error, reason| ProgramError { error, reason };
         let size = loader.size();
         let head = loader
