@@ -63,6 +63,7 @@ kernel_count() {
 threshold() { awk -v n="$1" '$1 == n { print $2 }' scripts/size-thresholds.txt; }
 
 status=0
+reported=()
 table="| binary | stripped bytes | text | data | bss | kernels | threshold |
 |---|---|---|---|---|---|---|"
 for b in "${builds[@]}"; do
@@ -84,6 +85,7 @@ for b in "${builds[@]}"; do
     echo "FAIL: $name is $bytes bytes, over its threshold of $limit" >&2
     status=1
   fi
+  reported+=("$out/$name.symbols.txt")
   symbols=$(build "$name" "$pkg" "$env" false)
   {
     echo "## $name: 15 largest symbols"
@@ -109,5 +111,5 @@ done
 
 echo "$table"
 echo
-cat "$out"/*.symbols.txt 2>/dev/null || true
+cat "${reported[@]}" 2>/dev/null || true
 exit $status

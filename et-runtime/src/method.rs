@@ -713,6 +713,7 @@ impl<'a> Builder<'a, '_> {
         Ok((storage, n))
     }
 
+    #[inline(never)]
     fn init_delegate(&self, d: Option<Table<'a>>) -> Result<Delegate, Error> {
         type D<'x> = fb::BackendDelegate<'x>;
         let d = d.ok_or(Error::InvalidProgram)?;

@@ -134,6 +134,7 @@ fn scalar_prim(op: Op, args: &KernelArgs<'_>) -> KernelResult {
 
 /// The result of scalar op `op` on `a` and `b` (`b` is `a` for unary ops, the picked
 /// branch for `sym_ite`); `None` when the op fails (see [`failure`]).
+#[inline(never)]
 fn compute(op: Op, a: Scalar, b: Scalar) -> Option<Scalar> {
     use Op::*;
     use Scalar::{Bool, Double, Int};
