@@ -288,7 +288,7 @@ impl DtypeKey {
     }
 }
 
-/// One registered kernel: an element of [`KERNELS`](crate::__private::KERNELS).
+/// One registered kernel: an element of `et_runtime::__private::KERNELS`.
 ///
 /// Forty bytes on 64-bit targets: the name, a precomputed hash, the dtype key, the boxed
 /// function and a pointer to the argument-kind descriptor.
