@@ -274,6 +274,7 @@ fn sgemm_impl(
         unsafe { x86::sgemm_avx2(alpha, a, b, beta, c, ap, bp) };
         return Ok(());
     }
+    let _ = level; // only x86-64 has wider kernels
     let (ap, bp) = alloc_packs(ctx, m, n, k, P_MR, P_NR, P_BLOCK)?;
     blocked::<P_MR, P_NR>(
         alpha,
@@ -284,7 +285,7 @@ fn sgemm_impl(
         ap,
         bp,
         P_BLOCK,
-        ukr_portable::<P_MR, P_NR>,
+        |a, b, ldb, _, _, out| ukr_portable::<P_MR, P_NR>(a, b, ldb, out),
     );
     Ok(())
 }
@@ -347,7 +348,7 @@ fn blocked<const MR: usize, const NR: usize>(
     ap: &mut [f32],
     bp: &mut [f32],
     blk: Blocking,
-    ukr: impl Fn(&[[f32; MR]], &[[f32; NR]], &mut [[f32; NR]; MR]),
+    ukr: impl Fn(&[[f32; MR]], &[f32], usize, usize, usize, Out<'_, MR, NR>),
 ) {
     let (m, n, k) = (c.rows, c.cols, a.cols);
     let cdata = c.data;
@@ -358,24 +359,64 @@ fn blocked<const MR: usize, const NR: usize>(
         let mut pc = 0;
         while pc < k {
             let kc = (k - pc).min(blk.kc);
-            let bpack = pack_b::<NR>(b, pc, kc, jc, nc, bp);
+            // Row-major B is read in place, one `kc x NR` strided panel per micro-kernel
+            // call (it stays in L1 across the A panels); only a partial last panel is
+            // packed (zero-padded). Other layouts are packed whole.
+            let direct = b.cs == 1 && b.rs >= NR;
+            let full = nc / NR;
+            let bpack = if !direct {
+                pack_b::<NR>(b, pc, kc, jc, nc, bp)
+            } else if nc % NR != 0 {
+                pack_b::<NR>(b, pc, kc, jc + full * NR, nc % NR, bp)
+            } else {
+                &[]
+            };
             // The first k-block applies beta; later ones accumulate.
             let (beta_eff, first) = if pc == 0 { (beta, true) } else { (1.0, false) };
             let mut ic = 0;
             while ic < m {
                 let mc = (m - ic).min(blk.mc);
                 let apack = pack_a::<MR>(a, ic, mc, pc, kc, ap);
-                for (jp, bpanel) in bpack.chunks_exact(kc).enumerate() {
+                for jp in 0..nc.div_ceil(NR) {
                     let j0 = jp * NR;
                     let nr = (nc - j0).min(NR);
+                    let (bpanel, ldb): (&[f32], usize) = if direct && nr == NR {
+                        let start = pc * b.rs + jc + j0;
+                        let end = start + (kc - 1) * b.rs + NR;
+                        (b.data.get(start..end).unwrap_or(&[]), b.rs)
+                    } else {
+                        let q = if direct { 0 } else { jp };
+                        let panel = bpack.get(q * kc..(q + 1) * kc).unwrap_or(&[]);
+                        (panel.as_flattened(), NR)
+                    };
                     for (ip, apanel) in apack.chunks_exact(kc).enumerate() {
                         let i0 = ip * MR;
                         let mr = (mc - i0).min(MR);
-                        ukr(apanel, bpanel, &mut tile);
                         let off = (ic + i0) * c.rs + (jc + j0) * c.cs;
-                        store_tile(
-                            &tile, cdata, off, c.rs, c.cs, mr, nr, alpha, beta_eff, first,
-                        );
+                        if mr == MR && nr == NR && c.cs == 1 {
+                            // A full tile of row-contiguous C: the kernel merges it
+                            // straight from its registers.
+                            let beta = if first { beta_eff } else { 1.0 };
+                            let dst = cdata.get_mut(off..).unwrap_or_default();
+                            ukr(
+                                apanel,
+                                bpanel,
+                                ldb,
+                                MR,
+                                NR,
+                                Out::C {
+                                    c: dst,
+                                    rs: c.rs,
+                                    alpha,
+                                    beta,
+                                },
+                            );
+                        } else {
+                            ukr(apanel, bpanel, ldb, mr, nr, Out::Tile(&mut tile));
+                            store_tile(
+                                &tile, cdata, off, c.rs, c.cs, mr, nr, alpha, beta_eff, first,
+                            );
+                        }
                     }
                 }
                 ic += mc;
@@ -403,8 +444,20 @@ fn pack_a<'p, const MR: usize>(
     for (q, panel) in out.chunks_exact_mut(kc).enumerate() {
         let r0 = i0 + q * MR;
         let rows = (mc - q * MR).min(MR);
-        if a.cs == 1 {
-            // Row-major A: read each row contiguously, scatter into the panel.
+        if a.cs == 1 && rows == MR {
+            // Row-major A, full panel: walk the MR rows side by side so every panel
+            // entry is written once, in order.
+            let srcs: [&[f32]; MR] = core::array::from_fn(|r| {
+                let start = (r0 + r) * a.rs + p0;
+                &a.data[start..start + kc]
+            });
+            for (p, dst) in panel.iter_mut().enumerate() {
+                for (d, src) in dst.iter_mut().zip(&srcs) {
+                    *d = src[p];
+                }
+            }
+        } else if a.cs == 1 {
+            // Row-major A, partial panel: read each row contiguously.
             for r in 0..MR {
                 if r < rows {
                     let start = (r0 + r) * a.rs + p0;
@@ -525,17 +578,61 @@ fn store_tile<const MR: usize, const NR: usize>(
     }
 }
 
+/// Where a micro-kernel puts its `MR x NR` tile.
+enum Out<'t, const MR: usize, const NR: usize> {
+    /// Into a scratch tile (edge tiles, column-strided C); the driver merges it into C.
+    Tile(&'t mut [[f32; NR]; MR]),
+    /// Straight into a full tile of C whose rows are contiguous: row `i` is
+    /// `c[i * rs..i * rs + NR]`, and `C = alpha * T + beta * C` (`beta == 0`: C is not
+    /// read).
+    C {
+        c: &'t mut [f32],
+        rs: usize,
+        alpha: f32,
+        beta: f32,
+    },
+}
+
+/// Merges a computed tile into a full row-contiguous C tile (see [`Out::C`]).
+#[inline(always)]
+fn merge_full<const MR: usize, const NR: usize>(
+    t: &[[f32; NR]; MR],
+    c: &mut [f32],
+    rs: usize,
+    alpha: f32,
+    beta: f32,
+) {
+    for (i, trow) in t.iter().enumerate() {
+        let Some(row) = c.get_mut(i * rs..i * rs + NR) else {
+            return;
+        };
+        if beta == 0.0 {
+            for (d, &v) in row.iter_mut().zip(trow) {
+                *d = alpha * v;
+            }
+        } else {
+            for (d, &v) in row.iter_mut().zip(trow) {
+                *d = alpha * v + beta * *d;
+            }
+        }
+    }
+}
+
 /// The portable micro-kernel: `T = sum_p a[p] (outer) b[p]` over one packed A panel and
 /// one packed B panel. Written on fixed-size arrays so the compiler keeps the tile in
 /// vector registers.
 #[inline(always)]
 fn ukr_portable<const MR: usize, const NR: usize>(
     a: &[[f32; MR]],
-    b: &[[f32; NR]],
-    out: &mut [[f32; NR]; MR],
+    b: &[f32],
+    ldb: usize,
+    out: Out<'_, MR, NR>,
 ) {
     let mut t = [[0.0f32; NR]; MR];
-    for (av, bv) in a.iter().zip(b) {
+    for (av, brow) in a.iter().zip(b.chunks(ldb)) {
+        let Some(bv) = brow.first_chunk::<NR>() else {
+            break;
+        };
         for i in 0..MR {
             let x = av[i];
             for j in 0..NR {
@@ -543,12 +640,15 @@ fn ukr_portable<const MR: usize, const NR: usize>(
             }
         }
     }
-    *out = t;
+    match out {
+        Out::Tile(dst) => *dst = t,
+        Out::C { c, rs, alpha, beta } => merge_full(&t, c, rs, alpha, beta),
+    }
 }
 
 #[cfg(target_arch = "x86_64")]
 mod x86 {
-    use super::{blocked, Mat, MatMut, X_BLOCK, X_MR, X_NR, Z_BLOCK, Z_MR, Z_NR};
+    use super::{blocked, Mat, MatMut, Out, X_BLOCK, X_MR, X_NR, Z_BLOCK, Z_MR, Z_NR};
     use core::arch::x86_64::*;
     use core::sync::atomic::{AtomicU8, Ordering};
 
@@ -612,7 +712,7 @@ mod x86 {
         unsafe { _xgetbv(0) }
     }
 
-    /// The blocked driver compiled for AVX2 + FMA with the 6x16 micro-kernel.
+    /// The blocked driver compiled for AVX2 + FMA with 6x16 micro-kernels.
     #[target_feature(enable = "avx2,fma")]
     pub(super) fn sgemm_avx2(
         alpha: f32,
@@ -623,42 +723,30 @@ mod x86 {
         ap: &mut [f32],
         bp: &mut [f32],
     ) {
-        blocked::<X_MR, X_NR>(alpha, a, b, beta, c, ap, bp, X_BLOCK, |a, b, t| {
-            ukr_6x16(a, b, t)
-        });
+        blocked::<X_MR, X_NR>(
+            alpha,
+            a,
+            b,
+            beta,
+            c,
+            ap,
+            bp,
+            X_BLOCK,
+            |a, b, ldb, mr, nr, out| {
+                // Edge tiles run a kernel with just enough rows (2, 4, 6) and vectors (1, 2).
+                match (mr.div_ceil(2), nr > 8) {
+                    (3, true) => ukr_y::<6, 2>(a, b, ldb, out),
+                    (3, false) => ukr_y::<6, 1>(a, b, ldb, out),
+                    (2, true) => ukr_y::<4, 2>(a, b, ldb, out),
+                    (2, false) => ukr_y::<4, 1>(a, b, ldb, out),
+                    (_, true) => ukr_y::<2, 2>(a, b, ldb, out),
+                    (_, false) => ukr_y::<2, 1>(a, b, ldb, out),
+                }
+            },
+        );
     }
 
-    /// One 6x16 tile: per step, two 8-wide loads of B, six broadcasts of A, twelve FMAs.
-    #[target_feature(enable = "avx2,fma")]
-    #[inline]
-    fn ukr_6x16(a: &[[f32; 6]], b: &[[f32; 16]], out: &mut [[f32; 16]; 6]) {
-        let mut c = [[_mm256_setzero_ps(); 2]; 6];
-        for (av, bv) in a.iter().zip(b) {
-            // SAFETY: `bv` is a reference to 16 contiguous f32s; the two unaligned loads
-            // read elements 0..8 and 8..16.
-            let (b0, b1) = unsafe {
-                (
-                    _mm256_loadu_ps(bv.as_ptr()),
-                    _mm256_loadu_ps(bv.as_ptr().add(8)),
-                )
-            };
-            for i in 0..6 {
-                let x = _mm256_set1_ps(av[i]);
-                c[i][0] = _mm256_fmadd_ps(x, b0, c[i][0]);
-                c[i][1] = _mm256_fmadd_ps(x, b1, c[i][1]);
-            }
-        }
-        for (row, acc) in out.iter_mut().zip(&c) {
-            // SAFETY: `row` is a mutable reference to 16 contiguous f32s; the two unaligned
-            // stores write elements 0..8 and 8..16.
-            unsafe {
-                _mm256_storeu_ps(row.as_mut_ptr(), acc[0]);
-                _mm256_storeu_ps(row.as_mut_ptr().add(8), acc[1]);
-            }
-        }
-    }
-
-    /// The blocked driver compiled for AVX-512F with the 12x32 micro-kernel.
+    /// The blocked driver compiled for AVX-512F with 12x32 micro-kernels.
     #[target_feature(enable = "avx512f,avx2,fma")]
     pub(super) fn sgemm_avx512(
         alpha: f32,
@@ -669,39 +757,197 @@ mod x86 {
         ap: &mut [f32],
         bp: &mut [f32],
     ) {
-        blocked::<Z_MR, Z_NR>(alpha, a, b, beta, c, ap, bp, Z_BLOCK, |a, b, t| {
-            ukr_12x32(a, b, t)
-        });
+        blocked::<Z_MR, Z_NR>(
+            alpha,
+            a,
+            b,
+            beta,
+            c,
+            ap,
+            bp,
+            Z_BLOCK,
+            |a, b, ldb, mr, nr, out| {
+                // Edge tiles run a kernel with just enough rows (4, 8, 12) and vectors (1, 2).
+                match (mr.div_ceil(4), nr > 16) {
+                    (3, true) => ukr_z::<12, 2>(a, b, ldb, out),
+                    (3, false) => ukr_z::<12, 1>(a, b, ldb, out),
+                    (2, true) => ukr_z::<8, 2>(a, b, ldb, out),
+                    (2, false) => ukr_z::<8, 1>(a, b, ldb, out),
+                    (_, true) => ukr_z::<4, 2>(a, b, ldb, out),
+                    (_, false) => ukr_z::<4, 1>(a, b, ldb, out),
+                }
+            },
+        );
     }
 
-    /// One 12x32 tile: per step, two 16-wide loads of B, twelve broadcasts of A (folded
-    /// into the FMAs as embedded broadcasts), 24 FMAs into 24 zmm accumulators.
-    #[target_feature(enable = "avx512f")]
+    /// The first `ME` rows and `8 * NV` columns of a 6x16 tile: per step, `NV` 8-wide
+    /// loads of B, `ME` broadcasts of A, `ME * NV` FMAs into ymm accumulators.
+    #[target_feature(enable = "avx2,fma")]
     #[inline]
-    fn ukr_12x32(a: &[[f32; 12]], b: &[[f32; 32]], out: &mut [[f32; 32]; 12]) {
-        let mut c = [[_mm512_setzero_ps(); 2]; 12];
-        for (av, bv) in a.iter().zip(b) {
-            // SAFETY: `bv` is a reference to 32 contiguous f32s; the two unaligned loads
-            // read elements 0..16 and 16..32.
-            let (b0, b1) = unsafe {
-                (
-                    _mm512_loadu_ps(bv.as_ptr()),
-                    _mm512_loadu_ps(bv.as_ptr().add(16)),
-                )
+    fn ukr_y<const ME: usize, const NV: usize>(
+        a: &[[f32; X_MR]],
+        b: &[f32],
+        ldb: usize,
+        out: Out<'_, X_MR, X_NR>,
+    ) {
+        let mut c = [[_mm256_setzero_ps(); NV]; ME];
+        for (av, brow) in a.iter().zip(b.chunks(ldb)) {
+            let Some(bv) = brow.first_chunk::<X_NR>() else {
+                break;
             };
-            for i in 0..12 {
-                let x = _mm512_set1_ps(av[i]);
-                c[i][0] = _mm512_fmadd_ps(x, b0, c[i][0]);
-                c[i][1] = _mm512_fmadd_ps(x, b1, c[i][1]);
+            let bb: [__m256; NV] = core::array::from_fn(|v| load8(bv, v));
+            for i in 0..ME {
+                let x = _mm256_set1_ps(av[i]);
+                for v in 0..NV {
+                    c[i][v] = _mm256_fmadd_ps(x, bb[v], c[i][v]);
+                }
             }
         }
-        for (row, acc) in out.iter_mut().zip(&c) {
-            // SAFETY: `row` is a mutable reference to 32 contiguous f32s; the two
-            // unaligned stores write elements 0..16 and 16..32.
-            unsafe {
-                _mm512_storeu_ps(row.as_mut_ptr(), acc[0]);
-                _mm512_storeu_ps(row.as_mut_ptr().add(16), acc[1]);
+        match out {
+            Out::Tile(tile) => {
+                for (row, acc) in tile.iter_mut().zip(&c) {
+                    for (v, &x) in acc.iter().enumerate() {
+                        store8(row, v, x);
+                    }
+                }
             }
+            Out::C {
+                c: dst,
+                rs,
+                alpha,
+                beta,
+            } => {
+                let (va, vb) = (_mm256_set1_ps(alpha), _mm256_set1_ps(beta));
+                for (i, acc) in c.iter().enumerate() {
+                    let Some(row) = dst
+                        .get_mut(i * rs..i * rs + X_NR)
+                        .and_then(|r| <&mut [f32; X_NR]>::try_from(r).ok())
+                    else {
+                        return;
+                    };
+                    for (v, &x) in acc.iter().enumerate() {
+                        let mut r = _mm256_mul_ps(va, x);
+                        if beta != 0.0 {
+                            r = _mm256_fmadd_ps(vb, load8(row, v), r);
+                        }
+                        store8(row, v, r);
+                    }
+                }
+            }
+        }
+    }
+
+    /// The first `ME` rows and `16 * NV` columns of a 12x32 tile: per step, `NV` 16-wide
+    /// loads of B, `ME` broadcasts of A (folded into the FMAs), `ME * NV` FMAs into zmm
+    /// accumulators (24 for the full tile).
+    #[target_feature(enable = "avx512f")]
+    #[inline]
+    fn ukr_z<const ME: usize, const NV: usize>(
+        a: &[[f32; Z_MR]],
+        b: &[f32],
+        ldb: usize,
+        out: Out<'_, Z_MR, Z_NR>,
+    ) {
+        let mut c = [[_mm512_setzero_ps(); NV]; ME];
+        for (av, brow) in a.iter().zip(b.chunks(ldb)) {
+            let Some(bv) = brow.first_chunk::<Z_NR>() else {
+                break;
+            };
+            let bb: [__m512; NV] = core::array::from_fn(|v| load16(bv, v));
+            for i in 0..ME {
+                let x = _mm512_set1_ps(av[i]);
+                for v in 0..NV {
+                    c[i][v] = _mm512_fmadd_ps(x, bb[v], c[i][v]);
+                }
+            }
+        }
+        match out {
+            Out::Tile(tile) => {
+                for (row, acc) in tile.iter_mut().zip(&c) {
+                    for (v, &x) in acc.iter().enumerate() {
+                        store16(row, v, x);
+                    }
+                }
+            }
+            Out::C {
+                c: dst,
+                rs,
+                alpha,
+                beta,
+            } => {
+                let (va, vb) = (_mm512_set1_ps(alpha), _mm512_set1_ps(beta));
+                for (i, acc) in c.iter().enumerate() {
+                    let Some(row) = dst
+                        .get_mut(i * rs..i * rs + Z_NR)
+                        .and_then(|r| <&mut [f32; Z_NR]>::try_from(r).ok())
+                    else {
+                        return;
+                    };
+                    for (v, &x) in acc.iter().enumerate() {
+                        let mut r = _mm512_mul_ps(va, x);
+                        if beta != 0.0 {
+                            r = _mm512_fmadd_ps(vb, load16(row, v), r);
+                        }
+                        store16(row, v, r);
+                    }
+                }
+            }
+        }
+    }
+
+    /// Loads floats `8 * v .. 8 * v + 8` of a 16-float row (`v` is 0 or 1).
+    #[target_feature(enable = "avx2")]
+    #[inline]
+    fn load8(row: &[f32; 16], v: usize) -> __m256 {
+        let half: &[f32; 8] = if v == 0 {
+            row.first_chunk().unwrap_or(&[0.0; 8])
+        } else {
+            row.last_chunk().unwrap_or(&[0.0; 8])
+        };
+        // SAFETY: `half` refers to 8 contiguous f32s; the unaligned load reads them.
+        unsafe { _mm256_loadu_ps(half.as_ptr()) }
+    }
+
+    /// Stores 8 floats at `8 * v` of a 16-float row (`v` is 0 or 1).
+    #[target_feature(enable = "avx2")]
+    #[inline]
+    fn store8(row: &mut [f32; 16], v: usize, x: __m256) {
+        let half: Option<&mut [f32; 8]> = if v == 0 {
+            row.first_chunk_mut()
+        } else {
+            row.last_chunk_mut()
+        };
+        if let Some(half) = half {
+            // SAFETY: `half` refers to 8 contiguous, exclusively borrowed f32s.
+            unsafe { _mm256_storeu_ps(half.as_mut_ptr(), x) }
+        }
+    }
+
+    /// Loads floats `16 * v .. 16 * v + 16` of a 32-float row (`v` is 0 or 1).
+    #[target_feature(enable = "avx512f")]
+    #[inline]
+    fn load16(row: &[f32; 32], v: usize) -> __m512 {
+        let half: &[f32; 16] = if v == 0 {
+            row.first_chunk().unwrap_or(&[0.0; 16])
+        } else {
+            row.last_chunk().unwrap_or(&[0.0; 16])
+        };
+        // SAFETY: `half` refers to 16 contiguous f32s; the unaligned load reads them.
+        unsafe { _mm512_loadu_ps(half.as_ptr()) }
+    }
+
+    /// Stores 16 floats at `16 * v` of a 32-float row (`v` is 0 or 1).
+    #[target_feature(enable = "avx512f")]
+    #[inline]
+    fn store16(row: &mut [f32; 32], v: usize, x: __m512) {
+        let half: Option<&mut [f32; 16]> = if v == 0 {
+            row.first_chunk_mut()
+        } else {
+            row.last_chunk_mut()
+        };
+        if let Some(half) = half {
+            // SAFETY: `half` refers to 16 contiguous, exclusively borrowed f32s.
+            unsafe { _mm512_storeu_ps(half.as_mut_ptr(), x) }
         }
     }
 }
@@ -826,6 +1072,29 @@ mod tests {
                 assert!(
                     (*x as f64 - y).abs() < 1e-4 * (1.0 + y.abs()),
                     "{m}x{n}x{k}: {x} vs {y}"
+                );
+            }
+            // Row-major C with alpha and beta (the direct-store path of full tiles).
+            let mut cb = vec![1.0f32; m * n];
+            {
+                let arena = Arena::new(&mut scratch);
+                let ctx = KernelContext::new(&arena);
+                sgemm_impl(
+                    &ctx,
+                    2.0,
+                    Mat::row_major(&a, m, k),
+                    Mat::row_major(&b, k, n),
+                    0.5,
+                    MatMut::row_major(&mut cb, m, n),
+                    simd,
+                )
+                .unwrap();
+            }
+            for (x, y) in cb.iter().zip(&r) {
+                let want = 2.0 * y + 0.5;
+                assert!(
+                    (*x as f64 - want).abs() < 2e-4 * (1.0 + want.abs()),
+                    "{x} vs {want}"
                 );
             }
             // Transposed operands (column-major views) and a column-major C with beta.
