@@ -117,12 +117,49 @@ fn bn_impl<T: OpMath>(
     Ok(())
 }
 
+/// `y = x * alpha[c] + beta[c]` over a [`Space`] whose operand 2's offset is the channel.
+/// A macro rather than a function so the per-run closure is defined inside each caller:
+/// closures take their target features from the function that defines them, and the
+/// closure is where the loop runs.
+macro_rules! apply_body {
+    ($T:ty, $space:expr, $x:expr, $y:expr, $alpha:expr, $beta:expr) => {{
+        let (x, y, alpha, beta) = ($x, $y, $alpha, $beta);
+        $space.for_each_run([0, 0, 0], |[xi, yi, ch], len, steps| match steps {
+            // One channel along a contiguous run (NCHW planes): vectorizes.
+            [1, 1, 0] => {
+                let (a, b) = (alpha[ch], beta[ch]);
+                for (d, &s) in y[yi..yi + len].iter_mut().zip(&x[xi..xi + len]) {
+                    *d = <$T>::down(s.up() * a + b);
+                }
+            }
+            // Channels innermost (channels-last).
+            [1, 1, 1] => {
+                let (a, b) = (&alpha[ch..ch + len], &beta[ch..ch + len]);
+                for (((d, &s), &a), &b) in y[yi..yi + len]
+                    .iter_mut()
+                    .zip(&x[xi..xi + len])
+                    .zip(a)
+                    .zip(b)
+                {
+                    *d = <$T>::down(s.up() * a + b);
+                }
+            }
+            [sx, sy, sc] => {
+                for k in 0..len {
+                    let ch = ch + k * sc;
+                    y[yi + k * sy] = <$T>::down(x[xi + k * sx].up() * alpha[ch] + beta[ch]);
+                }
+            }
+        })
+    }};
+}
+
 /// [`apply`] compiled for AVX2: the per-element multiply-add is memory- and issue-bound,
 /// and 8-wide vectors halve the instruction count against the SSE2 baseline.
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx2,fma")]
 fn apply_avx2<T: OpMath>(space: &Space<3>, x: &[T], y: &mut [T], alpha: &[T::C], beta: &[T::C]) {
-    apply::<T>(space, x, y, alpha, beta);
+    apply_body!(T, space, x, y, alpha, beta);
 }
 
 #[cfg(not(target_arch = "x86_64"))]
@@ -130,36 +167,9 @@ fn apply_avx2<T: OpMath>(space: &Space<3>, x: &[T], y: &mut [T], alpha: &[T::C],
     apply::<T>(space, x, y, alpha, beta);
 }
 
-/// `y = x * alpha[c] + beta[c]` over the space (operand 2's offset is the channel).
-#[inline(always)]
+/// The baseline instantiation of [`apply_body`].
 fn apply<T: OpMath>(space: &Space<3>, x: &[T], y: &mut [T], alpha: &[T::C], beta: &[T::C]) {
-    space.for_each_run([0, 0, 0], |[xi, yi, ch], len, steps| match steps {
-        // One channel along a contiguous run (NCHW planes): vectorizes.
-        [1, 1, 0] => {
-            let (a, b) = (alpha[ch], beta[ch]);
-            for (d, &s) in y[yi..yi + len].iter_mut().zip(&x[xi..xi + len]) {
-                *d = T::down(s.up() * a + b);
-            }
-        }
-        // Channels innermost (channels-last).
-        [1, 1, 1] => {
-            let (a, b) = (&alpha[ch..ch + len], &beta[ch..ch + len]);
-            for (((d, &s), &a), &b) in y[yi..yi + len]
-                .iter_mut()
-                .zip(&x[xi..xi + len])
-                .zip(a)
-                .zip(b)
-            {
-                *d = T::down(s.up() * a + b);
-            }
-        }
-        [sx, sy, sc] => {
-            for k in 0..len {
-                let ch = ch + k * sc;
-                y[yi + k * sy] = T::down(x[xi + k * sx].up() * alpha[ch] + beta[ch]);
-            }
-        }
-    });
+    apply_body!(T, space, x, y, alpha, beta);
 }
 
 #[cfg(test)]
