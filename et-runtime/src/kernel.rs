@@ -341,6 +341,9 @@ pub struct KernelArgs<'a> {
     args: NonNull<u32>,
     len: usize,
     params: usize,
+    /// The method proved at load that no out argument of this call can alias another
+    /// argument, so `tensor_mut` need not check again.
+    prechecked: bool,
     _method: PhantomData<&'a mut Value>,
 }
 
@@ -365,8 +368,47 @@ impl<'a> KernelArgs<'a> {
             args: unsafe { NonNull::new_unchecked(args.as_ptr() as *mut u32) },
             len: args.len(),
             params,
+            prechecked: false,
             _method: PhantomData,
         }
+    }
+
+    /// As [`new`](Self::new), for a call whose out arguments were shown by
+    /// [`outs_are_exclusive`](Self::outs_are_exclusive) not to alias anything.
+    ///
+    /// # Safety
+    /// As for `new`; and since that check, no tensor may have been rebound to other data
+    /// or shared between values (the method only uses this when it has no MoveCall and no
+    /// view op), and tensors only ever shrink within their bound.
+    pub(crate) unsafe fn new_prechecked(
+        values: NonNull<Value>,
+        args: &'a [u32],
+        params: usize,
+    ) -> Self {
+        KernelArgs {
+            prechecked: true,
+            // SAFETY: the caller upholds `new`'s contract.
+            ..unsafe { Self::new(values, args, params) }
+        }
+    }
+
+    /// Whether every out parameter (per `kinds`) is exclusive: the check `tensor_mut`
+    /// would make, done once at load for calls whose aliasing cannot change.
+    pub(crate) fn outs_are_exclusive(&self, kinds: &[ArgKind]) -> bool {
+        kinds.iter().enumerate().all(|(i, kind)| match kind {
+            ArgKind::TensorMut => match self.value(i) {
+                Ok(Value::Tensor(t)) => self.check_exclusive(i, t.as_ptr()).is_ok(),
+                _ => false,
+            },
+            ArgKind::TensorListMut => self.tensor_list(i).is_ok_and(|items| {
+                items.iter().enumerate().all(|(k, t)| {
+                    self.check_exclusive(i, *t as *const Tensor as *mut Tensor)
+                        .is_ok()
+                        && !items[..k].iter().any(|u| overlaps(t, u))
+                })
+            }),
+            _ => true,
+        })
     }
 
     /// Number of values passed (parameters plus the return slot).
@@ -437,9 +479,12 @@ impl<'a> KernelArgs<'a> {
             Value::Tensor(t) => t,
             _ => return Err(wrong_kind()),
         };
-        self.check_exclusive(i, t.as_ptr())?;
+        if !self.prechecked {
+            self.check_exclusive(i, t.as_ptr())?;
+        }
         // SAFETY: no other parameter position refers to this tensor or overlaps its data
-        // (checked above), and the caller does not take position `i` twice.
+        // (checked above, or at load for a call whose aliasing cannot change), and the
+        // caller does not take position `i` twice.
         Ok(unsafe { &mut *t.as_ptr() })
     }
 
@@ -471,7 +516,7 @@ impl<'a> KernelArgs<'a> {
     /// As for [`tensor_mut`](Self::tensor_mut).
     pub unsafe fn tensor_list_mut(&self, i: usize) -> KernelResult<TensorListMut<'a>> {
         let items = self.tensor_list(i)?;
-        for (k, t) in items.iter().enumerate() {
+        for (k, t) in items.iter().enumerate().filter(|_| !self.prechecked) {
             let p = *t as *const Tensor as *mut Tensor;
             self.check_exclusive(i, p)?;
             if items[..k].iter().any(|u| overlaps(t, u)) {

@@ -28,6 +28,8 @@ enum Instr {
         len: u32,
         params: u32,
         op: u32,
+        /// The call's outs were proved exclusive at load (see `Builder::decode`).
+        prechecked: bool,
     },
     Delegate {
         index: u32,
@@ -784,6 +786,7 @@ impl<'a> Builder<'a, '_> {
             first_instruction: 0,
             first_op: 0,
         };
+        let mut rebinds = false;
         let mut pc = 0usize;
         for c in 0..chains.len() {
             let list = chains
@@ -800,6 +803,7 @@ impl<'a> Builder<'a, '_> {
                         num_delegates,
                         cache,
                         &mut missing,
+                        &mut rebinds,
                     )
                     .map_err(|e| note(self.detail, e, LoadDetail::Instruction { index: pc }))?;
                 if pc >= total {
@@ -828,6 +832,16 @@ impl<'a> Builder<'a, '_> {
             };
             return Err(note(self.detail, Error::OperatorMissing, d));
         }
+        if rebinds {
+            // Some instruction can change which memory a value refers to, so aliasing
+            // proved at load may not hold later: check at every call instead.
+            for k in 0..total {
+                // SAFETY: `k < total`; every entry was written above.
+                if let Instr::Kernel { prechecked, .. } = unsafe { &mut *instrs.as_ptr().add(k) } {
+                    *prechecked = false;
+                }
+            }
+        }
         Ok((instrs, out_chains, chains.len()))
     }
 
@@ -850,6 +864,7 @@ impl<'a> Builder<'a, '_> {
         num_delegates: usize,
         cache: &mut [CacheSlot],
         missing: &mut Missing,
+        rebinds: &mut bool,
     ) -> Result<Instr, Error> {
         let (kind, call) = instr.ok_or(Error::InvalidProgram)?.union(
             fb::Instruction::VT_INSTR_ARGS_TYPE,
@@ -885,12 +900,21 @@ impl<'a> Builder<'a, '_> {
                     return Ok(Instr::Free { value: 0 });
                 };
                 self.check_signature(entry, pc, op, args)?;
+                let params = entry.signature.args.len();
+                // Prove once that the outs never alias another argument. Data pointers
+                // are fixed at load unless a view op or a MoveCall rebinds them; the
+                // caller clears the proof for such methods.
+                // SAFETY: `args` are range-checked value indices of this method.
+                let kargs = unsafe { KernelArgs::new(self.values, args, params.min(args.len())) };
+                let prechecked = kargs.outs_are_exclusive(entry.signature.args);
+                *rebinds |= core::ptr::eq(entry, &crate::prim_ops::ET_VIEW);
                 Instr::Kernel {
                     function: entry.function,
                     args: NonNull::from(args).cast(),
                     len: args.len() as u32,
-                    params: entry.signature.args.len() as u32,
+                    params: params as u32,
                     op: op as u32,
+                    prechecked,
                 }
             }
             tag::DELEGATE_CALL => {
@@ -902,10 +926,13 @@ impl<'a> Builder<'a, '_> {
                     len: args.len() as u32,
                 }
             }
-            tag::MOVE_CALL => Instr::Move {
-                from: in_range(first, n).ok_or(bad)?,
-                to: in_range(second, n).ok_or(bad)?,
-            },
+            tag::MOVE_CALL => {
+                *rebinds = true;
+                Instr::Move {
+                    from: in_range(first, n).ok_or(bad)?,
+                    to: in_range(second, n).ok_or(bad)?,
+                }
+            }
             tag::JUMP_FALSE_CALL => {
                 // A destination equal to the chain's length ends the chain.
                 if second < 0 || second as u64 > chain_len as u64 {
@@ -1265,15 +1292,22 @@ impl<'a> Method<'a> {
                 args,
                 len,
                 params,
+                prechecked,
                 ..
             } => {
                 // SAFETY: `args` holds `len` indices in method memory, range-checked at
                 // load; the value table and every tensor/list it refers to live for 'a,
-                // and `&mut self` guarantees no other access during the call.
+                // and `&mut self` guarantees no other access during the call. A
+                // prechecked call's aliasing was proved at load and nothing in this
+                // method can change it (no MoveCall, no view op).
                 let result = unsafe {
                     let idx = core::slice::from_raw_parts(args.as_ptr(), len as usize);
-                    let kargs =
-                        KernelArgs::new(self.values, idx, (params as usize).min(len as usize));
+                    let params = (params as usize).min(len as usize);
+                    let kargs = if prechecked {
+                        KernelArgs::new_prechecked(self.values, idx, params)
+                    } else {
+                        KernelArgs::new(self.values, idx, params)
+                    };
                     let ctx = KernelContext::new(self.temp);
                     function(&ctx, &kargs)
                 };

@@ -14,7 +14,7 @@ macro_rules! prim {
     ($id:ident, $name:literal, $sig:expr, $f:path) => {
         #[linkme::distributed_slice(crate::__private::KERNELS)]
         #[linkme(crate = linkme)]
-        static $id: KernelEntry = KernelEntry {
+        pub(crate) static $id: KernelEntry = KernelEntry {
             name: $name,
             hash: op_hash($name),
             dtype: DtypeKey::FALLBACK,
