@@ -30,9 +30,9 @@
 //! Cin) 24x3136x144 31 / 87 / 132, 192x784x32 32 / 95 / 147, 1280x49x320 27 / 76 / 88.
 //! The `matrixmultiply` crate (0.3.11) was measured on the same shapes: built `no_std`
 //! (default features off), as et-ops must be, it has no run-time CPU detection and runs
-//! its SSE2 kernels at 26-32 GFLOP/s, 3-4x slower than this module; with `std` (run-time
-//! AVX2/FMA dispatch) it lands between this module's AVX2 and AVX-512 paths. So no
-//! dependency.
+//! its SSE2 kernels at 26-32 GFLOP/s, 3-4x slower than this module; only with `std`
+//! (run-time dispatch, unavailable to a `no_std` crate) is it on par with the AVX-512 path
+//! here (within about 10% either way per shape). So no dependency.
 //!
 //! `beta == 0` means C is write-only, as in BLAS: NaN or garbage in C does not leak into
 //! the result. Scratch: packing buffers come from the kernel context; at most
