@@ -1,4 +1,4 @@
-//! conv operators. `convolution` validates arguments into a [`geom::Geom`] and picks a
+//! conv operators. `convolution` validates arguments into a `geom::Geom` and picks a
 //! path: f32 pointwise convs are gemms, depthwise convs a direct loop, other f32 convs
 //! im2col + gemm (`fast`); every other case (f16, f64, transposed) the reference loop
 //! (`direct`).
