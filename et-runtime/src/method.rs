@@ -274,6 +274,9 @@ impl<'d> Program<'d> {
         'd: 'a,
     {
         let detail = Cell::new(LoadDetail::None);
+        // The manager is borrowed exclusively, so no method built in it earlier is alive:
+        // its method memory can be reused from the start.
+        memory.method.reset();
         match build_method(self, name, shorten(memory), &detail) {
             Ok(method) => {
                 crate::et_log!(
@@ -399,10 +402,14 @@ fn in_range(index: i64, n: usize) -> Option<u32> {
 type CacheSlot = (u32, u8, Option<&'static KernelEntry>);
 
 /// KernelCalls no kernel serves: how many, and the first one's instruction and operator.
-struct Missing {
-    count: usize,
+/// What decoding the instructions learns along the way.
+struct Decoding {
+    /// KernelCalls no registered kernel serves, and the first of them.
+    missing: usize,
     first_instruction: usize,
     first_op: usize,
+    /// Some instruction (a MoveCall or a view op) can rebind which memory a value uses.
+    rebinds: bool,
 }
 
 // `decode` reads every call's first int field, and MoveCall's second, through MoveCall's
@@ -781,12 +788,12 @@ impl<'a> Builder<'a, '_> {
         let cache = self
             .arena
             .alloc_slice::<CacheSlot>(num_ops, (u32::MAX, u8::MAX, None))?;
-        let mut missing = Missing {
-            count: 0,
+        let mut state = Decoding {
+            missing: 0,
             first_instruction: 0,
             first_op: 0,
+            rebinds: false,
         };
-        let mut rebinds = false;
         let mut pc = 0usize;
         for c in 0..chains.len() {
             let list = chains
@@ -802,8 +809,7 @@ impl<'a> Builder<'a, '_> {
                         pc,
                         num_delegates,
                         cache,
-                        &mut missing,
-                        &mut rebinds,
+                        &mut state,
                     )
                     .map_err(|e| note(self.detail, e, LoadDetail::Instruction { index: pc }))?;
                 if pc >= total {
@@ -824,15 +830,15 @@ impl<'a> Builder<'a, '_> {
         if pc != total {
             return Err(Error::InvalidProgram);
         }
-        if missing.count > 0 {
+        if state.missing > 0 {
             let d = LoadDetail::MissingKernels {
-                count: missing.count,
-                first_instruction: missing.first_instruction,
-                first_operator: self.operator(missing.first_op),
+                count: state.missing,
+                first_instruction: state.first_instruction,
+                first_operator: self.operator(state.first_op),
             };
             return Err(note(self.detail, Error::OperatorMissing, d));
         }
-        if rebinds {
+        if state.rebinds {
             // Some instruction can change which memory a value refers to, so aliasing
             // proved at load may not hold later: check at every call instead.
             for k in 0..total {
@@ -863,8 +869,7 @@ impl<'a> Builder<'a, '_> {
         pc: usize,
         num_delegates: usize,
         cache: &mut [CacheSlot],
-        missing: &mut Missing,
-        rebinds: &mut bool,
+        state: &mut Decoding,
     ) -> Result<Instr, Error> {
         let (kind, call) = instr.ok_or(Error::InvalidProgram)?.union(
             fb::Instruction::VT_INSTR_ARGS_TYPE,
@@ -892,11 +897,11 @@ impl<'a> Builder<'a, '_> {
                     *slot = (mask.0, common_byte, found);
                 }
                 let Some(entry) = slot.2 else {
-                    if missing.count == 0 {
-                        missing.first_instruction = pc;
-                        missing.first_op = op;
+                    if state.missing == 0 {
+                        state.first_instruction = pc;
+                        state.first_op = op;
                     }
-                    missing.count += 1;
+                    state.missing += 1;
                     return Ok(Instr::Free { value: 0 });
                 };
                 self.check_signature(entry, pc, op, args)?;
@@ -907,7 +912,7 @@ impl<'a> Builder<'a, '_> {
                 // SAFETY: `args` are range-checked value indices of this method.
                 let kargs = unsafe { KernelArgs::new(self.values, args, params.min(args.len())) };
                 let prechecked = kargs.outs_are_exclusive(entry.signature.args);
-                *rebinds |= core::ptr::eq(entry, &crate::prim_ops::ET_VIEW);
+                state.rebinds |= core::ptr::eq(entry, &crate::prim_ops::ET_VIEW);
                 Instr::Kernel {
                     function: entry.function,
                     args: NonNull::from(args).cast(),
@@ -927,7 +932,7 @@ impl<'a> Builder<'a, '_> {
                 }
             }
             tag::MOVE_CALL => {
-                *rebinds = true;
+                state.rebinds = true;
                 Instr::Move {
                     from: in_range(first, n).ok_or(bad)?,
                     to: in_range(second, n).ok_or(bad)?,

@@ -9,28 +9,9 @@ use std::hint::black_box;
 use std::time::{Duration, Instant};
 
 use et_runtime::{FileLoader, MemoryManager, Program};
-use etch_tests::{bytes_of, fixture};
+use etch_tests::{fixture, MethodBuffers};
 
 use et_ops as _;
-
-struct Memory {
-    method: Vec<u128>,
-    planned: Vec<Vec<u128>>,
-    scratch: Vec<u128>,
-}
-
-impl Memory {
-    fn for_method(program: &Program<'_>) -> Memory {
-        let meta = program.method_meta("forward").unwrap();
-        Memory {
-            method: vec![0; meta.method_allocator_estimate().div_ceil(16)],
-            planned: (0..meta.num_planned_buffers())
-                .map(|i| vec![0; meta.planned_buffer_size(i).unwrap().div_ceil(16)])
-                .collect(),
-            scratch: vec![0; (64 << 20) / 16],
-        }
-    }
-}
 
 fn stats(mut samples: Vec<Duration>) -> (Duration, Duration) {
     samples.sort();
@@ -53,14 +34,12 @@ fn measure(runs: usize, mut f: impl FnMut()) -> (Duration, Duration) {
 fn load_method_time(name: &str, runs: usize) -> (Duration, Duration) {
     let loader = FileLoader::open(fixture(name)).unwrap();
     let program = Program::load(&loader).unwrap();
-    let mut mem = Memory::for_method(&program);
+    let meta = program.method_meta("forward").unwrap();
+    let mut buffers = MethodBuffers::for_method(&meta, 64 << 20);
+    let (method_mem, mut planned, scratch) = buffers.split();
+    // One manager for every run: load_method starts its method memory afresh.
+    let mut memory = MemoryManager::new(method_mem, &mut planned, scratch);
     measure(runs, || {
-        let mut planned: Vec<&mut [u8]> = mem.planned.iter_mut().map(|b| bytes_of(b)).collect();
-        let mut memory = MemoryManager::new(
-            bytes_of(&mut mem.method),
-            &mut planned,
-            bytes_of(&mut mem.scratch),
-        );
         black_box(
             program
                 .load_method("forward", &mut memory)
@@ -73,13 +52,9 @@ fn execute_time(name: &str, input: &str, runs: usize) -> (Duration, Duration, us
     let loader = FileLoader::open(fixture(name)).unwrap();
     let program = Program::load(&loader).unwrap();
     let meta = program.method_meta("forward").unwrap();
-    let mut mem = Memory::for_method(&program);
-    let mut planned: Vec<&mut [u8]> = mem.planned.iter_mut().map(|b| bytes_of(b)).collect();
-    let mut memory = MemoryManager::new(
-        bytes_of(&mut mem.method),
-        &mut planned,
-        bytes_of(&mut mem.scratch),
-    );
+    let mut buffers = MethodBuffers::for_method(&meta, 64 << 20);
+    let (method_mem, mut planned, scratch) = buffers.split();
+    let mut memory = MemoryManager::new(method_mem, &mut planned, scratch);
     let mut method = program.load_method("forward", &mut memory).unwrap();
     for i in 0..meta.num_inputs() {
         let info = meta.input_tensor(i).unwrap();

@@ -6,7 +6,7 @@ use std::alloc::{GlobalAlloc, Layout, System};
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 
 use et_runtime::{FileLoader, MemoryManager, Program, ScalarType};
-use etch_tests::{bytes_of, fixture};
+use etch_tests::{fixture, MethodBuffers};
 
 mod hand_kernels;
 
@@ -62,17 +62,9 @@ fn load_method_and_execute_do_not_allocate() {
         let loader = FileLoader::open(fixture(name)).unwrap();
         let program = Program::load(&loader).unwrap();
         let meta = program.method_meta("forward").unwrap();
-        let mut method_mem = vec![0u128; meta.method_allocator_estimate().div_ceil(16)];
-        let mut planned_mem: Vec<Vec<u128>> = (0..meta.num_planned_buffers())
-            .map(|i| vec![0u128; meta.planned_buffer_size(i).unwrap().div_ceil(16)])
-            .collect();
-        let mut scratch = vec![0u128; 1024];
-        let mut planned: Vec<&mut [u8]> = planned_mem.iter_mut().map(|b| bytes_of(b)).collect();
-        let mut memory = MemoryManager::new(
-            bytes_of(&mut method_mem),
-            &mut planned,
-            bytes_of(&mut scratch),
-        );
+        let mut buffers = MethodBuffers::for_method(&meta, 16 << 10);
+        let (method_mem, mut planned, scratch) = buffers.split();
+        let mut memory = MemoryManager::new(method_mem, &mut planned, scratch);
         let input_data: Vec<(Vec<usize>, Vec<u8>)> = (0..inputs)
             .map(|i| {
                 let info = meta.input_tensor(i).unwrap();

@@ -3,7 +3,7 @@
 //! bounded dynamic shapes, prim ops, missing kernels and backends, malformed files.
 
 use et_runtime::{Error, FileLoader, KernelError, LoadDetail, MemoryManager, Program, ScalarType};
-use etch_tests::{bytes_of, compare, fixture, fixtures_dir, run_case, IoSpec};
+use etch_tests::{bytes_of, compare, fixture, fixtures_dir, run_case, IoSpec, MethodBuffers};
 
 mod hand_kernels;
 
@@ -126,12 +126,9 @@ fn dynamic_input_beyond_its_bound_is_rejected() {
     let loader = FileLoader::open(fixture("dynamic_view.pte")).unwrap();
     let program = Program::load(&loader).unwrap();
     let meta = program.method_meta("forward").unwrap();
-    let mut method_mem = vec![0u128; meta.method_allocator_estimate().div_ceil(16)];
-    let mut planned_mem: Vec<Vec<u128>> = (0..meta.num_planned_buffers())
-        .map(|i| vec![0u128; meta.planned_buffer_size(i).unwrap().div_ceil(16)])
-        .collect();
-    let mut planned: Vec<&mut [u8]> = planned_mem.iter_mut().map(|b| bytes_of(b)).collect();
-    let mut memory = MemoryManager::without_temp(bytes_of(&mut method_mem), &mut planned);
+    let mut buffers = MethodBuffers::for_method(&meta, 0);
+    let (method_mem, mut planned, _) = buffers.split();
+    let mut memory = MemoryManager::without_temp(method_mem, &mut planned);
     let mut method = program.load_method("forward", &mut memory).unwrap();
     let bound = meta.input_tensor(0).unwrap();
     let mut too_big = bound.sizes().to_vec();
@@ -154,12 +151,9 @@ fn missing_kernels_are_all_reported_with_keys() {
     let loader = FileLoader::open(fixture("mlp.pte")).unwrap();
     let program = Program::load(&loader).unwrap();
     let meta = program.method_meta("forward").unwrap();
-    let mut method_mem = vec![0u128; meta.method_allocator_estimate().div_ceil(16)];
-    let mut planned_mem: Vec<Vec<u128>> = (0..meta.num_planned_buffers())
-        .map(|i| vec![0u128; meta.planned_buffer_size(i).unwrap().div_ceil(16)])
-        .collect();
-    let mut planned: Vec<&mut [u8]> = planned_mem.iter_mut().map(|b| bytes_of(b)).collect();
-    let mut memory = MemoryManager::without_temp(bytes_of(&mut method_mem), &mut planned);
+    let mut buffers = MethodBuffers::for_method(&meta, 0);
+    let (method_mem, mut planned, _) = buffers.split();
+    let mut memory = MemoryManager::without_temp(method_mem, &mut planned);
     let err = program.load_method("forward", &mut memory).unwrap_err();
     assert_eq!(err.error, Error::OperatorMissing);
     let LoadDetail::MissingKernels {
@@ -242,6 +236,26 @@ fn too_small_memory_is_an_error_not_a_crash() {
             .error,
         Error::MemoryAllocationFailed
     );
+}
+
+#[test]
+fn one_memory_manager_serves_successive_loads() {
+    let loader = FileLoader::open(fixture("add.pte")).unwrap();
+    let program = Program::load(&loader).unwrap();
+    let meta = program.method_meta("forward").unwrap();
+    let mut buffers = MethodBuffers::for_method(&meta, 0);
+    let (method_mem, mut planned, _) = buffers.split();
+    let mut memory = MemoryManager::without_temp(method_mem, &mut planned);
+    for _ in 0..100 {
+        let mut method = program.load_method("forward", &mut memory).unwrap();
+        method
+            .set_input_bytes(0, ScalarType::Float, &[2, 3], &[0u8; 24])
+            .unwrap();
+        method
+            .set_input_bytes(1, ScalarType::Float, &[2, 3], &[0u8; 24])
+            .unwrap();
+        method.execute().unwrap();
+    }
 }
 
 #[test]
@@ -344,12 +358,9 @@ fn a_looping_program_hits_the_instruction_budget() {
     let loader = FileLoader::open(fixture("cond.pte")).unwrap();
     let program = Program::load(&loader).unwrap();
     let meta = program.method_meta("forward").unwrap();
-    let mut method_mem = vec![0u128; meta.method_allocator_estimate().div_ceil(16)];
-    let mut planned_mem: Vec<Vec<u128>> = (0..meta.num_planned_buffers())
-        .map(|i| vec![0u128; meta.planned_buffer_size(i).unwrap().div_ceil(16)])
-        .collect();
-    let mut planned: Vec<&mut [u8]> = planned_mem.iter_mut().map(|b| bytes_of(b)).collect();
-    let mut memory = MemoryManager::without_temp(bytes_of(&mut method_mem), &mut planned);
+    let mut buffers = MethodBuffers::for_method(&meta, 0);
+    let (method_mem, mut planned, _) = buffers.split();
+    let mut memory = MemoryManager::without_temp(method_mem, &mut planned);
     let mut method = program.load_method("forward", &mut memory).unwrap();
     for i in 0..method.num_inputs() {
         method
@@ -367,12 +378,9 @@ fn kernel_failures_name_the_operator_and_instruction() {
     let loader = FileLoader::open(fixture("add.pte")).unwrap();
     let program = Program::load(&loader).unwrap();
     let meta = program.method_meta("forward").unwrap();
-    let mut method_mem = vec![0u128; meta.method_allocator_estimate().div_ceil(16)];
-    let mut planned_mem: Vec<Vec<u128>> = (0..meta.num_planned_buffers())
-        .map(|i| vec![0u128; meta.planned_buffer_size(i).unwrap().div_ceil(16)])
-        .collect();
-    let mut planned: Vec<&mut [u8]> = planned_mem.iter_mut().map(|b| bytes_of(b)).collect();
-    let mut memory = MemoryManager::without_temp(bytes_of(&mut method_mem), &mut planned);
+    let mut buffers = MethodBuffers::for_method(&meta, 0);
+    let (method_mem, mut planned, _) = buffers.split();
+    let mut memory = MemoryManager::without_temp(method_mem, &mut planned);
     let mut method = program.load_method("forward", &mut memory).unwrap();
     method
         .set_input_bytes(0, ScalarType::Float, &[2, 3], &[0u8; 24])

@@ -6,7 +6,7 @@
 use et_ops as _;
 
 use et_runtime::{Error, FileLoader, LoadDetail, MemoryManager, Program};
-use etch_tests::{bytes_of, fixture};
+use etch_tests::{fixture, MethodBuffers};
 
 #[test]
 fn forgetting_the_use_line_reports_missing_kernels() {
@@ -14,12 +14,9 @@ fn forgetting_the_use_line_reports_missing_kernels() {
     let loader = FileLoader::open(fixture("custom_ops.pte")).unwrap();
     let program = Program::load(&loader).unwrap();
     let meta = program.method_meta("forward").unwrap();
-    let mut method_mem = vec![0u128; meta.method_allocator_estimate().div_ceil(16)];
-    let mut planned_mem: Vec<Vec<u128>> = (0..meta.num_planned_buffers())
-        .map(|i| vec![0u128; meta.planned_buffer_size(i).unwrap().div_ceil(16)])
-        .collect();
-    let mut planned: Vec<&mut [u8]> = planned_mem.iter_mut().map(|b| bytes_of(b)).collect();
-    let mut memory = MemoryManager::without_temp(bytes_of(&mut method_mem), &mut planned);
+    let mut buffers = MethodBuffers::for_method(&meta, 0);
+    let (method_mem, mut planned, _) = buffers.split();
+    let mut memory = MemoryManager::without_temp(method_mem, &mut planned);
     let err = program.load_method("forward", &mut memory).unwrap_err();
     assert_eq!(err.error, Error::OperatorMissing);
     assert!(
