@@ -171,7 +171,7 @@ impl fmt::Display for LoadError<'_> {
             ),
             LoadDetail::ArgumentKind { instruction, operator, position, expected, found } => write!(
                 f,
-                "instruction {instruction}: argument {position} of {operator} should be {} but the program passes a {found}: {}",
+                "instruction {instruction}: argument {position} of {operator} should be {} but the program passes a value of kind `{found}`: {}",
                 expected.describe(),
                 self.error
             ),
