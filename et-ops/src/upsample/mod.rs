@@ -18,6 +18,11 @@ fn out_sizes(
         return Err(KernelError::invalid("upsample_2d expects a 4-d input"));
     }
     let ins = [input.size(2), input.size(3)];
+    if ins.contains(&0) {
+        return Err(KernelError::invalid(
+            "upsample input height and width must be positive",
+        ));
+    }
     match (output_size, scale_factors) {
         (Some(o), None) if o.len() == 2 => {
             let mut r = [0usize; 2];
