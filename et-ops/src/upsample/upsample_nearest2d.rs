@@ -90,5 +90,7 @@ mod tests {
         assert!(
             upsample_nearest2d_vec_out(&ctx, &x, Some(&[1, 1]), Some(&[0.5, 0.5]), &mut o).is_err()
         );
+        let empty = TensorBuf::zeros(ScalarType::Long, &[1, 1, 0, 2]).unwrap();
+        assert!(upsample_nearest2d_vec_out(&ctx, &empty, Some(&[1, 1]), None, &mut o).is_err());
     }
 }
