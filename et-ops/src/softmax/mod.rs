@@ -3,7 +3,10 @@
 //! subtracted first so `exp` never overflows.
 
 pub mod log_softmax;
-#[allow(clippy::module_inception, reason = "one file per operator, named after it")]
+#[allow(
+    clippy::module_inception,
+    reason = "one file per operator, named after it"
+)]
 pub mod softmax;
 
 use et_runtime::{KernelError, KernelResult, ScalarType, Tensor};
