@@ -304,6 +304,7 @@ fn sgemm_impl(
         bp,
         P_BLOCK,
         |a, b, ldb, _, _, out| ukr_portable::<P_MR, P_NR>(a, b, ldb, out),
+        pack_rows_portable::<P_MR>,
     );
     Ok(())
 }
@@ -367,6 +368,7 @@ fn blocked<const MR: usize, const NR: usize>(
     bp: &mut [f32],
     blk: Blocking,
     ukr: impl Fn(&[[f32; MR]], &[f32], usize, usize, usize, Out<'_, MR, NR>),
+    pack_rows: impl Fn(&[&[f32]; MR], &mut [[f32; MR]]),
 ) {
     let (m, n, k) = (c.rows, c.cols, a.cols);
     let cdata = c.data;
@@ -394,7 +396,7 @@ fn blocked<const MR: usize, const NR: usize>(
             let mut ic = 0;
             while ic < m {
                 let mc = (m - ic).min(blk.mc);
-                let apack = pack_a::<MR>(a, ic, mc, pc, kc, ap);
+                let apack = pack_a::<MR>(a, ic, mc, pc, kc, ap, &pack_rows);
                 for jp in 0..nc.div_ceil(NR) {
                     let j0 = jp * NR;
                     let nr = (nc - j0).min(NR);
@@ -455,6 +457,7 @@ fn pack_a<'p, const MR: usize>(
     p0: usize,
     kc: usize,
     buf: &'p mut [f32],
+    pack_rows: &impl Fn(&[&[f32]; MR], &mut [[f32; MR]]),
 ) -> &'p [[f32; MR]] {
     let panels = mc.div_ceil(MR);
     let (chunks, _) = buf.as_chunks_mut::<MR>();
@@ -469,11 +472,7 @@ fn pack_a<'p, const MR: usize>(
                 let start = (r0 + r) * a.rs + p0;
                 &a.data[start..start + kc]
             });
-            for (p, dst) in panel.iter_mut().enumerate() {
-                for (d, src) in dst.iter_mut().zip(&srcs) {
-                    *d = src[p];
-                }
-            }
+            pack_rows(&srcs, panel);
         } else if a.cs == 1 {
             // Row-major A, partial panel: read each row contiguously.
             for r in 0..MR {
@@ -504,6 +503,18 @@ fn pack_a<'p, const MR: usize>(
     }
     // Stored as `[panel][p][r]`; panels are `kc` rows of `[f32; MR]`.
     out
+}
+
+/// Packs a full A panel from its `MR` row slices (each `panel.len()` long): entry `p` of
+/// the panel holds column `p` of the rows. The portable version; x86 paths transpose
+/// 4x8 blocks in registers instead.
+#[inline(always)]
+fn pack_rows_portable<const MR: usize>(srcs: &[&[f32]; MR], panel: &mut [[f32; MR]]) {
+    for (p, dst) in panel.iter_mut().enumerate() {
+        for (d, src) in dst.iter_mut().zip(srcs) {
+            *d = src[p];
+        }
+    }
 }
 
 /// Packs rows `p0..p0+kc`, columns `j0..j0+nc` of B into `NR`-column panels: panel `q`
@@ -761,6 +772,7 @@ mod x86 {
                     (_, false) => ukr_y::<2, 1>(a, b, ldb, out),
                 }
             },
+            |srcs, panel| pack_rows_t::<X_MR>(srcs, panel),
         );
     }
 
@@ -795,6 +807,7 @@ mod x86 {
                     (_, false) => ukr_z::<4, 1>(a, b, ldb, out),
                 }
             },
+            |srcs, panel| pack_rows_t::<Z_MR>(srcs, panel),
         );
     }
 
@@ -910,6 +923,70 @@ mod x86 {
                     }
                 }
             }
+        }
+    }
+
+    /// Packs a full A panel from its `MR` row slices (see `pack_rows_portable`): 4 rows x
+    /// 8 columns at a time are loaded as four 8-wide vectors and transposed in registers
+    /// into eight 4-wide column pieces, instead of gathering one element at a time.
+    #[target_feature(enable = "avx2")]
+    #[inline]
+    fn pack_rows_t<const MR: usize>(srcs: &[&[f32]; MR], panel: &mut [[f32; MR]]) {
+        let kc = panel.len();
+        let groups = MR / 4;
+        let mut p = 0;
+        while p + 8 <= kc {
+            let (Some(cols), true) = (
+                panel.get_mut(p..p + 8),
+                srcs.iter().all(|s| s.len() >= p + 8),
+            ) else {
+                break;
+            };
+            for g in 0..groups {
+                let row = |i: usize| -> __m256 {
+                    let r: &[f32; 8] = srcs[4 * g + i][p..].first_chunk().unwrap_or(&[0.0; 8]);
+                    // SAFETY: `r` refers to 8 contiguous f32s.
+                    unsafe { _mm256_loadu_ps(r.as_ptr()) }
+                };
+                let (a, b, c, d) = (row(0), row(1), row(2), row(3));
+                let (t0, t1) = (_mm256_unpacklo_ps(a, b), _mm256_unpackhi_ps(a, b));
+                let (t2, t3) = (_mm256_unpacklo_ps(c, d), _mm256_unpackhi_ps(c, d));
+                // u[j] holds column j (low half) and column j + 4 (high half) of the rows.
+                let u = [
+                    _mm256_shuffle_ps::<0x44>(t0, t2),
+                    _mm256_shuffle_ps::<0xEE>(t0, t2),
+                    _mm256_shuffle_ps::<0x44>(t1, t3),
+                    _mm256_shuffle_ps::<0xEE>(t1, t3),
+                ];
+                for (j, &v) in u.iter().enumerate() {
+                    store4(&mut cols[j], 4 * g, _mm256_castps256_ps128(v));
+                    store4(&mut cols[j + 4], 4 * g, _mm256_extractf128_ps::<1>(v));
+                }
+            }
+            for r in groups * 4..MR {
+                for (j, col) in cols.iter_mut().enumerate() {
+                    col[r] = srcs[r][p + j];
+                }
+            }
+            p += 8;
+        }
+        for (q, col) in panel.iter_mut().enumerate().skip(p) {
+            for (d, src) in col.iter_mut().zip(srcs) {
+                *d = src[q];
+            }
+        }
+    }
+
+    /// Stores 4 floats at `col[at..at + 4]` (nothing if out of range).
+    #[target_feature(enable = "avx2")]
+    #[inline]
+    fn store4<const MR: usize>(col: &mut [f32; MR], at: usize, x: __m128) {
+        if let Some(dst) = col
+            .get_mut(at..at + 4)
+            .and_then(|d| <&mut [f32; 4]>::try_from(d).ok())
+        {
+            // SAFETY: `dst` refers to 4 contiguous, exclusively borrowed f32s.
+            unsafe { _mm_storeu_ps(dst.as_mut_ptr(), x) }
         }
     }
 
