@@ -247,11 +247,56 @@ mod tests {
                 bias: true,
                 channels_last: false,
             },
-            Case { x: &[1, 3, 8, 8], w: &[3, 1, 3, 3], stride: &[2, 2], pad: &[1, 1], dil: &[1, 1], groups: 3, bias: true, channels_last: false },
-            Case { x: &[1, 2, 7, 10], w: &[2, 1, 3, 3], stride: &[2, 2], pad: &[0, 0], dil: &[1, 1], groups: 2, bias: true, channels_last: false },
-            Case { x: &[1, 2, 6, 9], w: &[2, 1, 3, 3], stride: &[1, 2], pad: &[2, 1], dil: &[1, 1], groups: 2, bias: false, channels_last: false },
-            Case { x: &[1, 2, 6, 3], w: &[2, 1, 3, 3], stride: &[2, 2], pad: &[1, 2], dil: &[1, 1], groups: 2, bias: true, channels_last: false },
-            Case { x: &[1, 2, 9, 9], w: &[2, 1, 3, 3], stride: &[1, 1], pad: &[2, 2], dil: &[2, 2], groups: 2, bias: true, channels_last: false },
+            Case {
+                x: &[1, 3, 8, 8],
+                w: &[3, 1, 3, 3],
+                stride: &[2, 2],
+                pad: &[1, 1],
+                dil: &[1, 1],
+                groups: 3,
+                bias: true,
+                channels_last: false,
+            },
+            Case {
+                x: &[1, 2, 7, 10],
+                w: &[2, 1, 3, 3],
+                stride: &[2, 2],
+                pad: &[0, 0],
+                dil: &[1, 1],
+                groups: 2,
+                bias: true,
+                channels_last: false,
+            },
+            Case {
+                x: &[1, 2, 6, 9],
+                w: &[2, 1, 3, 3],
+                stride: &[1, 2],
+                pad: &[2, 1],
+                dil: &[1, 1],
+                groups: 2,
+                bias: false,
+                channels_last: false,
+            },
+            Case {
+                x: &[1, 2, 6, 3],
+                w: &[2, 1, 3, 3],
+                stride: &[2, 2],
+                pad: &[1, 2],
+                dil: &[1, 1],
+                groups: 2,
+                bias: true,
+                channels_last: false,
+            },
+            Case {
+                x: &[1, 2, 9, 9],
+                w: &[2, 1, 3, 3],
+                stride: &[1, 1],
+                pad: &[2, 2],
+                dil: &[2, 2],
+                groups: 2,
+                bias: true,
+                channels_last: false,
+            },
             // depthwise with a channel multiplier and a 5x5 kernel, and channels-last
             Case {
                 x: &[1, 2, 7, 6],
@@ -564,17 +609,37 @@ mod bench {
             let x = TensorBuf::zeros(ScalarType::Float, &xs).unwrap();
             let w = TensorBuf::zeros(ScalarType::Float, &wsz).unwrap();
             let geo = Geom::new(&x, &w, None, &[s], &[p], &[1], false, &[0], g).unwrap();
-            let mut out = TensorBuf::zeros(ScalarType::Float, &[1, geo.cout, geo.oh, geo.ow]).unwrap();
+            let mut out =
+                TensorBuf::zeros(ScalarType::Float, &[1, geo.cout, geo.oh, geo.ow]).unwrap();
             let mut best = f64::MAX;
             for _ in 0..20 {
                 let arena = Arena::new(&mut scratch);
                 let ctx = KernelContext::new(&arena);
                 let t = std::time::Instant::now();
-                convolution_out(&ctx, &x, &w, None, &[s], &[p], &[1], false, &[0], g, &mut out).unwrap();
+                convolution_out(
+                    &ctx,
+                    &x,
+                    &w,
+                    None,
+                    &[s],
+                    &[p],
+                    &[1],
+                    false,
+                    &[0],
+                    g,
+                    &mut out,
+                )
+                .unwrap();
                 best = best.min(t.elapsed().as_secs_f64());
                 peak = peak.max(arena.used());
             }
-            let kind = if g > 1 { &mut dw } else if wsz[2] == 1 { &mut pw } else { &mut gen };
+            let kind = if g > 1 {
+                &mut dw
+            } else if wsz[2] == 1 {
+                &mut pw
+            } else {
+                &mut gen
+            };
             *kind += best;
             if std::env::var_os("ETCH_BENCH_LAYERS").is_some() {
                 let macs = geo.cout * geo.oh * geo.ow * geo.cin_g * geo.kh * geo.kw;
