@@ -2,9 +2,9 @@
 //! reductions over dims, and the matrix-multiply core.
 
 pub mod dtype;
-pub mod gemm;
-pub mod reduce;
-pub mod shape;
 pub mod elementwise;
+pub mod gemm;
 pub mod math;
 pub mod promote;
+pub mod reduce;
+pub mod shape;

@@ -19,11 +19,15 @@ use et_runtime::{FileLoader, MemoryManager, Program};
 use et_ops as _;
 
 fn run(args: &[String]) -> Result<(), String> {
-    let path = args.first().ok_or("usage: selective_build MODEL.pte [INPUT.bin]...")?;
+    let path = args
+        .first()
+        .ok_or("usage: selective_build MODEL.pte [INPUT.bin]...")?;
     println!("{} kernels registered", et_runtime::kernels().len());
     let loader = FileLoader::open(path).map_err(|e| format!("{path}: {e}"))?;
     let program = Program::load(&loader).map_err(|e| format!("{path}: {e}"))?;
-    let meta = program.method_meta("forward").map_err(|e| format!("{path}: {e}"))?;
+    let meta = program
+        .method_meta("forward")
+        .map_err(|e| format!("{path}: {e}"))?;
     let words = |n: usize| vec![0u128; n.div_ceil(16)];
     let mut method_mem = words(meta.method_allocator_estimate());
     let mut planned_mem: Vec<Vec<u128>> = (0..meta.num_planned_buffers())
@@ -32,10 +36,16 @@ fn run(args: &[String]) -> Result<(), String> {
         .map_err(|e| e.to_string())?;
     let mut scratch = words(64 << 20);
     let mut planned: Vec<&mut [u8]> = planned_mem.iter_mut().map(|b| as_bytes(b)).collect();
-    let mut memory = MemoryManager::new(as_bytes(&mut method_mem), &mut planned, as_bytes(&mut scratch));
+    let mut memory = MemoryManager::new(
+        as_bytes(&mut method_mem),
+        &mut planned,
+        as_bytes(&mut scratch),
+    );
     let mut method = program.load_method("forward", &mut memory).map_err(|e| {
-        let missing: Vec<String> =
-            meta.missing_kernels().map(|c| format!("  {} (kernel key {})", c.operator, c.key)).collect();
+        let missing: Vec<String> = meta
+            .missing_kernels()
+            .map(|c| format!("  {} (kernel key {})", c.operator, c.key))
+            .collect();
         format!("{path}: {e}\n{}", missing.join("\n"))
     })?;
     for i in 0..meta.num_inputs() {
@@ -44,7 +54,9 @@ fn run(args: &[String]) -> Result<(), String> {
             Some(file) => std::fs::read(file).map_err(|e| format!("{file}: {e}"))?,
             None => ones(&info),
         };
-        method.set_input_bytes(i, info.dtype, info.sizes(), &bytes).map_err(|e| format!("input {i}: {e}"))?;
+        method
+            .set_input_bytes(i, info.dtype, info.sizes(), &bytes)
+            .map_err(|e| format!("input {i}: {e}"))?;
     }
     method.execute().map_err(|e| format!("{path}: {e}"))?;
     for i in 0..method.num_outputs() {
