@@ -537,12 +537,23 @@ impl<'a> KernelArgs<'a> {
     fn check_exclusive(&self, i: usize, t: *mut Tensor) -> KernelResult<()> {
         // SAFETY: `t` points at a live tensor of the method; reading its metadata is fine.
         let target = unsafe { &*t };
+        // The target's byte range once; an empty or unbound target only clashes by identity.
+        let (t0, t1) = target.byte_range();
+        let has_data = !target.data_ptr().is_null() && t0 < t1;
+        let clashes = |u: NonNull<Tensor>| {
+            u.as_ptr() == t
+                || has_data && {
+                    let u = unsafe_ref(u);
+                    let (u0, u1) = u.byte_range();
+                    !u.data_ptr().is_null() && u0 < u1 && t0 < u1 && u0 < t1
+                }
+        };
         for j in 0..self.params.min(self.len) {
             if j == i {
                 continue;
             }
             let clash = match self.value(j)? {
-                Value::Tensor(u) => u.as_ptr() == t || overlaps(target, unsafe_ref(u)),
+                Value::Tensor(u) => clashes(u),
                 Value::TensorList(l) | Value::OptionalTensorList(l) => {
                     // SAFETY: list headers live in method memory for 'a.
                     let l = unsafe { l.as_ref() };
@@ -550,8 +561,7 @@ impl<'a> KernelArgs<'a> {
                         // SAFETY: `indices` holds `len` range-checked entries.
                         let idx = unsafe { *l.indices.as_ptr().add(k) };
                         idx != NONE_INDEX
-                            && matches!(self.value_at_index(idx), Value::Tensor(u)
-                                if u.as_ptr() == t || overlaps(target, unsafe_ref(u)))
+                            && matches!(self.value_at_index(idx), Value::Tensor(u) if clashes(u))
                     })
                 }
                 _ => false,
