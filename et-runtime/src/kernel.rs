@@ -189,7 +189,7 @@ impl ArgKind {
 }
 
 /// Every [`ArgKind`], for building [`ACCEPTED`] (order does not matter).
-const ALL_KINDS: [ArgKind; 23] = {
+pub(crate) const ALL_KINDS: [ArgKind; 23] = {
     use ArgKind as K;
     [
         K::Tensor,

@@ -1430,32 +1430,7 @@ mod tests {
             Value::TensorList(tlist),
             Value::OptionalTensorList(tlist),
         ];
-        let kinds = [
-            K::Tensor,
-            K::TensorMut,
-            K::OptionalTensor,
-            K::TensorList,
-            K::TensorListMut,
-            K::OptionalTensorList,
-            K::Scalar,
-            K::OptionalScalar,
-            K::Int,
-            K::OptionalInt,
-            K::Double,
-            K::OptionalDouble,
-            K::Bool,
-            K::OptionalBool,
-            K::IntList,
-            K::OptionalIntList,
-            K::DoubleList,
-            K::OptionalDoubleList,
-            K::BoolList,
-            K::ScalarType,
-            K::OptionalScalarType,
-            K::String,
-            K::OptionalString,
-        ];
-        for kind in kinds {
+        for kind in crate::kernel::ALL_KINDS {
             for v in &values {
                 let none = matches!(v, Value::None);
                 let want = match kind {
