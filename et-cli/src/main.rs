@@ -359,11 +359,7 @@ fn ops(model: &Path, json: bool) -> Result<(), Failure> {
             let call = call?;
             // The key ExecuTorch's selective-build tooling writes, so the listing can be
             // compared with (and fed to) selected_operators.yaml.
-            // gen_oplist writes `v1` for a call without tensors.
-            let key = match call.selection_key.to_string() {
-                k if k.is_empty() => "v1".to_string(),
-                k => k,
-            };
+            let key = call.selection_key.to_string();
             let keys = &mut ops[call.op_index].1;
             if !keys.contains(&key) {
                 keys.push(key);

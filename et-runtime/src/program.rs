@@ -709,6 +709,11 @@ fn scalar_type(t: Table<'_>) -> i8 {
 
 impl fmt::Display for KernelKey<'_> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        // gen_oplist appends `dtype;dim_order|` per tensor to `v1/` and drops the last
+        // character, so its key for a call without tensors is `v1`; the runtime's is empty.
+        if self.lists && self.tensors().next().is_none() {
+            return f.write_str("v1");
+        }
         for (i, t) in self.tensors().enumerate() {
             f.write_str(if i == 0 { "v1/" } else { "|" })?;
             write!(f, "{};", scalar_type(t))?;
@@ -743,7 +748,8 @@ pub struct KernelCallInfo<'d> {
     /// (tensor arguments only).
     pub key: KernelKey<'d>,
     /// The key ExecuTorch's selective-build tooling (`gen_oplist`) writes for this call:
-    /// like `key`, but a tensor list contributes its first (non-null) element.
+    /// like `key`, but a tensor list contributes its first (non-null) element, and a call
+    /// without tensors prints as `v1`.
     pub selection_key: KernelKey<'d>,
     /// Number of argument values (schema arguments plus the return slot).
     pub num_args: usize,

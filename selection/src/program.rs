@@ -44,12 +44,7 @@ pub(crate) fn read_program(bytes: &[u8], label: &str) -> Result<ProgramOps, Erro
         }
         for call in meta.kernel_calls() {
             let call = call.map_err(|e| where_(format!("malformed kernel call: {e}")))?;
-            // gen_oplist appends `dtype;dim_order|` per tensor to `v1/` and drops the last
-            // character, so a call without tensors gets the key `v1`.
-            let key = match call.selection_key.to_string() {
-                k if k.is_empty() => "v1".to_owned(),
-                k => k,
-            };
+            let key = call.selection_key.to_string();
             ops.kernel_keys
                 .entry(call.operator.to_string())
                 .or_default()
