@@ -2,47 +2,35 @@
 
 use std::fmt::Write;
 
-use et_runtime::{Bool, EValue, ScalarType, Tensor};
+use et_runtime::{EValue, ScalarType, Tensor};
 
 /// The tensor's elements in logical (row-major) order as display strings.
 pub fn elements(t: &Tensor) -> Result<Vec<String>, String> {
-    let n = t.numel();
-    let strides = t.strides().to_vec();
-    let sizes = t.sizes().to_vec();
-    // Memory offset of logical element `i`, honouring the dim order.
-    let offset = |mut i: usize| {
-        let mut off = 0;
-        for d in (0..sizes.len()).rev() {
-            off += (i % sizes[d].max(1)) * strides[d];
-            i /= sizes[d].max(1);
-        }
-        off
-    };
-    macro_rules! collect {
-        ($ty:ty, $fmt:expr) => {{
-            let data = t.data::<$ty>().map_err(|e| e.to_string())?;
-            (0..n).map(|i| $fmt(data[offset(i)])).collect()
-        }};
-    }
-    Ok(match t.dtype() {
-        ScalarType::Float => collect!(f32, |v: f32| fmt_float(v as f64)),
-        ScalarType::Double => collect!(f64, fmt_float),
-        ScalarType::Half => collect!(et_runtime::f16, |v: et_runtime::f16| fmt_float(v.to_f64())),
-        ScalarType::BFloat16 => collect!(et_runtime::bf16, |v: et_runtime::bf16| fmt_float(
-            v.to_f64()
-        )),
-        ScalarType::Byte => collect!(u8, |v: u8| v.to_string()),
-        ScalarType::Char => collect!(i8, |v: i8| v.to_string()),
-        ScalarType::Short => collect!(i16, |v: i16| v.to_string()),
-        ScalarType::Int => collect!(i32, |v: i32| v.to_string()),
-        ScalarType::Long => collect!(i64, |v: i64| v.to_string()),
-        ScalarType::Bool => collect!(Bool, |v: Bool| if v.get() {
-            "true".to_string()
-        } else {
-            "false".to_string()
-        }),
+    let bytes = t.to_row_major_bytes().map_err(|e| e.to_string())?;
+    let show: fn(&[u8]) -> String = match t.dtype() {
+        ScalarType::Float => |b| fmt_float(f32::from_le_bytes(array(b)) as f64),
+        ScalarType::Double => |b| fmt_float(f64::from_le_bytes(array(b))),
+        ScalarType::Half => |b| fmt_float(et_runtime::f16::from_le_bytes(array(b)).to_f64()),
+        ScalarType::BFloat16 => |b| fmt_float(et_runtime::bf16::from_le_bytes(array(b)).to_f64()),
+        ScalarType::Byte => |b| b[0].to_string(),
+        ScalarType::Char => |b| (b[0] as i8).to_string(),
+        ScalarType::Short => |b| i16::from_le_bytes(array(b)).to_string(),
+        ScalarType::Int => |b| i32::from_le_bytes(array(b)).to_string(),
+        ScalarType::Long => |b| i64::from_le_bytes(array(b)).to_string(),
+        ScalarType::Bool => |b| (b[0] != 0).to_string(),
         other => return Err(format!("cannot print {other} tensors")),
-    })
+    };
+    Ok(bytes
+        .chunks_exact(t.dtype().element_size())
+        .map(show)
+        .collect())
+}
+
+/// One element's bytes as an array (chunks are exactly the element size).
+fn array<const N: usize>(b: &[u8]) -> [u8; N] {
+    let mut a = [0u8; N];
+    a.copy_from_slice(&b[..N]);
+    a
 }
 
 fn fmt_float(v: f64) -> String {

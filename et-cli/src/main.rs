@@ -290,7 +290,7 @@ fn run(
         for i in 0..method.num_outputs() {
             if let Some(t) = method.output(i)?.as_tensor() {
                 let path = dir.join(format!("output{i}.bin"));
-                std::fs::write(&path, contiguous_bytes(t)?)
+                std::fs::write(&path, t.to_row_major_bytes()?)
                     .map_err(|e| Failure(format!("cannot write {}: {e}", path.display())))?;
             }
         }
@@ -319,26 +319,6 @@ fn run(
         }
     }
     Ok(())
-}
-
-/// The tensor's bytes in logical (row-major) order.
-fn contiguous_bytes(t: &et_runtime::Tensor) -> Result<Vec<u8>, Failure> {
-    let bytes = t.bytes()?;
-    if t.is_contiguous() {
-        return Ok(bytes.to_vec());
-    }
-    let es = t.dtype().element_size();
-    let (sizes, strides) = (t.sizes(), t.strides());
-    let mut out = Vec::with_capacity(bytes.len());
-    for mut i in 0..t.numel() {
-        let mut off = 0;
-        for d in (0..sizes.len()).rev() {
-            off += (i % sizes[d]) * strides[d];
-            i /= sizes[d];
-        }
-        out.extend_from_slice(&bytes[off * es..off * es + es]);
-    }
-    Ok(out)
 }
 
 fn ops(model: &Path, json: bool) -> Result<(), Failure> {

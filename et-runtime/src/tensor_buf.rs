@@ -2,6 +2,7 @@
 
 use alloc::boxed::Box;
 use alloc::vec;
+use alloc::vec::Vec;
 use core::fmt;
 use core::ops::{Deref, DerefMut};
 use core::ptr::NonNull;
@@ -111,6 +112,30 @@ impl TensorBuf {
         }
         dst.copy_from_slice(bytes);
         Ok(t)
+    }
+}
+
+impl Tensor {
+    /// The data as little-endian bytes in logical (row-major) order, whatever the dim
+    /// order: what `.bin` files and NumPy hold.
+    pub fn to_row_major_bytes(&self) -> Result<Vec<u8>, crate::KernelError> {
+        let bytes = self.bytes()?;
+        if self.is_contiguous() {
+            return Ok(bytes.to_vec());
+        }
+        let es = self.dtype().element_size();
+        let (sizes, strides) = (self.sizes(), self.strides());
+        let mut out = Vec::with_capacity(bytes.len());
+        for mut i in 0..self.numel() {
+            let mut offset = 0;
+            for d in (0..sizes.len()).rev() {
+                offset += (i % sizes[d]) * strides[d];
+                i /= sizes[d];
+            }
+            // In bounds: every logical index maps inside the `numel` elements of `bytes`.
+            out.extend_from_slice(&bytes[offset * es..offset * es + es]);
+        }
+        Ok(out)
     }
 }
 

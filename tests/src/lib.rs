@@ -134,27 +134,10 @@ pub fn run_case(dir: &std::path::Path, spec: &IoSpec) -> Result<Vec<OwnedOutput>
         outs.push(OwnedOutput {
             dtype: t.dtype(),
             sizes: t.sizes().to_vec(),
-            bytes: row_major_bytes(t)?,
+            bytes: t.to_row_major_bytes().map_err(|e| e.to_string())?,
         });
     }
     Ok(outs)
-}
-
-/// A tensor's bytes in row-major order, whatever its dim order.
-pub fn row_major_bytes(t: &et_runtime::Tensor) -> Result<Vec<u8>, String> {
-    let bytes = t.bytes().map_err(|e| e.to_string())?;
-    let es = t.dtype().element_size();
-    let (sizes, strides) = (t.sizes(), t.strides());
-    let mut out = Vec::with_capacity(bytes.len());
-    for mut i in 0..t.numel() {
-        let mut off = 0;
-        for d in (0..sizes.len()).rev() {
-            off += (i % sizes[d]) * strides[d];
-            i /= sizes[d];
-        }
-        out.extend_from_slice(&bytes[off * es..off * es + es]);
-    }
-    Ok(out)
 }
 
 /// The bytes of a `u128` buffer (16-byte aligned memory for the runtime).
