@@ -8,7 +8,7 @@ use std::process::ExitCode;
 use std::time::Instant;
 
 use clap::{Parser, Subcommand};
-use et_runtime::{MemoryManager, MethodMeta, MmapLoader, Program, Tag};
+use et_runtime::{MemoryManager, MethodBuffers, MethodMeta, MmapLoader, Program, Tag};
 
 // The kernel library registers its kernels by being linked; nothing else names it.
 use et_ops as _;
@@ -164,35 +164,6 @@ fn pick_method<'p>(program: &Program<'p>, requested: Option<&str>) -> Result<&'p
     }
 }
 
-/// Heap buffers for a method, aligned for any element type.
-struct Buffers {
-    method: Vec<u128>,
-    planned: Vec<Vec<u128>>,
-    scratch: Vec<u128>,
-}
-
-fn as_bytes(v: &mut [u128]) -> &mut [u8] {
-    let len = std::mem::size_of_val(v);
-    // SAFETY: u128 has no padding and every byte pattern is a valid u8; the byte view
-    // covers exactly the vector's memory and borrows it mutably.
-    unsafe { std::slice::from_raw_parts_mut(v.as_mut_ptr().cast::<u8>(), len) }
-}
-
-impl Buffers {
-    fn for_method(meta: &MethodMeta<'_>, scratch_mib: usize) -> Result<Buffers, Failure> {
-        let words = |bytes: usize| vec![0u128; bytes.div_ceil(16)];
-        let mut planned = Vec::new();
-        for i in 0..meta.num_planned_buffers() {
-            planned.push(words(meta.planned_buffer_size(i)?));
-        }
-        Ok(Buffers {
-            method: words(meta.method_allocator_estimate()),
-            planned,
-            scratch: words(scratch_mib << 20),
-        })
-    }
-}
-
 fn missing_kernel_report(meta: &MethodMeta<'_>) -> String {
     let mut lines: Vec<String> = meta
         .missing_kernels()
@@ -240,13 +211,9 @@ fn run(
         }));
     }
 
-    let mut buffers = Buffers::for_method(&meta, scratch_mib)?;
-    let mut planned: Vec<&mut [u8]> = buffers.planned.iter_mut().map(|b| as_bytes(b)).collect();
-    let mut memory = MemoryManager::new(
-        as_bytes(&mut buffers.method),
-        &mut planned,
-        as_bytes(&mut buffers.scratch),
-    );
+    let mut buffers = MethodBuffers::for_method(&meta, scratch_mib << 20)?;
+    let (method_mem, mut planned, scratch) = buffers.split();
+    let mut memory = MemoryManager::new(method_mem, &mut planned, scratch);
     let started = Instant::now();
     let loaded = program.load_method(name, &mut memory);
     let load_us = started.elapsed().as_secs_f64() * 1e6;

@@ -50,7 +50,7 @@ pub use scalar::Scalar;
 pub use scalar_type::{Bool, DtypeSet, Element, ScalarType};
 pub use tensor::{checked_numel, ShapeDynamism, Tensor, MAX_DIM};
 #[cfg(feature = "alloc")]
-pub use tensor_buf::TensorBuf;
+pub use tensor_buf::{MethodBuffers, TensorBuf};
 pub use value::{EValue, Tag};
 
 /// Items used by code that `#[kernel]` generates. Not a stable API.

@@ -139,6 +139,60 @@ impl Tensor {
     }
 }
 
+/// Heap memory for one method, sized from its metadata and 16-byte aligned (`alloc`
+/// feature): the method arena, one buffer per planned arena, and kernel scratch.
+///
+/// ```ignore
+/// let mut buffers = MethodBuffers::for_method(&meta, 64 << 20)?;
+/// let (method_mem, mut planned, scratch) = buffers.split();
+/// let mut memory = MemoryManager::new(method_mem, &mut planned, scratch);
+/// ```
+#[derive(Debug)]
+pub struct MethodBuffers {
+    method: Vec<u128>,
+    planned: Vec<Vec<u128>>,
+    scratch: Vec<u128>,
+}
+
+fn words(bytes: usize) -> Vec<u128> {
+    vec![0u128; bytes.div_ceil(16)]
+}
+
+fn bytes_of(v: &mut [u128]) -> &mut [u8] {
+    let len = core::mem::size_of_val(v);
+    // SAFETY: u128 has no padding and every byte pattern is a valid u8; the view covers
+    // exactly the slice's memory and borrows it mutably.
+    unsafe { core::slice::from_raw_parts_mut(v.as_mut_ptr().cast::<u8>(), len) }
+}
+
+impl MethodBuffers {
+    /// Buffers for `meta` with `scratch_bytes` of kernel scratch.
+    pub fn for_method(
+        meta: &crate::MethodMeta<'_>,
+        scratch_bytes: usize,
+    ) -> Result<MethodBuffers, Error> {
+        let planned = (0..meta.num_planned_buffers())
+            .map(|i| meta.planned_buffer_size(i).map(words))
+            .collect::<Result<_, _>>()?;
+        Ok(MethodBuffers {
+            method: words(meta.method_allocator_estimate()),
+            planned,
+            scratch: words(scratch_bytes),
+        })
+    }
+
+    /// The method arena, the planned buffers and the scratch, as the byte slices a
+    /// [`MemoryManager`](crate::MemoryManager) takes.
+    pub fn split(&mut self) -> (&mut [u8], Vec<&mut [u8]>, &mut [u8]) {
+        let planned = self.planned.iter_mut().map(|b| bytes_of(b)).collect();
+        (
+            bytes_of(&mut self.method),
+            planned,
+            bytes_of(&mut self.scratch),
+        )
+    }
+}
+
 impl Deref for TensorBuf {
     type Target = Tensor;
     fn deref(&self) -> &Tensor {

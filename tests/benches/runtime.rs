@@ -35,7 +35,7 @@ fn load_method_time(name: &str, runs: usize) -> (Duration, Duration) {
     let loader = FileLoader::open(fixture(name)).unwrap();
     let program = Program::load(&loader).unwrap();
     let meta = program.method_meta("forward").unwrap();
-    let mut buffers = MethodBuffers::for_method(&meta, 64 << 20);
+    let mut buffers = MethodBuffers::for_method(&meta, 64 << 20).unwrap();
     let (method_mem, mut planned, scratch) = buffers.split();
     // One manager for every run: load_method starts its method memory afresh.
     let mut memory = MemoryManager::new(method_mem, &mut planned, scratch);
@@ -52,7 +52,7 @@ fn execute_time(name: &str, input: &str, runs: usize) -> (Duration, Duration, us
     let loader = FileLoader::open(fixture(name)).unwrap();
     let program = Program::load(&loader).unwrap();
     let meta = program.method_meta("forward").unwrap();
-    let mut buffers = MethodBuffers::for_method(&meta, 64 << 20);
+    let mut buffers = MethodBuffers::for_method(&meta, 64 << 20).unwrap();
     let (method_mem, mut planned, scratch) = buffers.split();
     let mut memory = MemoryManager::new(method_mem, &mut planned, scratch);
     let mut method = program.load_method("forward", &mut memory).unwrap();

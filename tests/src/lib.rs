@@ -3,7 +3,7 @@
 
 use std::path::PathBuf;
 
-use et_runtime::{FileLoader, MemoryManager, MethodMeta, Program, ScalarType};
+use et_runtime::{FileLoader, MemoryManager, Program, ScalarType};
 use serde::Deserialize;
 
 /// `tests/fixtures` in the workspace.
@@ -59,39 +59,7 @@ pub fn dtype_of(name: &str) -> ScalarType {
     ScalarType::from_name(name).unwrap_or_else(|| panic!("unknown dtype {name}"))
 }
 
-/// Heap buffers for one method, sized from its metadata and 16-byte aligned: the method
-/// arena, one buffer per planned arena, and kernel scratch.
-#[derive(Debug)]
-pub struct MethodBuffers {
-    method: Vec<u128>,
-    planned: Vec<Vec<u128>>,
-    scratch: Vec<u128>,
-}
-
-impl MethodBuffers {
-    /// Buffers for `meta` with `scratch_bytes` of kernel scratch.
-    pub fn for_method(meta: &MethodMeta<'_>, scratch_bytes: usize) -> MethodBuffers {
-        let words = |bytes: usize| vec![0u128; bytes.div_ceil(16)];
-        MethodBuffers {
-            method: words(meta.method_allocator_estimate()),
-            planned: (0..meta.num_planned_buffers())
-                .map(|i| words(meta.planned_buffer_size(i).expect("planned buffer size")))
-                .collect(),
-            scratch: words(scratch_bytes),
-        }
-    }
-
-    /// The method arena, the planned buffers and the scratch, as the byte slices a
-    /// [`MemoryManager`] takes: `MemoryManager::new(method, &mut planned, scratch)`.
-    pub fn split(&mut self) -> (&mut [u8], Vec<&mut [u8]>, &mut [u8]) {
-        let planned = self.planned.iter_mut().map(|b| bytes_of(b)).collect();
-        (
-            bytes_of(&mut self.method),
-            planned,
-            bytes_of(&mut self.scratch),
-        )
-    }
-}
+pub use et_runtime::MethodBuffers;
 
 /// An output tensor copied out of a method: dtype, sizes, row-major bytes.
 #[derive(Debug, Clone, PartialEq)]
@@ -112,7 +80,7 @@ pub fn run_case(dir: &std::path::Path, spec: &IoSpec) -> Result<Vec<OwnedOutput>
     let meta = program
         .method_meta(&spec.method)
         .map_err(|e| e.to_string())?;
-    let mut buffers = MethodBuffers::for_method(&meta, 64 << 20);
+    let mut buffers = MethodBuffers::for_method(&meta, 64 << 20).map_err(|e| e.to_string())?;
     let (method_mem, mut planned, scratch) = buffers.split();
     let mut memory = MemoryManager::new(method_mem, &mut planned, scratch);
     let mut method = program

@@ -62,7 +62,7 @@ fn load_method_and_execute_do_not_allocate() {
         let loader = FileLoader::open(fixture(name)).unwrap();
         let program = Program::load(&loader).unwrap();
         let meta = program.method_meta("forward").unwrap();
-        let mut buffers = MethodBuffers::for_method(&meta, 16 << 10);
+        let mut buffers = MethodBuffers::for_method(&meta, 16 << 10).unwrap();
         let (method_mem, mut planned, scratch) = buffers.split();
         let mut memory = MemoryManager::new(method_mem, &mut planned, scratch);
         let input_data: Vec<(Vec<usize>, Vec<u8>)> = (0..inputs)

@@ -126,7 +126,7 @@ fn dynamic_input_beyond_its_bound_is_rejected() {
     let loader = FileLoader::open(fixture("dynamic_view.pte")).unwrap();
     let program = Program::load(&loader).unwrap();
     let meta = program.method_meta("forward").unwrap();
-    let mut buffers = MethodBuffers::for_method(&meta, 0);
+    let mut buffers = MethodBuffers::for_method(&meta, 0).unwrap();
     let (method_mem, mut planned, _) = buffers.split();
     let mut memory = MemoryManager::without_temp(method_mem, &mut planned);
     let mut method = program.load_method("forward", &mut memory).unwrap();
@@ -151,7 +151,7 @@ fn missing_kernels_are_all_reported_with_keys() {
     let loader = FileLoader::open(fixture("mlp.pte")).unwrap();
     let program = Program::load(&loader).unwrap();
     let meta = program.method_meta("forward").unwrap();
-    let mut buffers = MethodBuffers::for_method(&meta, 0);
+    let mut buffers = MethodBuffers::for_method(&meta, 0).unwrap();
     let (method_mem, mut planned, _) = buffers.split();
     let mut memory = MemoryManager::without_temp(method_mem, &mut planned);
     let err = program.load_method("forward", &mut memory).unwrap_err();
@@ -243,7 +243,7 @@ fn one_memory_manager_serves_successive_loads() {
     let loader = FileLoader::open(fixture("add.pte")).unwrap();
     let program = Program::load(&loader).unwrap();
     let meta = program.method_meta("forward").unwrap();
-    let mut buffers = MethodBuffers::for_method(&meta, 0);
+    let mut buffers = MethodBuffers::for_method(&meta, 0).unwrap();
     let (method_mem, mut planned, _) = buffers.split();
     let mut memory = MemoryManager::without_temp(method_mem, &mut planned);
     for _ in 0..100 {
@@ -358,7 +358,7 @@ fn a_looping_program_hits_the_instruction_budget() {
     let loader = FileLoader::open(fixture("cond.pte")).unwrap();
     let program = Program::load(&loader).unwrap();
     let meta = program.method_meta("forward").unwrap();
-    let mut buffers = MethodBuffers::for_method(&meta, 0);
+    let mut buffers = MethodBuffers::for_method(&meta, 0).unwrap();
     let (method_mem, mut planned, _) = buffers.split();
     let mut memory = MemoryManager::without_temp(method_mem, &mut planned);
     let mut method = program.load_method("forward", &mut memory).unwrap();
@@ -378,7 +378,7 @@ fn kernel_failures_name_the_operator_and_instruction() {
     let loader = FileLoader::open(fixture("add.pte")).unwrap();
     let program = Program::load(&loader).unwrap();
     let meta = program.method_meta("forward").unwrap();
-    let mut buffers = MethodBuffers::for_method(&meta, 0);
+    let mut buffers = MethodBuffers::for_method(&meta, 0).unwrap();
     let (method_mem, mut planned, _) = buffers.split();
     let mut memory = MemoryManager::without_temp(method_mem, &mut planned);
     let mut method = program.load_method("forward", &mut memory).unwrap();

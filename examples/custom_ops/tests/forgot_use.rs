@@ -14,7 +14,7 @@ fn forgetting_the_use_line_reports_missing_kernels() {
     let loader = FileLoader::open(fixture("custom_ops.pte")).unwrap();
     let program = Program::load(&loader).unwrap();
     let meta = program.method_meta("forward").unwrap();
-    let mut buffers = MethodBuffers::for_method(&meta, 0);
+    let mut buffers = MethodBuffers::for_method(&meta, 0).unwrap();
     let (method_mem, mut planned, _) = buffers.split();
     let mut memory = MemoryManager::without_temp(method_mem, &mut planned);
     let err = program.load_method("forward", &mut memory).unwrap_err();

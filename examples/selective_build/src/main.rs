@@ -13,7 +13,7 @@
 
 use std::process::ExitCode;
 
-use et_runtime::{FileLoader, MemoryManager, Program};
+use et_runtime::{FileLoader, MemoryManager, MethodBuffers, Program};
 
 // Kernels register themselves at link time; naming the crate links it.
 use et_ops as _;
@@ -28,19 +28,9 @@ fn run(args: &[String]) -> Result<(), String> {
     let meta = program
         .method_meta("forward")
         .map_err(|e| format!("{path}: {e}"))?;
-    let words = |n: usize| vec![0u128; n.div_ceil(16)];
-    let mut method_mem = words(meta.method_allocator_estimate());
-    let mut planned_mem: Vec<Vec<u128>> = (0..meta.num_planned_buffers())
-        .map(|i| meta.planned_buffer_size(i).map(words))
-        .collect::<Result<_, _>>()
-        .map_err(|e| e.to_string())?;
-    let mut scratch = words(64 << 20);
-    let mut planned: Vec<&mut [u8]> = planned_mem.iter_mut().map(|b| as_bytes(b)).collect();
-    let mut memory = MemoryManager::new(
-        as_bytes(&mut method_mem),
-        &mut planned,
-        as_bytes(&mut scratch),
-    );
+    let mut buffers = MethodBuffers::for_method(&meta, 64 << 20).map_err(|e| e.to_string())?;
+    let (method_mem, mut planned, scratch) = buffers.split();
+    let mut memory = MemoryManager::new(method_mem, &mut planned, scratch);
     let mut method = program.load_method("forward", &mut memory).map_err(|e| {
         let missing: Vec<String> = meta
             .missing_kernels()
@@ -85,13 +75,6 @@ fn ones(info: &et_runtime::TensorInfo) -> Vec<u8> {
             one.repeat(info.numel())
         }
     }
-}
-
-fn as_bytes(v: &mut [u128]) -> &mut [u8] {
-    let len = std::mem::size_of_val(v);
-    // SAFETY: u128 has no padding and any byte pattern is a valid u8; the view covers
-    // exactly the vector's memory and borrows it mutably.
-    unsafe { std::slice::from_raw_parts_mut(v.as_mut_ptr().cast::<u8>(), len) }
 }
 
 fn main() -> ExitCode {
