@@ -7,7 +7,16 @@ use et_runtime::{EValue, ScalarType, Tensor};
 /// The tensor's elements in logical (row-major) order as display strings.
 pub fn elements(t: &Tensor) -> Result<Vec<String>, String> {
     let bytes = t.to_row_major_bytes().map_err(|e| e.to_string())?;
-    let show: fn(&[u8]) -> String = match t.dtype() {
+    let show = element_formatter(t.dtype())?;
+    Ok(bytes
+        .chunks_exact(t.dtype().element_size())
+        .map(show)
+        .collect())
+}
+
+/// How one element of `dtype`, given as its little-endian bytes, is printed.
+pub fn element_formatter(dtype: ScalarType) -> Result<fn(&[u8]) -> String, String> {
+    Ok(match dtype {
         ScalarType::Float => |b| fmt_float(f32::from_le_bytes(array(b)) as f64),
         ScalarType::Double => |b| fmt_float(f64::from_le_bytes(array(b))),
         ScalarType::Half => |b| fmt_float(et_runtime::f16::from_le_bytes(array(b)).to_f64()),
@@ -19,11 +28,7 @@ pub fn elements(t: &Tensor) -> Result<Vec<String>, String> {
         ScalarType::Long => |b| i64::from_le_bytes(array(b)).to_string(),
         ScalarType::Bool => |b| (b[0] != 0).to_string(),
         other => return Err(format!("cannot print {other} tensors")),
-    };
-    Ok(bytes
-        .chunks_exact(t.dtype().element_size())
-        .map(show)
-        .collect())
+    })
 }
 
 /// One element's bytes as an array (chunks are exactly the element size).

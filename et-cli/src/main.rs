@@ -2,13 +2,13 @@
 
 mod format;
 mod input;
+mod run;
 
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
-use std::time::Instant;
 
 use clap::{Parser, Subcommand};
-use et_runtime::{MemoryManager, MethodBuffers, MethodMeta, MmapLoader, Program, Tag};
+use et_runtime::{MmapLoader, Program};
 
 // The kernel library registers its kernels by being linked; nothing else names it.
 use et_ops as _;
@@ -37,7 +37,8 @@ enum Command {
         /// `FILE:SHAPE` such as `x.bin:3x8`, or `.npy`. Missing inputs are ones.
         #[arg(long = "input", short = 'i')]
         inputs: Vec<String>,
-        /// Execute N times and report load and execute timings.
+        /// Execute N times (inputs set before each run, only execute timed), check that
+        /// every run's outputs equal the first's, and report load and execute timings.
         #[arg(long, default_value_t = 1)]
         iterations: u32,
         /// Print one JSON object instead of text.
@@ -106,15 +107,15 @@ fn main() -> ExitCode {
             json,
             output_dir,
             scratch_mib,
-        } => run(
-            &model,
-            method.as_deref(),
-            &inputs,
-            iterations.max(1),
+        } => run::run(&run::RunRequest {
+            model: &model,
+            method: method.as_deref(),
+            inputs: &inputs,
+            iterations: iterations.max(1),
             json,
-            output_dir.as_deref(),
+            output_dir: output_dir.as_deref(),
             scratch_mib,
-        ),
+        }),
         Command::Ops { model, json } => ops(&model, json),
         Command::Select {
             models,
@@ -146,148 +147,6 @@ fn load<'l>(model: &Path, loader: &'l MmapLoader) -> Result<Program<'l>, Failure
         .map_err(|e| Failure(format!("{}: cannot load program: {e}", model.display())))
 }
 
-fn pick_method<'p>(program: &Program<'p>, requested: Option<&str>) -> Result<&'p str, Failure> {
-    let names: Vec<&str> = program.method_names().collect();
-    match requested {
-        Some(m) => names.iter().copied().find(|n| *n == m).ok_or_else(|| {
-            Failure(format!(
-                "no method `{m}`; the program has: {}",
-                names.join(", ")
-            ))
-        }),
-        None if names.contains(&"forward") => Ok("forward"),
-        None if names.len() == 1 => Ok(names[0]),
-        None => Err(Failure(format!(
-            "the program has several methods; pick one with --method: {}",
-            names.join(", ")
-        ))),
-    }
-}
-
-fn missing_kernel_report(meta: &MethodMeta<'_>) -> String {
-    let mut lines: Vec<String> = meta
-        .missing_kernels()
-        .map(|c| {
-            format!(
-                "  {} (kernel key {}) at instruction {}",
-                c.operator, c.key, c.instruction
-            )
-        })
-        .collect();
-    lines.dedup();
-    lines.join("\n")
-}
-
-fn run(
-    model: &Path,
-    method: Option<&str>,
-    inputs: &[String],
-    iterations: u32,
-    json: bool,
-    output_dir: Option<&Path>,
-    scratch_mib: usize,
-) -> Result<(), Failure> {
-    let loader = open(model)?;
-    let program = load(model, &loader)?;
-    let name = pick_method(&program, method)?;
-    let meta = program.method_meta(name)?;
-    if inputs.len() > meta.num_inputs() {
-        return Err(Failure(format!(
-            "{} inputs given but method `{name}` takes {}",
-            inputs.len(),
-            meta.num_inputs()
-        )));
-    }
-    let mut data = Vec::new();
-    for i in 0..meta.num_inputs() {
-        if meta.input_tag(i)? != Tag::Tensor {
-            data.push(None);
-            continue;
-        }
-        let info = meta.input_tensor(i)?;
-        data.push(Some(match inputs.get(i) {
-            Some(spec) => input::read_input(spec, &info).map_err(Failure)?,
-            None => input::ones(&info),
-        }));
-    }
-
-    let mut buffers = MethodBuffers::for_method(&meta, scratch_mib << 20)?;
-    let (method_mem, mut planned, scratch) = buffers.split();
-    let mut memory = MemoryManager::new(method_mem, &mut planned, scratch);
-    let started = Instant::now();
-    let loaded = program.load_method(name, &mut memory);
-    let load_us = started.elapsed().as_secs_f64() * 1e6;
-    let mut method = match loaded {
-        Ok(m) => m,
-        Err(e) => {
-            let mut msg = format!("{}: cannot load method `{name}`: {e}", model.display());
-            if e.error == et_runtime::Error::OperatorMissing {
-                msg.push_str("\nmissing kernels:\n");
-                msg.push_str(&missing_kernel_report(&meta));
-            }
-            return Err(Failure(msg));
-        }
-    };
-    for (i, d) in data.iter().enumerate() {
-        if let Some(d) = d {
-            method
-                .set_input_bytes(i, d.dtype, &d.sizes, &d.bytes)
-                .map_err(|e| {
-                    Failure(format!(
-                        "input {i}: {e} (method expects {:?})",
-                        meta.input_tensor(i).map(|t| t.sizes().to_vec())
-                    ))
-                })?;
-        }
-    }
-    let mut times = Vec::with_capacity(iterations as usize);
-    for _ in 0..iterations {
-        let t0 = Instant::now();
-        method
-            .execute()
-            .map_err(|e| Failure(format!("{}: execute failed: {e}", model.display())))?;
-        times.push(t0.elapsed().as_secs_f64() * 1e6);
-    }
-    times.sort_by(f64::total_cmp);
-    let (min, median, max) = (times[0], times[times.len() / 2], times[times.len() - 1]);
-
-    if let Some(dir) = output_dir {
-        std::fs::create_dir_all(dir)
-            .map_err(|e| Failure(format!("cannot create {}: {e}", dir.display())))?;
-        for i in 0..method.num_outputs() {
-            if let Some(t) = method.output(i)?.as_tensor() {
-                let path = dir.join(format!("output{i}.bin"));
-                std::fs::write(&path, t.to_row_major_bytes()?)
-                    .map_err(|e| Failure(format!("cannot write {}: {e}", path.display())))?;
-            }
-        }
-    }
-    if json {
-        let outputs = (0..method.num_outputs())
-            .map(|i| format::json_value(&method.output(i)?).map_err(Failure))
-            .collect::<Result<Vec<_>, _>>()?;
-        println!(
-            "{{\"model\":{},\"method\":{},\"iterations\":{iterations},\"load_method_us\":{load_us:.1},\"execute_us\":{{\"min\":{min:.1},\"median\":{median:.1},\"max\":{max:.1}}},\"outputs\":[{}]}}",
-            format::json_str(&model.display().to_string()),
-            format::json_str(name),
-            outputs.join(",")
-        );
-    } else {
-        for i in 0..method.num_outputs() {
-            println!(
-                "Output {i}: {}",
-                format::describe(&method.output(i)?).map_err(Failure)?
-            );
-        }
-        if iterations > 1 {
-            println!(
-                "load_method: {load_us:.1} us; execute over {iterations} runs: min {min:.1} us, median {median:.1} us, max {max:.1} us"
-            );
-        }
-    }
-    Ok(())
-}
-
 fn ops(model: &Path, json: bool) -> Result<(), Failure> {
     let loader = open(model)?;
     let program = load(model, &loader)?;
@@ -313,6 +172,9 @@ fn ops(model: &Path, json: bool) -> Result<(), Failure> {
             }
         }
         let delegates: Vec<&str> = meta.delegates().collect();
+        let preserved: Vec<bool> = (0..meta.num_inputs())
+            .map(|i| meta.input_is_preserved(i))
+            .collect::<Result<_, _>>()?;
         if json {
             let ops_json: Vec<String> = ops
                 .iter()
@@ -327,9 +189,10 @@ fn ops(model: &Path, json: bool) -> Result<(), Failure> {
                 .collect();
             let dels: Vec<String> = delegates.iter().map(|d| format::json_str(d)).collect();
             methods_json.push(format!(
-                "{{\"name\":{},\"inputs\":{},\"outputs\":{},\"instructions\":{},\"planned_buffers\":{:?},\"operators\":[{}],\"delegates\":[{}]}}",
+                "{{\"name\":{},\"inputs\":{},\"inputs_preserved\":{:?},\"outputs\":{},\"instructions\":{},\"planned_buffers\":{:?},\"operators\":[{}],\"delegates\":[{}]}}",
                 format::json_str(name),
                 meta.num_inputs(),
+                preserved,
                 meta.num_outputs(),
                 meta.num_instructions(),
                 planned,
@@ -344,6 +207,12 @@ fn ops(model: &Path, json: bool) -> Result<(), Failure> {
                 meta.num_instructions()
             );
             println!("  planned buffers (bytes): {planned:?}");
+            let overwritten: Vec<usize> = (0..preserved.len()).filter(|&i| !preserved[i]).collect();
+            if !overwritten.is_empty() {
+                println!(
+                    "  inputs whose memory execute reuses (set them before every execute): {overwritten:?}"
+                );
+            }
             for d in &delegates {
                 println!("  delegate: {d}");
             }

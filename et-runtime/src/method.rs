@@ -1236,6 +1236,19 @@ impl<'a> Method<'a> {
     }
 
     /// Runs the method once. All inputs must have been set.
+    ///
+    /// What an execute may overwrite: every byte of the planned buffers (ExecuTorch's
+    /// memory plan gives each intermediate, output and input tensor a place in them, and
+    /// reuses a place once its last reader has run, inputs' places included), the
+    /// scratch memory, and the method's own tensors that are not constants. Constants and
+    /// the program's bytes are never written.
+    ///
+    /// So set the inputs again before the next execute, as ExecuTorch's
+    /// `Module::forward` does, unless [`MethodMeta::input_is_preserved`] says the plan
+    /// keeps that input: for most real models it does not (mv2's and tiny_transformer's
+    /// inputs are overwritten by the first execute). Given the same inputs, every execute
+    /// produces the same outputs bit for bit; outputs stay readable until the next
+    /// mutable use of the method.
     pub fn execute(&mut self) -> Result<(), ExecuteError<'a>> {
         for i in 0..self.num_inputs {
             // SAFETY: `i < num_inputs`, the flag array's length.

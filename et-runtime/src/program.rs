@@ -10,6 +10,7 @@ use crate::schema::fb;
 use crate::tensor::{ShapeDynamism, MAX_DIM};
 use crate::value::Tag;
 
+mod input_reuse;
 mod reader;
 
 pub(crate) use reader::{to_str, Table, Vector};

@@ -1,0 +1,300 @@
+//! `etch run`: load a program, execute one method (repeatedly when timing), print or write
+//! its outputs.
+
+use std::path::Path;
+use std::time::Instant;
+
+use et_runtime::{EValue, MemoryManager, Method, MethodBuffers, MethodMeta, Program, Tag};
+
+use crate::input::{self, InputData};
+use crate::{format, load, open, Failure};
+
+/// What `etch run` was asked to do.
+pub struct RunRequest<'a> {
+    pub model: &'a Path,
+    pub method: Option<&'a str>,
+    pub inputs: &'a [String],
+    pub iterations: u32,
+    pub json: bool,
+    pub output_dir: Option<&'a Path>,
+    pub scratch_mib: usize,
+}
+
+pub fn run(req: &RunRequest<'_>) -> Result<(), Failure> {
+    let model = req.model;
+    let loader = open(model)?;
+    let program = load(model, &loader)?;
+    let name = pick_method(&program, req.method)?;
+    let meta = program.method_meta(name)?;
+    let data = read_inputs(&meta, name, req.inputs)?;
+
+    let mut buffers = MethodBuffers::for_method(&meta, req.scratch_mib << 20)?;
+    let (method_mem, mut planned, scratch) = buffers.split();
+    let mut memory = MemoryManager::new(method_mem, &mut planned, scratch);
+    let started = Instant::now();
+    let loaded = program.load_method(name, &mut memory);
+    let load_us = started.elapsed().as_secs_f64() * 1e6;
+    let mut method = loaded.map_err(|e| {
+        let mut msg = format!("{}: cannot load method `{name}`: {e}", model.display());
+        if e.error == et_runtime::Error::OperatorMissing {
+            msg.push_str("\nmissing kernels:\n");
+            msg.push_str(&missing_kernel_report(&meta));
+        }
+        Failure(msg)
+    })?;
+
+    // The memory plan may reuse an input's bytes for intermediates (see
+    // `MethodMeta::input_is_preserved`), so every run starts by copying the inputs in, as
+    // ExecuTorch's `Module::forward` does; only `execute` is timed. Every run must then
+    // reproduce the first run's outputs bit for bit: anything else is state leaking
+    // between executes.
+    let mut times = Vec::with_capacity(req.iterations as usize);
+    let mut first: Vec<OutputBits> = Vec::new();
+    for run in 1..=req.iterations {
+        set_inputs(&mut method, &meta, &data)?;
+        let t0 = Instant::now();
+        method
+            .execute()
+            .map_err(|e| Failure(format!("{}: execute failed: {e}", model.display())))?;
+        times.push(t0.elapsed().as_secs_f64() * 1e6);
+        let outputs = output_bits(&method)?;
+        if run == 1 {
+            first = outputs;
+        } else {
+            check_same(&first, &outputs, run)?;
+        }
+    }
+    times.sort_by(f64::total_cmp);
+    let (min, median, max) = (times[0], times[times.len() / 2], times[times.len() - 1]);
+
+    // The method now holds the last run's outputs, which equal the first run's (checked).
+    if let Some(dir) = req.output_dir {
+        write_outputs(&method, dir)?;
+    }
+    let iterations = req.iterations;
+    if req.json {
+        let outputs = (0..method.num_outputs())
+            .map(|i| format::json_value(&method.output(i)?).map_err(Failure))
+            .collect::<Result<Vec<_>, _>>()?;
+        println!(
+            "{{\"model\":{},\"method\":{},\"iterations\":{iterations},\"load_method_us\":{load_us:.1},\"execute_us\":{{\"min\":{min:.1},\"median\":{median:.1},\"max\":{max:.1}}},\"outputs\":[{}]}}",
+            format::json_str(&model.display().to_string()),
+            format::json_str(name),
+            outputs.join(",")
+        );
+    } else {
+        for i in 0..method.num_outputs() {
+            println!(
+                "Output {i}: {}",
+                format::describe(&method.output(i)?).map_err(Failure)?
+            );
+        }
+        if iterations > 1 {
+            println!(
+                "load_method: {load_us:.1} us; execute over {iterations} runs (inputs set before each, outputs identical): min {min:.1} us, median {median:.1} us, max {max:.1} us"
+            );
+        }
+    }
+    Ok(())
+}
+
+fn pick_method<'p>(program: &Program<'p>, requested: Option<&str>) -> Result<&'p str, Failure> {
+    let names: Vec<&str> = program.method_names().collect();
+    match requested {
+        Some(m) => names.iter().copied().find(|n| *n == m).ok_or_else(|| {
+            Failure(format!(
+                "no method `{m}`; the program has: {}",
+                names.join(", ")
+            ))
+        }),
+        None if names.contains(&"forward") => Ok("forward"),
+        None if names.len() == 1 => Ok(names[0]),
+        None => Err(Failure(format!(
+            "the program has several methods; pick one with --method: {}",
+            names.join(", ")
+        ))),
+    }
+}
+
+fn missing_kernel_report(meta: &MethodMeta<'_>) -> String {
+    let mut lines: Vec<String> = meta
+        .missing_kernels()
+        .map(|c| {
+            format!(
+                "  {} (kernel key {}) at instruction {}",
+                c.operator, c.key, c.instruction
+            )
+        })
+        .collect();
+    lines.dedup();
+    lines.join("\n")
+}
+
+/// The method's tensor inputs read from `specs` (ones where none is given); `None` for
+/// non-tensor inputs, which keep their exported values.
+fn read_inputs(
+    meta: &MethodMeta<'_>,
+    name: &str,
+    specs: &[String],
+) -> Result<Vec<Option<InputData>>, Failure> {
+    if specs.len() > meta.num_inputs() {
+        return Err(Failure(format!(
+            "{} inputs given but method `{name}` takes {}",
+            specs.len(),
+            meta.num_inputs()
+        )));
+    }
+    let mut data = Vec::with_capacity(meta.num_inputs());
+    for i in 0..meta.num_inputs() {
+        if meta.input_tag(i)? != Tag::Tensor {
+            data.push(None);
+            continue;
+        }
+        let info = meta.input_tensor(i)?;
+        data.push(Some(match specs.get(i) {
+            Some(spec) => input::read_input(spec, &info).map_err(Failure)?,
+            None => input::ones(&info),
+        }));
+    }
+    Ok(data)
+}
+
+fn set_inputs(
+    method: &mut Method<'_>,
+    meta: &MethodMeta<'_>,
+    data: &[Option<InputData>],
+) -> Result<(), Failure> {
+    for (i, d) in data.iter().enumerate() {
+        let Some(d) = d else { continue };
+        method
+            .set_input_bytes(i, d.dtype, &d.sizes, &d.bytes)
+            .map_err(|e| {
+                Failure(format!(
+                    "input {i}: {e} (method expects {:?})",
+                    meta.input_tensor(i).map(|t| t.sizes().to_vec())
+                ))
+            })?;
+    }
+    Ok(())
+}
+
+/// One output as bits: a tensor's dtype, sizes and row-major bytes, or a scalar's
+/// printed form (exact for every scalar kind).
+#[derive(PartialEq)]
+enum OutputBits {
+    Tensor {
+        dtype: et_runtime::ScalarType,
+        sizes: Vec<usize>,
+        bytes: Vec<u8>,
+    },
+    Other(String),
+}
+
+fn output_bits(method: &Method<'_>) -> Result<Vec<OutputBits>, Failure> {
+    (0..method.num_outputs())
+        .map(|i| {
+            Ok(match method.output(i)? {
+                EValue::Tensor(t) => OutputBits::Tensor {
+                    dtype: t.dtype(),
+                    sizes: t.sizes().to_vec(),
+                    bytes: t.to_row_major_bytes()?,
+                },
+                EValue::Double(d) => OutputBits::Other(format!("{:#x}", d.to_bits())),
+                other => OutputBits::Other(format::describe(&other).map_err(Failure)?),
+            })
+        })
+        .collect()
+}
+
+/// `Ok` when run `run`'s outputs equal the first run's bit for bit; else the first
+/// difference.
+fn check_same(first: &[OutputBits], now: &[OutputBits], run: u32) -> Result<(), Failure> {
+    for (i, (a, b)) in first.iter().zip(now).enumerate() {
+        if a == b {
+            continue;
+        }
+        let what = match (a, b) {
+            (
+                OutputBits::Tensor {
+                    dtype,
+                    sizes,
+                    bytes,
+                },
+                OutputBits::Tensor {
+                    sizes: now_sizes,
+                    bytes: now_bytes,
+                    ..
+                },
+            ) if sizes == now_sizes => {
+                let size = dtype.element_size().max(1);
+                let k = bytes
+                    .chunks(size)
+                    .zip(now_bytes.chunks(size))
+                    .position(|(x, y)| x != y)
+                    .unwrap_or(0);
+                let show = format::element_formatter(*dtype).map_err(Failure)?;
+                let at = k * size..(k + 1) * size;
+                format!(
+                    "element {k} is {} (run 1: {})",
+                    show(&now_bytes[at.clone()]),
+                    show(&bytes[at])
+                )
+            }
+            (OutputBits::Tensor { sizes, .. }, OutputBits::Tensor { sizes: s, .. }) => {
+                format!("sizes are {s:?} (run 1: {sizes:?})")
+            }
+            _ => "the value differs".to_string(),
+        };
+        return Err(Failure(format!(
+            "run {run} of the same inputs gave a different output {i} than run 1: {what}; state leaks between executes"
+        )));
+    }
+    Ok(())
+}
+
+fn write_outputs(method: &Method<'_>, dir: &Path) -> Result<(), Failure> {
+    std::fs::create_dir_all(dir)
+        .map_err(|e| Failure(format!("cannot create {}: {e}", dir.display())))?;
+    for i in 0..method.num_outputs() {
+        if let Some(t) = method.output(i)?.as_tensor() {
+            let path = dir.join(format!("output{i}.bin"));
+            std::fs::write(&path, t.to_row_major_bytes()?)
+                .map_err(|e| Failure(format!("cannot write {}: {e}", path.display())))?;
+        }
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use et_runtime::ScalarType;
+
+    fn floats(v: &[f32]) -> OutputBits {
+        OutputBits::Tensor {
+            dtype: ScalarType::Float,
+            sizes: vec![v.len()],
+            bytes: v.iter().flat_map(|x| x.to_le_bytes()).collect(),
+        }
+    }
+
+    #[test]
+    fn identical_runs_pass_and_a_difference_names_run_output_and_element() {
+        let first = [floats(&[1.0, 2.0]), floats(&[3.0, 4.0, 5.0])];
+        assert!(check_same(&first, &[floats(&[1.0, 2.0]), floats(&[3.0, 4.0, 5.0])], 2).is_ok());
+        let Err(Failure(msg)) =
+            check_same(&first, &[floats(&[1.0, 2.0]), floats(&[3.0, 4.0, 6.5])], 3)
+        else {
+            panic!("a changed element must fail");
+        };
+        assert!(
+            msg.contains("run 3")
+                && msg.contains("output 1")
+                && msg.contains("element 2 is 6.5 (run 1: 5)"),
+            "{msg}"
+        );
+        // NaN payloads compare by bits, so a run that reproduces a NaN passes.
+        let nan = [floats(&[f32::NAN])];
+        assert!(check_same(&nan, &[floats(&[f32::NAN])], 2).is_ok());
+    }
+}
