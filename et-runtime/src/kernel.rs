@@ -306,30 +306,7 @@ pub struct KernelEntry {
     pub signature: &'static KernelSignature,
 }
 
-/// FNV-1a over the operator name: cheap to compute at compile time and at load.
-pub const fn op_hash(name: &str) -> u32 {
-    op_hash_parts(name.as_bytes(), b"")
-}
-
-/// [`op_hash`] of `name` followed by `"."` and `overload` (when the overload is non-empty),
-/// so the program's split name needs no joining buffer.
-pub const fn op_hash_parts(name: &[u8], overload: &[u8]) -> u32 {
-    let mut h: u32 = 0x811c_9dc5;
-    let mut i = 0;
-    while i < name.len() {
-        h = (h ^ name[i] as u32).wrapping_mul(0x0100_0193);
-        i += 1;
-    }
-    if !overload.is_empty() {
-        h = (h ^ b'.' as u32).wrapping_mul(0x0100_0193);
-        let mut j = 0;
-        while j < overload.len() {
-            h = (h ^ overload[j] as u32).wrapping_mul(0x0100_0193);
-            j += 1;
-        }
-    }
-    h
-}
+pub use et_schema::op_name::{op_hash, op_hash_parts};
 
 /// A kernel call's arguments, as the generated wrapper unboxes them.
 ///

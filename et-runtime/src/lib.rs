@@ -18,8 +18,14 @@ mod prim_ops;
 mod program;
 mod registry;
 mod scalar;
-mod scalar_type;
-mod schema;
+/// Element types, from et-schema (the one dtype table).
+mod scalar_type {
+    pub use et_schema::scalar_type::*;
+}
+/// The program schema's field offsets, from et-schema.
+mod schema {
+    pub(crate) use et_schema::fields as fb;
+}
 mod switch;
 mod tensor;
 mod value;
@@ -31,6 +37,10 @@ pub use backend::{
     backends, find_backend, Backend, BackendEntry, BackendInitContext, CompileSpec, DelegateHandle,
 };
 pub use error::{Error, KernelError, KernelResult};
+/// Registers a kernel: see the `et-macros` crate for the forms and checks.
+#[cfg(feature = "macros")]
+pub use et_macros::kernel;
+pub use et_schema::Tag;
 pub use half::{bf16, f16};
 pub use kernel::{
     op_hash, ArgKind, DtypeKey, KernelArgs, KernelContext, KernelEntry, KernelFn, KernelSignature,
@@ -42,8 +52,9 @@ pub use loader::{FileLoader, MmapLoader};
 pub use memory::{Arena, MemoryManager};
 pub use method::{ExecuteError, LoadDetail, LoadError, Method, DEFAULT_INSTRUCTION_LIMIT};
 pub use program::{
-    DataLoaderSync, ExtendedHeader, KernelCallInfo, KernelKey, MethodMeta, OperatorName, Program,
-    ProgramError, TensorInfo, Verification, FILE_IDENTIFIER, MAX_SUPPORTED_VERSION,
+    method_allocator_estimate, missing_kernels, DataLoaderSync, ExtendedHeader, KernelCallInfo,
+    KernelKey, MethodMeta, OperatorName, Program, ProgramError, TensorInfo, Verification,
+    FILE_IDENTIFIER, MAX_SUPPORTED_VERSION,
 };
 pub use registry::{duplicates, find_kernel, has_operator, kernels, resolve_kernel};
 pub use scalar::Scalar;
@@ -51,7 +62,7 @@ pub use scalar_type::{Bool, DtypeSet, Element, ScalarType};
 pub use tensor::{checked_numel, ShapeDynamism, Tensor, MAX_DIM};
 #[cfg(feature = "alloc")]
 pub use tensor_buf::{MethodBuffers, TensorBuf};
-pub use value::{EValue, Tag};
+pub use value::EValue;
 
 /// Items used by code that `#[kernel]` generates. Not a stable API.
 #[doc(hidden)]

@@ -88,7 +88,7 @@ pub enum LoadDetail<'d> {
         /// Instruction index (chains concatenated).
         index: usize,
     },
-    /// Some kernel calls have no registered kernel. Use [`MethodMeta::missing_kernels`]
+    /// Some kernel calls have no registered kernel. Use [`missing_kernels`](crate::missing_kernels)
     /// to list all of them with their kernel keys.
     MissingKernels {
         /// How many calls are unserved.
@@ -583,7 +583,7 @@ impl<'a> Builder<'a, '_> {
     }
 
     /// The value indices of a call's `args` (required), checked against the value table.
-    fn args(&self, call: Table<'a>, vt: flatbuffers::VOffsetT) -> Result<&'a [u32], Error> {
+    fn args(&self, call: Table<'a>, vt: et_schema::reader::VOffsetT) -> Result<&'a [u32], Error> {
         let v = call.vector(vt).ok_or(Error::InvalidProgram)?;
         let (p, len) = self.indices(v, 4, false, self.num_values)?;
         // SAFETY: `indices` initialized `len` entries in the method arena, which lives for
@@ -682,7 +682,7 @@ impl<'a> Builder<'a, '_> {
     /// An input or output list: value indices, each range-checked; tensors that are
     /// neither planned nor constant get method-allocator backing, so `set_input` can copy
     /// into them and kernels can write outputs.
-    fn io_list(&self, vt: flatbuffers::VOffsetT) -> Result<(NonNull<u32>, usize), Error> {
+    fn io_list(&self, vt: et_schema::reader::VOffsetT) -> Result<(NonNull<u32>, usize), Error> {
         let list = self.meta.list(vt).ok_or(Error::InvalidProgram)?;
         let (indices, len) = self.indices(list, 4, false, self.num_values)?;
         for k in 0..len {
@@ -1016,7 +1016,7 @@ fn tensor_dtypes(values: NonNull<Value>, args: &[u32]) -> (Option<ScalarType>, c
 /// the value table, tensor metadata, lists and instructions, plus slack for alignment).
 pub(crate) fn estimate_method_memory(meta: &MethodMeta<'_>) -> usize {
     type P<'x> = fb::ExecutionPlan<'x>;
-    let plan = meta.table();
+    let plan = meta.plan();
     let len = |v: Option<Vector<'_>>| v.map_or(0, |v| v.len());
     let mut bytes = 256usize;
     let values = plan.vector(P::VT_VALUES).unwrap_or(Vector::EMPTY);

@@ -6,20 +6,7 @@ use core::ptr::NonNull;
 use crate::error::{Error, KernelError, KernelResult};
 use crate::scalar_type::{Element, ScalarType};
 
-/// ExecuTorch's limit on tensor rank (`kTensorDimensionLimit`).
-pub const MAX_DIM: usize = 16;
-
-/// Whether, and how far, a tensor's shape may change at run time.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-#[repr(u8)]
-pub enum ShapeDynamism {
-    /// The shape is fixed at export.
-    Static = 0,
-    /// The shape may change, with at most as many elements as the exported upper bound.
-    Bound = 1,
-    /// Unbounded dynamic shapes (rejected at load, as in ExecuTorch's portable runtime).
-    Unbound = 2,
-}
+pub use et_schema::meta::{ShapeDynamism, MAX_DIM};
 
 const FLAG_READ_ONLY: u8 = 1;
 const FLAG_PLANNED: u8 = 2;

@@ -175,7 +175,7 @@ impl MethodBuffers {
             .map(|i| meta.planned_buffer_size(i).map(words))
             .collect::<Result<_, _>>()?;
         Ok(MethodBuffers {
-            method: words(meta.method_allocator_estimate()),
+            method: words(crate::method_allocator_estimate(meta)),
             planned,
             scratch: words(scratch_bytes),
         })

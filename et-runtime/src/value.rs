@@ -1,7 +1,7 @@
 //! The method's value table: what each `EValue` of the program became at load.
 
-use core::fmt;
 use core::ptr::NonNull;
+pub use et_schema::Tag;
 
 use crate::scalar::Scalar;
 use crate::tensor::Tensor;
@@ -61,51 +61,6 @@ impl Value {
             Value::Bool(b) => Some(Scalar::Bool(b)),
             _ => None,
         }
-    }
-}
-
-/// The kind of a value, numbered as ExecuTorch's EValue `Tag` (used in messages).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-#[repr(u8)]
-#[allow(missing_docs, reason = "the variants are ExecuTorch's tags")]
-pub enum Tag {
-    None = 0,
-    Tensor = 1,
-    String = 2,
-    Double = 3,
-    Int = 4,
-    Bool = 5,
-    ListBool = 6,
-    ListDouble = 7,
-    ListInt = 8,
-    ListTensor = 9,
-    ListScalar = 10,
-    ListOptionalTensor = 11,
-}
-
-impl Tag {
-    /// A lower-case name for messages.
-    pub const fn name(self) -> &'static str {
-        match self {
-            Tag::None => "none",
-            Tag::Tensor => "tensor",
-            Tag::String => "string",
-            Tag::Double => "double",
-            Tag::Int => "int",
-            Tag::Bool => "bool",
-            Tag::ListBool => "bool list",
-            Tag::ListDouble => "double list",
-            Tag::ListInt => "int list",
-            Tag::ListTensor => "tensor list",
-            Tag::ListScalar => "scalar list",
-            Tag::ListOptionalTensor => "optional tensor list",
-        }
-    }
-}
-
-impl fmt::Display for Tag {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.name())
     }
 }
 

@@ -2,7 +2,7 @@
 
 use core::fmt;
 
-use et_runtime::ScalarType;
+use et_schema::ScalarType;
 
 /// One tensor entry of a kernel key: its dtype and dim order (`6;0,1` is a 2-d `Float`
 /// tensor in contiguous order; `6;` is a 0-d one).
@@ -24,7 +24,7 @@ pub struct TensorMeta {
 ///
 /// ```
 /// use selection::KernelKey;
-/// use et_runtime::ScalarType;
+/// use et_schema::ScalarType;
 ///
 /// let key = KernelKey::parse("v1/6;0,1|4;0|6;").unwrap();
 /// assert_eq!(

@@ -9,7 +9,7 @@ mod yaml;
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use et_runtime::ScalarType;
+use et_schema::ScalarType;
 
 pub use error::Error;
 pub use key::{KernelKey, TensorMeta};

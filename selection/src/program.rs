@@ -1,13 +1,13 @@
 //! Reading the operators and kernel keys of a `.pte` the way ExecuTorch's `gen_oplist`
 //! does (`codegen/tools/selective_build.cpp` plus `gen_oplist.py`).
 //!
-//! The program is read with etch's runtime (`Program`, `MethodMeta::kernel_calls` and
+//! The program is read with et-schema (`ProgramView`, `MethodMeta::kernel_calls` and
 //! their `selection_key`, which applies gen_oplist's rule for tensor lists), so malformed
 //! input gives an error, never a panic or an out-of-bounds read.
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use et_runtime::{FileLoader, Program};
+use et_schema::{ProgramView, Verification};
 
 use crate::error::Error;
 
@@ -20,13 +20,12 @@ pub(crate) struct ProgramOps {
     pub kernel_keys: BTreeMap<String, BTreeSet<String>>,
 }
 
-/// Reads `bytes` as a `.pte` with etch's own loader (which checks the identifier, the
-/// extended header and the flatbuffer's structure before reading anything).
+/// Reads `bytes` as a `.pte` with et-schema's reader (after checking the identifier, the
+/// extended header and the flatbuffer's structure).
 pub(crate) fn read_program(bytes: &[u8], label: &str) -> Result<ProgramOps, Error> {
     let err = |message: String| Error::program(label, message);
-    // The loader wants 16-byte aligned bytes; one copy at build time is nothing.
-    let loader = FileLoader::from_bytes(bytes);
-    let program = Program::load(&loader).map_err(|e| err(e.to_string()))?;
+    let program = ProgramView::parse(bytes, Verification::InternalConsistency)
+        .map_err(|e| err(e.to_string()))?;
     let mut ops = ProgramOps::default();
     for p in 0..program.num_methods() {
         let name = program

@@ -1,6 +1,6 @@
 //! The public API on hand-written inputs.
 
-use et_runtime::ScalarType::{self, *};
+use et_schema::ScalarType::{self, *};
 use selection::{Error, KernelKey, Selection};
 
 const ADD_MUL: &str = "\

@@ -91,7 +91,7 @@ fn fixture_details() {
         let pte = fs::read(fixtures().join(format!("{name}.pte"))).unwrap();
         Selection::from_program(&pte, name).unwrap()
     };
-    use et_runtime::ScalarType::*;
+    use et_schema::ScalarType::*;
 
     // Two keys for one op (sorted as gen_oplist sorts them), from two methods.
     let two = read("two_methods");

@@ -164,8 +164,7 @@ fn missing_kernels_are_all_reported_with_keys() {
     else {
         panic!("{err}")
     };
-    let missing: Vec<String> = meta
-        .missing_kernels()
+    let missing: Vec<String> = et_runtime::missing_kernels(&meta)
         .map(|c| format!("{} {}", c.operator, c.key))
         .collect();
     assert_eq!(count, missing.len());
@@ -209,7 +208,7 @@ fn too_small_memory_is_an_error_not_a_crash() {
     let program = Program::load(&loader).unwrap();
     let meta = program.method_meta("forward").unwrap();
     // No planned buffer at all.
-    let mut method_mem = vec![0u128; meta.method_allocator_estimate().div_ceil(16)];
+    let mut method_mem = vec![0u128; et_runtime::method_allocator_estimate(&meta).div_ceil(16)];
     let mut none: Vec<&mut [u8]> = Vec::new();
     let mut memory = MemoryManager::without_temp(bytes_of(&mut method_mem), &mut none);
     let err = program.load_method("forward", &mut memory).unwrap_err();
@@ -282,10 +281,12 @@ fn load_and_run_bytes(bytes: &[u8]) {
         let sizes: Vec<usize> = (0..meta.num_planned_buffers())
             .map(|i| meta.planned_buffer_size(i).unwrap_or(0))
             .collect();
-        if sizes.iter().sum::<usize>() > 1 << 24 || meta.method_allocator_estimate() > 1 << 24 {
+        if sizes.iter().sum::<usize>() > 1 << 24
+            || et_runtime::method_allocator_estimate(&meta) > 1 << 24
+        {
             continue;
         }
-        let mut method_mem = vec![0u128; meta.method_allocator_estimate().div_ceil(16)];
+        let mut method_mem = vec![0u128; et_runtime::method_allocator_estimate(&meta).div_ceil(16)];
         let mut planned_mem: Vec<Vec<u128>> =
             sizes.iter().map(|s| vec![0u128; s.div_ceil(16)]).collect();
         let mut planned: Vec<&mut [u8]> = planned_mem.iter_mut().map(|b| bytes_of(b)).collect();

@@ -3,6 +3,8 @@
 //! Parsing only records what was written (with its tokens, for spans); whether it makes
 //! sense (known keys, no duplicates, known dtypes) is decided in `check.rs`.
 
+use std::sync::LazyLock;
+
 use proc_macro2::{Span, TokenStream};
 use quote::{quote, quote_spanned, ToTokens};
 use syn::ext::IdentExt;
@@ -225,28 +227,21 @@ impl Dtype {
     }
 }
 
-/// The dtype table: attribute name, `ScalarType` variant and number, Rust element type.
-pub(crate) const DTYPES: &[Dtype] = &[
-    dtype("f16", "Half", 5, RustType::Private("f16")),
-    dtype("bf16", "BFloat16", 15, RustType::Private("bf16")),
-    dtype("f32", "Float", 6, RustType::Primitive("f32")),
-    dtype("f64", "Double", 7, RustType::Primitive("f64")),
-    dtype("u8", "Byte", 0, RustType::Primitive("u8")),
-    dtype("i8", "Char", 1, RustType::Primitive("i8")),
-    dtype("i16", "Short", 2, RustType::Primitive("i16")),
-    dtype("i32", "Int", 3, RustType::Primitive("i32")),
-    dtype("i64", "Long", 4, RustType::Primitive("i64")),
-    dtype("bool", "Bool", 11, RustType::Private("Bool")),
-    dtype("u16", "UInt16", 27, RustType::Primitive("u16")),
-    dtype("u32", "UInt32", 28, RustType::Primitive("u32")),
-    dtype("u64", "UInt64", 29, RustType::Primitive("u64")),
-];
-
-const fn dtype(name: &'static str, variant: &'static str, number: u8, rust: RustType) -> Dtype {
-    Dtype {
-        name,
-        variant,
-        number,
-        rust,
-    }
-}
+/// The dtypes `#[kernel]` accepts: et-schema's `ELEMENT_TYPES`, the one table of
+/// attribute name, `ScalarType` and Rust element type, in the form code generation uses.
+pub(crate) static DTYPES: LazyLock<Vec<Dtype>> = LazyLock::new(|| {
+    et_schema::scalar_type::ELEMENT_TYPES
+        .iter()
+        .map(|e| Dtype {
+            name: e.name,
+            // The variant's name is its `Debug` form; leaked once per dtype per compile.
+            variant: Box::leak(format!("{:?}", e.dtype).into_boxed_str()),
+            number: e.dtype as u8,
+            rust: if e.primitive {
+                RustType::Primitive(e.rust_type)
+            } else {
+                RustType::Private(e.rust_type)
+            },
+        })
+        .collect()
+});

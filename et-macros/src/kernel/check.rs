@@ -56,49 +56,35 @@ pub(crate) fn is_out_overload(name: &str) -> bool {
     matches!(split_op(name), Some((_, _, Some(o))) if o == "out" || o.ends_with("_out"))
 }
 
-fn is_ident_char(c: char) -> bool {
-    c.is_ascii_alphanumeric() || c == '_'
-}
-
-// Rule: the operator name is `namespace::op` or `namespace::op.overload`, each part a
-// non-empty run of letters, digits and `_`.
+// Rule: the operator name follows ExecuTorch's grammar, `et_schema::check_op_name` (the
+// one definition, shared with selection files): `namespace::op` or `namespace::op.overload`.
 fn check_op_name(args: &Args, errors: &mut Errors) {
+    use et_schema::op_name::{OpNameError, OpNamePart};
     let Some(lit) = &args.op else { return };
     let name = lit.value();
-    let span = lit.span();
-    if name.chars().any(char::is_whitespace) {
-        return errors.at(span, "#[kernel] operator names cannot contain whitespace");
-    }
-    let Some((namespace, op, overload)) = split_op(&name) else {
-        return errors.at(
-            span,
-            "#[kernel] operator name needs a namespace: `namespace::op` or `namespace::op.overload`",
-        );
+    let message = match et_schema::check_op_name(&name) {
+        Ok(()) => return,
+        Err(OpNameError::Whitespace(_)) => "#[kernel] operator names cannot contain whitespace",
+        Err(OpNameError::Empty | OpNameError::NoNamespace(_)) => {
+            "#[kernel] operator name needs a namespace: `namespace::op` or `namespace::op.overload`"
+        }
+        Err(OpNameError::EmptyPart(OpNamePart::Namespace)) => {
+            "#[kernel] operator name has an empty namespace before `::`"
+        }
+        Err(OpNameError::EmptyPart(OpNamePart::Name)) => {
+            "#[kernel] operator name has an empty operator after `::`"
+        }
+        Err(OpNameError::EmptyPart(OpNamePart::Overload)) => {
+            "#[kernel] operator name has an empty overload after `.`"
+        }
+        Err(OpNameError::StartsWithDigit(..)) => {
+            "#[kernel] operator name parts cannot start with a digit: `namespace::op.overload`"
+        }
+        Err(OpNameError::BadChar(..)) => {
+            "#[kernel] operator name parts may only contain letters, digits and `_`: `namespace::op.overload`"
+        }
     };
-    if namespace.is_empty() {
-        errors.at(
-            span,
-            "#[kernel] operator name has an empty namespace before `::`",
-        );
-    } else if op.is_empty() {
-        errors.at(
-            span,
-            "#[kernel] operator name has an empty operator after `::`",
-        );
-    } else if overload == Some("") {
-        errors.at(
-            span,
-            "#[kernel] operator name has an empty overload after `.`",
-        );
-    } else if ![namespace, op, overload.unwrap_or("x")]
-        .iter()
-        .all(|part| part.chars().all(is_ident_char))
-    {
-        errors.at(
-            span,
-            "#[kernel] operator name parts may only contain letters, digits and `_`: `namespace::op.overload`",
-        );
-    }
+    errors.at(lit.span(), message);
 }
 
 // Rule: only the keys in `KEYS` are accepted.
@@ -413,6 +399,7 @@ mod tests {
             "aten::add-relu.out",
             "aten::add.out.x",
             "aten::x::add",
+            "aten::1add.out",
             "",
         ] {
             assert_eq!(op_errors(bad), 1, "{bad}");

@@ -33,7 +33,7 @@ fn main() -> Result<(), String> {
         FileLoader::open(&program_path).map_err(|e| format!("{}: {e}", program_path.display()))?;
     let program = Program::load(&loader).map_err(|e| e.to_string())?;
     let meta = program.method_meta("forward").map_err(|e| e.to_string())?;
-    let mut method_mem = vec![0u8; meta.method_allocator_estimate()];
+    let mut method_mem = vec![0u8; et_runtime::method_allocator_estimate(&meta)];
     let mut planned_mem: Vec<Vec<u8>> = (0..meta.num_planned_buffers())
         .map(|i| meta.planned_buffer_size(i).map(|n| vec![0u8; n]))
         .collect::<Result<_, _>>()

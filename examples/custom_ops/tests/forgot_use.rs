@@ -23,8 +23,7 @@ fn forgetting_the_use_line_reports_missing_kernels() {
         matches!(err.detail, LoadDetail::MissingKernels { count: 2, .. }),
         "{err}"
     );
-    let missing: Vec<String> = meta
-        .missing_kernels()
+    let missing: Vec<String> = et_runtime::missing_kernels(&meta)
         .map(|c| c.operator.to_string())
         .collect();
     assert_eq!(missing, ["my_ops::mul3.out", "my_ops::scale_add.out"]);

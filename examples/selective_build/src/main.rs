@@ -32,8 +32,7 @@ fn run(args: &[String]) -> Result<(), String> {
     let (method_mem, mut planned, scratch) = buffers.split();
     let mut memory = MemoryManager::new(method_mem, &mut planned, scratch);
     let mut method = program.load_method("forward", &mut memory).map_err(|e| {
-        let missing: Vec<String> = meta
-            .missing_kernels()
+        let missing: Vec<String> = et_runtime::missing_kernels(&meta)
             .map(|c| format!("  {} (kernel key {})", c.operator, c.key))
             .collect();
         format!("{path}: {e}\n{}", missing.join("\n"))

@@ -14,10 +14,11 @@ use std::{env, fs};
 const FLATC_VERSION: &str = "25.12.19";
 
 /// The files the lock covers, relative to the workspace root.
-const LOCKED: [&str; 3] = [
-    "et-runtime/schema/program.fbs",
-    "et-runtime/schema/scalar_type.fbs",
-    "et-runtime/src/schema/program_generated.rs",
+const LOCKED: [&str; 4] = [
+    "et-schema/schema/program.fbs",
+    "et-schema/schema/scalar_type.fbs",
+    "et-schema/src/program_generated.rs",
+    "et-schema/src/fields.rs",
 ];
 
 const STALE: &str = "the generated schema code is stale: run scripts/regen-schema.sh";
@@ -42,8 +43,8 @@ fn fnv1a64_known_values() {
 #[test]
 fn generated_code_matches_the_lock() {
     let root = workspace();
-    let lock = fs::read_to_string(root.join("et-runtime/schema/generated.lock"))
-        .unwrap_or_else(|e| panic!("et-runtime/schema/generated.lock: {e}; {STALE}"));
+    let lock = fs::read_to_string(root.join("et-schema/schema/generated.lock"))
+        .unwrap_or_else(|e| panic!("et-schema/schema/generated.lock: {e}; {STALE}"));
     let mut lines = lock.lines().filter(|l| !l.starts_with('#'));
     assert_eq!(
         lines.next(),
@@ -78,7 +79,7 @@ fn generated_code_matches_flatc_when_available() {
     let out = env::temp_dir().join(format!("etch-schema-{}", std::process::id()));
     fs::create_dir_all(&out).unwrap();
     let status = Command::new("flatc")
-        .current_dir(root.join("et-runtime/schema"))
+        .current_dir(root.join("et-schema/schema"))
         .args(["--rust", "--gen-all", "-o"])
         .arg(&out)
         .arg("program.fbs")
@@ -87,6 +88,31 @@ fn generated_code_matches_flatc_when_available() {
     assert!(status.success(), "flatc failed");
     let fresh = fs::read(out.join("program_generated.rs")).unwrap();
     let _ = fs::remove_dir_all(&out);
-    let checked_in = fs::read(root.join("et-runtime/src/schema/program_generated.rs")).unwrap();
+    let checked_in = fs::read(root.join("et-schema/src/program_generated.rs")).unwrap();
     assert!(fresh == checked_in, "flatc output differs; {STALE}");
+}
+
+#[test]
+fn field_offsets_are_the_generated_code_s() {
+    // fields.rs is derived from program_generated.rs by scripts/schema-fields.py; run it
+    // again (when python3 is present) and compare.
+    let root = workspace();
+    let out = env::temp_dir().join(format!("etch-fields-{}.rs", std::process::id()));
+    let Ok(status) = Command::new("python3")
+        .arg(root.join("scripts/schema-fields.py"))
+        .arg(root.join("et-schema/src/program_generated.rs"))
+        .arg(&out)
+        .status()
+    else {
+        eprintln!("skipped: python3 is not on PATH");
+        return;
+    };
+    assert!(status.success(), "scripts/schema-fields.py failed");
+    let fresh = fs::read(&out).unwrap();
+    let _ = fs::remove_file(&out);
+    let checked_in = fs::read(root.join("et-schema/src/fields.rs")).unwrap();
+    assert!(
+        fresh == checked_in,
+        "fields.rs differs from its generator's output; {STALE}"
+    );
 }

@@ -5,33 +5,39 @@
 //! `load_method` take, that came to several kilobytes. Here a table or vector is a
 //! two-register handle (the buffer's start, and its length and the position packed as two
 //! `u32`s: flatbuffers are below 2 GiB), and every field read goes through one
-//! out-of-line vtable lookup ([`Table::field`]) and one out-of-line little-endian load
-//! ([`Table::read`]).
+//! out-of-line vtable lookup (`Table::field`) and one out-of-line little-endian load
+//! (`Table::read`).
+//!
+//! The functions carry no `#[inline]`: an inline function is compiled into every crate
+//! that calls it (here et-schema's metadata and et-runtime's loader), and the copies
+//! survive link-time optimisation, about 1 KB in `size_test`; without it there is one
+//! definition, which LTO still inlines where it pays.
 //!
 //! Reads are bounds-checked: a position outside the buffer reads as zero (an absent
 //! field), strings are checked to be UTF-8 when read, and a vector longer than the bytes
 //! after it reads as absent (so every loop over a vector is bounded by the buffer's
 //! size). So the reader is safe on any bytes, whether or not the buffer passed the
-//! structural check (`schema::verify_program`, [`Verification`](crate::Verification)).
+//! structural check ([`verify_program`](crate::verify_program), [`Verification`](crate::header::Verification)).
 //!
-//! Fields are named by the generated code's vtable offsets (`fb::Tensor::VT_SIZES`, ...),
+//! Fields are named by the generated code's vtable offsets (`fields::Tensor::VT_SIZES`, ...),
 //! so a field read here is the field the generated accessor of that name reads.
 
 use core::marker::PhantomData;
 use core::ptr::NonNull;
 
-use flatbuffers::VOffsetT;
+/// A field's vtable offset, as flatc numbers them ([`fields`](crate::fields)).
+pub type VOffsetT = u16;
 
 /// `b` as a `str`, if it is UTF-8 (with the structural check's compact validator, which
 /// decides exactly as `core::str::from_utf8` in a fraction of its code).
-pub(crate) fn to_str(b: &[u8]) -> Option<&str> {
+pub fn to_str(b: &[u8]) -> Option<&str> {
     // SAFETY: `is_utf8` accepted the bytes as well-formed UTF-8.
-    crate::schema::is_utf8(b).then(|| unsafe { core::str::from_utf8_unchecked(b) })
+    crate::verify::is_utf8(b).then(|| unsafe { core::str::from_utf8_unchecked(b) })
 }
 
 /// A table of the program's flatbuffer (or, as [`Vector`], a vector's length prefix).
 #[derive(Clone, Copy)]
-pub(crate) struct Table<'a> {
+pub struct Table<'a> {
     /// The start of the buffer, valid for reads of `len` bytes for 'a.
     base: NonNull<u8>,
     /// `len << 32 | pos`: the buffer's length and the table's position (`pos <= len`).
@@ -43,11 +49,23 @@ pub(crate) struct Table<'a> {
 /// A vector of the program's flatbuffer: the position of its `u32` length, followed by
 /// the elements.
 #[derive(Clone, Copy)]
-pub(crate) struct Vector<'a>(Table<'a>);
+pub struct Vector<'a>(Table<'a>);
+
+impl core::fmt::Debug for Table<'_> {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        write!(f, "Table(at {})", self.pos())
+    }
+}
+
+impl core::fmt::Debug for Vector<'_> {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        write!(f, "Vector(len {})", self.len())
+    }
+}
 
 impl<'a> Table<'a> {
     /// The root table of the flatbuffer `buf`; `None` when the root offset leads outside.
-    pub(crate) fn root(buf: &'a [u8]) -> Option<Table<'a>> {
+    pub fn root(buf: &'a [u8]) -> Option<Table<'a>> {
         // Only the first 4 GiB are visible (a flatbuffer lies below 2 GiB); a position
         // past them reads as absent.
         let len = u32::try_from(buf.len()).unwrap_or(u32::MAX);
@@ -60,26 +78,23 @@ impl<'a> Table<'a> {
     }
 
     /// The buffer's length.
-    #[inline]
     fn len(self) -> u64 {
         self.at >> 32
     }
 
     /// The buffer (its first 4 GiB).
-    pub(crate) fn buf(self) -> &'a [u8] {
+    pub fn buf(self) -> &'a [u8] {
         // SAFETY: `base` is valid for reads of `len` bytes for 'a (it came from such a
         // slice, whose length is at least `len`).
         unsafe { core::slice::from_raw_parts(self.base.as_ptr(), self.len() as usize) }
     }
 
     /// The table's position in the buffer.
-    #[inline]
-    pub(crate) fn pos(self) -> usize {
+    pub fn pos(self) -> usize {
         self.at as u32 as usize
     }
 
     /// The same buffer at position `pos` (`None` past its end).
-    #[inline]
     fn at(self, pos: u64) -> Option<Table<'a>> {
         (pos <= self.len()).then_some(Table {
             at: self.len() << 32 | pos,
@@ -89,7 +104,6 @@ impl<'a> Table<'a> {
 
     /// The little-endian unsigned integer of `n` (at most 8) bytes at `pos`; 0 when the
     /// bytes are not all inside the buffer.
-    #[inline]
     fn read(self, pos: u64, n: u32) -> u64 {
         let len = self.len();
         if pos + u64::from(n) > len {
@@ -114,7 +128,6 @@ impl<'a> Table<'a> {
 
     /// The position of the inline value of the field at vtable offset `vt`, or `None`
     /// when the field is absent.
-    #[inline]
     fn field(self, vt: VOffsetT) -> Option<u64> {
         // The vtable is at the table's position minus the soffset stored there; its first
         // u16 is its size in bytes.
@@ -133,95 +146,88 @@ impl<'a> Table<'a> {
 
     /// Scalar field `vt` of `n` bytes, zero-extended (absent fields read as 0, the
     /// default of every scalar in `program.fbs`).
-    #[inline]
-    pub(crate) fn uint(self, vt: VOffsetT, n: u32) -> u64 {
+    pub fn uint(self, vt: VOffsetT, n: u32) -> u64 {
         self.field(vt).map_or(0, |p| self.read(p, n))
     }
 
     /// Scalar field `vt` of `n` bytes (1, 2, 4 or 8), sign-extended.
-    #[inline]
-    pub(crate) fn int(self, vt: VOffsetT, n: u32) -> i64 {
+    pub fn int(self, vt: VOffsetT, n: u32) -> i64 {
         let shift = 64 - 8 * n;
         ((self.uint(vt, n) << shift) as i64) >> shift
     }
 
     /// Where the uoffset at `pos` leads.
-    #[inline]
     fn follow(self, pos: u64) -> Option<Table<'a>> {
         self.at(pos + self.read(pos, 4))
     }
 
     /// Table field `vt`.
-    #[inline]
-    pub(crate) fn table(self, vt: VOffsetT) -> Option<Table<'a>> {
+    pub fn table(self, vt: VOffsetT) -> Option<Table<'a>> {
         self.follow(self.field(vt)?)
     }
 
     /// Vector field `vt`; `None` when absent, or when it claims more elements than there
     /// are bytes after it (every element takes at least one).
-    #[inline]
-    pub(crate) fn vector(self, vt: VOffsetT) -> Option<Vector<'a>> {
+    pub fn vector(self, vt: VOffsetT) -> Option<Vector<'a>> {
         let v = Vector(self.table(vt)?);
         (v.0.pos() as u64 + 4 + v.len() as u64 <= v.0.len()).then_some(v)
     }
 
     /// Byte-vector (or string) field `vt` as a slice; `None` when absent (or, which a
     /// verified buffer never has, not inside the buffer).
-    #[inline]
-    pub(crate) fn bytes(self, vt: VOffsetT) -> Option<&'a [u8]> {
+    pub fn bytes(self, vt: VOffsetT) -> Option<&'a [u8]> {
         let v = self.vector(vt)?;
         let start = v.0.pos() + 4;
         self.buf().get(start..start.checked_add(v.len())?)
     }
 
     /// String field `vt`; `None` when absent or not UTF-8.
-    pub(crate) fn string(self, vt: VOffsetT) -> Option<&'a str> {
+    pub fn string(self, vt: VOffsetT) -> Option<&'a str> {
         to_str(self.bytes(vt)?)
     }
 
     /// A union with its type tag in field `tag` and its member in field `member`: the
     /// tag (0 when absent) and the member table.
-    #[inline]
-    pub(crate) fn union(self, tag: VOffsetT, member: VOffsetT) -> (u8, Option<Table<'a>>) {
+    pub fn union(self, tag: VOffsetT, member: VOffsetT) -> (u8, Option<Table<'a>>) {
         (self.uint(tag, 1) as u8, self.table(member))
     }
 }
 
 impl<'a> Vector<'a> {
     /// A vector with no elements.
-    pub(crate) const EMPTY: Vector<'static> = Vector(Table {
+    pub const EMPTY: Vector<'static> = Vector(Table {
         base: NonNull::dangling(),
         at: 0,
         _buf: PhantomData,
     });
 
+    /// Whether the vector has no elements.
+    pub fn is_empty(self) -> bool {
+        self.len() == 0
+    }
+
     /// Number of elements.
-    #[inline]
-    pub(crate) fn len(self) -> usize {
+    pub fn len(self) -> usize {
         self.0.read(self.0.pos() as u64, 4) as usize
     }
 
     /// The position of element `i` of `n` bytes (`None` past the end).
-    #[inline]
     fn element(self, i: usize, n: u32) -> Option<u64> {
         (i < self.len()).then(|| self.0.pos() as u64 + 4 + i as u64 * u64::from(n))
     }
 
     /// Element `i` of a vector of `n`-byte scalars, zero-extended (0 past the end).
-    #[inline]
-    pub(crate) fn uint(self, i: usize, n: u32) -> u64 {
+    pub fn uint(self, i: usize, n: u32) -> u64 {
         self.element(i, n).map_or(0, |p| self.0.read(p, n))
     }
 
     /// Element `i` of a vector of `i32`s, sign-extended (0 past the end).
-    #[inline]
-    pub(crate) fn i32(self, i: usize) -> i64 {
+    pub fn i32(self, i: usize) -> i64 {
         self.uint(i, 4) as u32 as i32 as i64
     }
 
     /// Element `i` of a vector of tables (`None` past the end).
-    #[inline]
-    pub(crate) fn table(self, i: usize) -> Option<Table<'a>> {
+    pub fn table(self, i: usize) -> Option<Table<'a>> {
         self.0.follow(self.element(i, 4)?)
     }
 }

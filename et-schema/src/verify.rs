@@ -50,7 +50,7 @@
 //!
 //! Alignment is relative to the start of the buffer. The generated accessors read every
 //! scalar with an unaligned copy, so memory alignment of the buffer is not needed for
-//! soundness; the program loader still requires [`crate::PROGRAM_ALIGNMENT`] for data
+//! soundness; the program loader still requires `et_runtime::PROGRAM_ALIGNMENT` for data
 //! that kernels view as typed slices.
 
 use crate::Error;
@@ -320,7 +320,7 @@ const BASE_BUDGET: usize = 1 << 16;
 /// after the flatbuffer is never looked at), but passing `file[..program_size]` keeps the
 /// check honest about where the flatbuffer ends. It neither checks the `ET12` identifier
 /// nor interprets any value (indices, sizes, enums): the loader does that.
-pub(crate) fn verify_program(buf: &[u8]) -> Result<(), Error> {
+pub fn verify_program(buf: &[u8]) -> Result<(), Error> {
     let mut walk = Walk {
         buf,
         budget: buf.len().saturating_mul(2).saturating_add(BASE_BUDGET),
@@ -332,7 +332,7 @@ pub(crate) fn verify_program(buf: &[u8]) -> Result<(), Error> {
 /// compares the two on every sequence of up to 3 bytes and on 4-byte ones), in a fraction
 /// of its code size: the byte ranges of the Unicode standard's table 3-7 (no overlong
 /// forms, no surrogates, nothing above U+10FFFF).
-pub(crate) fn is_utf8(s: &[u8]) -> bool {
+pub fn is_utf8(s: &[u8]) -> bool {
     let mut i = 0;
     while let Some(&lead) = s.get(i) {
         i += 1;
@@ -522,7 +522,7 @@ mod tests {
     extern crate std;
 
     use super::*;
-    use crate::schema::{checked_root, fb};
+    use crate::generated::{checked_root, fb};
     use core::fmt::Write as _;
     use std::path::{Path, PathBuf};
     use std::time::Instant;

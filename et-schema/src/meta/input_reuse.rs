@@ -2,10 +2,10 @@
 //! inputs like any other planned tensor, so their bytes are free for intermediates once
 //! the last reader has run.
 
+use super::MAX_DIM;
 use super::{tag, value_at, MethodMeta, Table, TensorShape};
 use crate::error::Error;
-use crate::schema::fb;
-use crate::tensor::MAX_DIM;
+use crate::fields as fb;
 
 type Plan<'x> = fb::ExecutionPlan<'x>;
 
@@ -46,7 +46,7 @@ impl PlannedRange {
 }
 
 impl MethodMeta<'_> {
-    /// Whether [`Method::execute`](crate::Method::execute) leaves input `i` as it was set,
+    /// Whether et-runtime's `Method::execute` leaves input `i` as it was set,
     /// so a caller may execute again without setting it.
     ///
     /// `false` when the memory plan places any other tensor in bytes the input occupies

@@ -147,17 +147,20 @@ impl ScalarType {
     /// primitive name (`f32`).
     pub fn from_name(name: &str) -> Option<ScalarType> {
         use ScalarType::*;
+        if let Some(e) = ElementType::named(name) {
+            return Some(e.dtype);
+        }
         let by_alias = match name {
-            "f16" | "Half" | "half" => Some(Half),
-            "f32" | "Float" | "float" => Some(Float),
-            "f64" | "Double" | "double" => Some(Double),
-            "u8" | "Byte" => Some(Byte),
-            "i8" | "Char" => Some(Char),
-            "i16" | "Short" => Some(Short),
-            "i32" | "Int" => Some(Int),
-            "i64" | "Long" | "long" => Some(Long),
+            "Half" | "half" => Some(Half),
+            "Float" | "float" => Some(Float),
+            "Double" | "double" => Some(Double),
+            "Byte" => Some(Byte),
+            "Char" => Some(Char),
+            "Short" => Some(Short),
+            "Int" => Some(Int),
+            "Long" | "long" => Some(Long),
             "Bool" => Some(Bool),
-            "BFloat16" | "bf16" => Some(BFloat16),
+            "BFloat16" => Some(BFloat16),
             _ => None,
         };
         by_alias.or_else(|| ScalarType::ALL.into_iter().find(|t| t.name() == name))
@@ -262,28 +265,68 @@ pub unsafe trait Element:
     const DTYPE: ScalarType;
 }
 
-macro_rules! impl_element {
-    ($($t:ty => $d:ident),* $(,)?) => {$(
-        // SAFETY: plain-old-data numeric types (or a u8 newtype) whose every bit pattern is
-        // valid, whose size matches the dtype, and which have no padding.
-        unsafe impl Element for $t {
-            const DTYPE: ScalarType = ScalarType::$d;
-        }
-    )*};
+/// A Rust element type that kernels are instantiated with: the one table that ties the
+/// names written in `#[kernel(dtype = ..)]` to [`ScalarType`]s and to the Rust types that
+/// implement [`Element`] (the `#[kernel]` macro reads it; the impls below are generated
+/// from the same lines, so the two cannot disagree).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ElementType {
+    /// The name `#[kernel(dtype = ..)]` and [`ScalarType::from_name`] accept (`f32`, `bool`).
+    pub name: &'static str,
+    /// The Rust type's name: a primitive (`f32`), or one of this crate's types (`f16`,
+    /// `bf16`, `Bool`), which et-runtime re-exports.
+    pub rust_type: &'static str,
+    /// Whether `rust_type` is a primitive.
+    pub primitive: bool,
+    /// The tensor element type; its number is `dtype as u8`, its size
+    /// [`ScalarType::element_size`].
+    pub dtype: ScalarType,
 }
 
-impl_element! {
-    u8 => Byte,
-    i8 => Char,
-    i16 => Short,
-    i32 => Int,
-    i64 => Long,
-    half::f16 => Half,
-    half::bf16 => BFloat16,
-    f32 => Float,
-    f64 => Double,
-    Bool => Bool,
-    u16 => UInt16,
-    u32 => UInt32,
-    u64 => UInt64,
+macro_rules! element_types {
+    ($($name:literal => $t:ty, $rust:literal, $primitive:literal, $d:ident;)*) => {
+        $(
+            // SAFETY: plain-old-data numeric types (or a u8 newtype) whose every bit
+            // pattern is valid, whose size matches the dtype, and which have no padding.
+            unsafe impl Element for $t {
+                const DTYPE: ScalarType = ScalarType::$d;
+            }
+        )*
+
+        /// Every element type kernels can be instantiated with.
+        pub const ELEMENT_TYPES: &[ElementType] = &[$(ElementType {
+            name: $name,
+            rust_type: $rust,
+            primitive: $primitive,
+            dtype: ScalarType::$d,
+        }),*];
+
+        // The table's sizes are the Rust types' sizes.
+        const _: () = {$(
+            assert!(core::mem::size_of::<$t>() == ScalarType::$d.element_size());
+        )*};
+    };
+}
+
+element_types! {
+    "f16" => half::f16, "f16", false, Half;
+    "bf16" => half::bf16, "bf16", false, BFloat16;
+    "f32" => f32, "f32", true, Float;
+    "f64" => f64, "f64", true, Double;
+    "u8" => u8, "u8", true, Byte;
+    "i8" => i8, "i8", true, Char;
+    "i16" => i16, "i16", true, Short;
+    "i32" => i32, "i32", true, Int;
+    "i64" => i64, "i64", true, Long;
+    "bool" => Bool, "Bool", false, Bool;
+    "u16" => u16, "u16", true, UInt16;
+    "u32" => u32, "u32", true, UInt32;
+    "u64" => u64, "u64", true, UInt64;
+}
+
+impl ElementType {
+    /// The entry named `name` (`f32`, `bool`).
+    pub fn named(name: &str) -> Option<&'static ElementType> {
+        ELEMENT_TYPES.iter().find(|e| e.name == name)
+    }
 }

@@ -1,0 +1,135 @@
+//! Tensor shapes and types as a program declares them.
+
+use super::kernel_key::scalar_type;
+use crate::error::Error;
+use crate::fields as fb;
+use crate::reader::{Table, Vector};
+use crate::scalar_type::ScalarType;
+
+/// ExecuTorch's limit on tensor rank (`kTensorDimensionLimit`).
+pub const MAX_DIM: usize = 16;
+
+/// Whether, and how far, a tensor's shape may change at run time.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[repr(u8)]
+pub enum ShapeDynamism {
+    /// The shape is fixed at export.
+    Static = 0,
+    /// The shape may change, with at most as many elements as the exported upper bound.
+    Bound = 1,
+    /// Unbounded dynamic shapes (rejected at load, as in ExecuTorch's portable runtime).
+    Unbound = 2,
+}
+
+/// Shape and type of a tensor input or output as exported.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct TensorInfo {
+    /// Element type.
+    pub dtype: ScalarType,
+    rank: u8,
+    sizes: [usize; MAX_DIM],
+    dim_order: [u8; MAX_DIM],
+    /// Whether the shape can change (for `Bound`, `sizes` are the upper bound).
+    pub dynamism: ShapeDynamism,
+}
+
+impl TensorInfo {
+    /// Exported sizes (the upper bound for bounded-dynamic tensors).
+    pub fn sizes(&self) -> &[usize] {
+        &self.sizes[..self.rank as usize]
+    }
+
+    /// Dim order.
+    pub fn dim_order(&self) -> &[u8] {
+        &self.dim_order[..self.rank as usize]
+    }
+
+    /// Number of elements at the exported sizes.
+    pub fn numel(&self) -> usize {
+        self.sizes().iter().product()
+    }
+
+    /// Bytes at the exported sizes.
+    pub fn nbytes(&self) -> usize {
+        self.numel() * self.dtype.element_size()
+    }
+
+    /// Reads and checks a `Tensor` table's dtype, shape, dim order and dynamism.
+    pub fn read(t: Table<'_>) -> Result<TensorInfo, Error> {
+        let shape = TensorShape::read(t)?;
+        let rank = shape.rank();
+        let mut info = TensorInfo {
+            dtype: shape.dtype,
+            rank: rank as u8,
+            sizes: [0; MAX_DIM],
+            dim_order: [0; MAX_DIM],
+            dynamism: shape.dynamism,
+        };
+        shape.fill(&mut info.sizes[..rank], &mut info.dim_order[..rank])?;
+        Ok(info)
+    }
+}
+
+/// A `Tensor` table's dtype, dynamism and shape vectors, checked to agree in rank.
+#[derive(Clone, Copy, Debug)]
+pub struct TensorShape<'d> {
+    /// Element type.
+    pub dtype: ScalarType,
+    /// Whether the shape may change.
+    pub dynamism: ShapeDynamism,
+    sizes: Vector<'d>,
+    order: Vector<'d>,
+}
+
+impl<'d> TensorShape<'d> {
+    /// Reads a `Tensor` table's dtype, dynamism and shape vectors; fails unless the dtype
+    /// is known, both vectors are present with the same length, at most [`MAX_DIM`].
+    pub fn read(t: Table<'d>) -> Result<TensorShape<'d>, Error> {
+        type T<'x> = fb::Tensor<'x>;
+        let dtype = ScalarType::from_i8(scalar_type(t)).ok_or(Error::InvalidProgram)?;
+        let sizes = t.vector(T::VT_SIZES).ok_or(Error::InvalidProgram)?;
+        let order = t.vector(T::VT_DIM_ORDER).ok_or(Error::InvalidProgram)?;
+        if sizes.len() > MAX_DIM || order.len() != sizes.len() {
+            return Err(Error::InvalidProgram);
+        }
+        let dynamism = match t.uint(T::VT_SHAPE_DYNAMISM, 1) {
+            0 => ShapeDynamism::Static,
+            1 => ShapeDynamism::Bound,
+            2 => ShapeDynamism::Unbound,
+            _ => return Err(Error::InvalidProgram),
+        };
+        Ok(TensorShape {
+            dtype,
+            dynamism,
+            sizes,
+            order,
+        })
+    }
+
+    /// The rank (at most [`MAX_DIM`]).
+    pub fn rank(&self) -> usize {
+        self.sizes.len()
+    }
+
+    /// Writes the sizes and the dim order into `sizes` and `order` (`rank` long each),
+    /// checking that sizes are not negative, that the dim order is a permutation and that
+    /// the byte size fits in a `usize`; returns the byte size.
+    pub fn fill(&self, sizes: &mut [usize], order: &mut [u8]) -> Result<usize, Error> {
+        let rank = self.rank();
+        let mut seen = 0u32;
+        let mut numel = 1usize;
+        for (i, (s, o)) in sizes.iter_mut().zip(order.iter_mut()).enumerate() {
+            *s = usize::try_from(self.sizes.i32(i)).map_err(|_| Error::InvalidProgram)?;
+            numel = numel.checked_mul(*s).ok_or(Error::InvalidProgram)?;
+            let d = self.order.uint(i, 1) as usize;
+            if d >= rank || seen & (1 << d) != 0 {
+                return Err(Error::InvalidProgram);
+            }
+            seen |= 1 << d;
+            *o = d as u8;
+        }
+        numel
+            .checked_mul(self.dtype.element_size())
+            .ok_or(Error::InvalidProgram)
+    }
+}
