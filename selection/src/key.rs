@@ -2,6 +2,7 @@
 
 use core::fmt;
 
+use et_schema::meta::key_text::{write_entry, KeyText, DEFAULT_KEY};
 use et_schema::ScalarType;
 
 /// One tensor entry of a kernel key: its dtype and dim order (`6;0,1` is a 2-d `Float`
@@ -50,32 +51,24 @@ pub enum KernelKey {
 
 impl KernelKey {
     /// The string ExecuTorch uses for a non-specialized kernel.
-    pub const DEFAULT: &'static str = "default";
+    pub const DEFAULT: &'static str = DEFAULT_KEY;
 
-    /// Parses a kernel key string. The error says which part is wrong.
+    /// Parses a kernel key string (the grammar is et-schema's `KeyText`). The error says
+    /// which part is wrong.
     pub fn parse(text: &str) -> Result<KernelKey, String> {
-        if text == Self::DEFAULT {
-            return Ok(KernelKey::Default);
-        }
-        let Some(after_v) = text.strip_prefix('v') else {
-            return Err("expected `default` or a key like `v1/6;0,1|6;0,1`".into());
-        };
-        let (version, entries) = match after_v.split_once('/') {
-            Some((version, entries)) => (version, Some(entries)),
-            None => (after_v, None),
-        };
-        let version = parse_decimal(version)
-            .ok_or_else(|| format!("the version `v{version}` is not `v` followed by a number"))?;
-        let mut tensors = Vec::new();
-        if let Some(entries) = entries.filter(|e| !e.is_empty()) {
-            for (i, entry) in entries.split('|').enumerate() {
-                tensors.push(
-                    parse_entry(entry)
-                        .map_err(|why| format!("tensor entry {i} (`{entry}`): {why}"))?,
-                );
-            }
-        }
-        Ok(KernelKey::Specialized { version, tensors })
+        Ok(match KeyText::parse(text).map_err(|e| e.to_string())? {
+            KeyText::Default => KernelKey::Default,
+            key @ KeyText::Specialized { version, .. } => KernelKey::Specialized {
+                version,
+                tensors: key
+                    .entries()
+                    .map(|e| TensorMeta {
+                        dtype: e.dtype,
+                        dim_order: e.dim_order().collect(),
+                    })
+                    .collect(),
+            },
+        })
     }
 
     /// The key `gen_oplist` writes for a dtype given without dim order (`--ops_dict`):
@@ -113,17 +106,13 @@ impl fmt::Display for KernelKey {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             KernelKey::Default => f.write_str(Self::DEFAULT),
+            KernelKey::Specialized { version, tensors } if tensors.is_empty() => {
+                write!(f, "v{version}")
+            }
             KernelKey::Specialized { version, tensors } => {
-                write!(f, "v{version}")?;
                 for (i, t) in tensors.iter().enumerate() {
-                    f.write_str(if i == 0 { "/" } else { "|" })?;
-                    write!(f, "{};", t.dtype as u8)?;
-                    for (k, d) in t.dim_order.iter().enumerate() {
-                        if k > 0 {
-                            f.write_str(",")?;
-                        }
-                        write!(f, "{d}")?;
-                    }
+                    let dims = t.dim_order.iter().map(|&d| u64::from(d));
+                    write_entry(f, *version, i, t.dtype as u8, dims)?;
                 }
                 Ok(())
             }
@@ -137,35 +126,6 @@ impl core::str::FromStr for KernelKey {
     fn from_str(s: &str) -> Result<KernelKey, String> {
         KernelKey::parse(s)
     }
-}
-
-fn parse_entry(entry: &str) -> Result<TensorMeta, String> {
-    let Some((dtype, dims)) = entry.split_once(';') else {
-        return Err("expected `dtype;dim_order`".into());
-    };
-    let number = parse_decimal(dtype).ok_or_else(|| format!("dtype `{dtype}` is not a number"))?;
-    let dtype = i8::try_from(number)
-        .ok()
-        .and_then(ScalarType::from_i8)
-        .ok_or_else(|| format!("dtype {number} is not an ExecuTorch scalar type (0..=29)"))?;
-    let mut dim_order = Vec::new();
-    if !dims.is_empty() {
-        for d in dims.split(',') {
-            let v = parse_decimal(d)
-                .and_then(|v| u8::try_from(v).ok())
-                .ok_or_else(|| format!("dim order entry `{d}` is not a number in 0..=255"))?;
-            dim_order.push(v);
-        }
-    }
-    Ok(TensorMeta { dtype, dim_order })
-}
-
-/// A non-empty run of ASCII digits (no sign, no spaces), as a number.
-fn parse_decimal(s: &str) -> Option<u32> {
-    if s.is_empty() || !s.bytes().all(|b| b.is_ascii_digit()) {
-        return None;
-    }
-    s.parse().ok()
 }
 
 #[cfg(test)]

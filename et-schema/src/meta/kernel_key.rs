@@ -91,15 +91,9 @@ impl fmt::Display for KernelKey<'_> {
             return f.write_str("v1");
         }
         for (i, t) in self.tensors().enumerate() {
-            f.write_str(if i == 0 { "v1/" } else { "|" })?;
-            write!(f, "{};", scalar_type(t))?;
             let order = t.vector(fb::Tensor::VT_DIM_ORDER).unwrap_or(Vector::EMPTY);
-            for k in 0..order.len() {
-                if k > 0 {
-                    f.write_str(",")?;
-                }
-                write!(f, "{}", order.uint(k, 1))?;
-            }
+            let dims = (0..order.len()).map(|k| order.uint(k, 1));
+            super::key_text::write_entry(f, 1, i, scalar_type(t) as u8, dims)?;
         }
         Ok(())
     }

@@ -10,6 +10,7 @@ use crate::reader::{Table, VOffsetT, Vector};
 
 mod input_reuse;
 mod kernel_key;
+pub mod key_text;
 mod tags;
 mod tensor;
 
