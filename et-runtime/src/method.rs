@@ -7,7 +7,7 @@ use core::ptr::NonNull;
 
 use crate::backend::{find_backend, BackendEntry, BackendInitContext, CompileSpec, DelegateHandle};
 use crate::error::Error;
-use crate::kernel::{ArgKind, KernelArgs, KernelContext, KernelEntry, KernelFn, ReturnKind};
+use crate::kernel::{ArgKind, KernelArgs, KernelContext, KernelEntry, KernelFn, Mismatch};
 use crate::memory::{Arena, MemoryManager};
 use crate::program::{
     tag, value_at, MethodMeta, OperatorName, Program, Table, TensorInfo, TensorShape, Vector,
@@ -962,35 +962,32 @@ impl<'a> Builder<'a, '_> {
         op: usize,
         args: &[u32],
     ) -> Result<(), Error> {
-        let kinds = entry.signature.args;
-        let expected = kinds.len() + 1;
-        // Out variants may omit the return slot (it would alias the out anyway).
-        let omitted_return =
-            entry.signature.returns == ReturnKind::Outs && args.len() == kinds.len();
-        if args.len() != expected && !omitted_return {
-            let d = LoadDetail::ArgumentCount {
+        // SAFETY: every index in `args` was range-checked by `indices` against the value
+        // table, whose entries stay initialized for 'a.
+        let values = args
+            .iter()
+            .map(|&i| unsafe { &*self.values.as_ptr().add(i as usize) });
+        let detail = match entry.signature.check_call(values) {
+            Ok(()) => return Ok(()),
+            Err(Mismatch::Count { expected, found }) => LoadDetail::ArgumentCount {
                 instruction,
                 operator: self.operator(op),
                 expected,
-                found: args.len(),
-            };
-            return Err(note(self.detail, Error::InvalidProgram, d));
-        }
-        for (position, (&kind, &idx)) in kinds.iter().zip(args).enumerate() {
-            // SAFETY: `idx` was range-checked by `indices` against the value table.
-            let v = unsafe { &*self.values.as_ptr().add(idx as usize) };
-            if !kind.accepts(v) {
-                let d = LoadDetail::ArgumentKind {
-                    instruction,
-                    operator: self.operator(op),
-                    position,
-                    expected: kind,
-                    found: v.tag(),
-                };
-                return Err(note(self.detail, Error::InvalidProgram, d));
-            }
-        }
-        Ok(())
+                found,
+            },
+            Err(Mismatch::Kind {
+                position,
+                expected,
+                found,
+            }) => LoadDetail::ArgumentKind {
+                instruction,
+                operator: self.operator(op),
+                position,
+                expected,
+                found,
+            },
+        };
+        Err(note(self.detail, Error::InvalidProgram, detail))
     }
 }
 
@@ -1414,63 +1411,5 @@ impl fmt::Debug for Method<'_> {
             .field("inputs", &self.num_inputs)
             .field("outputs", &self.num_outputs)
             .finish()
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use core::ptr::NonNull;
-
-    use crate::kernel::ArgKind;
-    use crate::value::{BoxedList, Value};
-
-    /// The load-time signature check's table against the rule it encodes.
-    #[test]
-    fn argument_kinds_accept_exactly_their_values() {
-        use ArgKind as K;
-        let list = NonNull::<BoxedList<i64>>::dangling();
-        let tlist = NonNull::<BoxedList<*const crate::Tensor>>::dangling();
-        let values = [
-            Value::None,
-            Value::Int(1),
-            Value::Double(1.0),
-            Value::Bool(true),
-            Value::String(NonNull::dangling(), 0),
-            Value::Tensor(NonNull::dangling()),
-            Value::IntList(list),
-            Value::DoubleList(NonNull::dangling(), 0),
-            Value::BoolList(NonNull::dangling(), 0),
-            Value::TensorList(tlist),
-            Value::OptionalTensorList(tlist),
-        ];
-        for kind in crate::kernel::ALL_KINDS {
-            for v in &values {
-                let none = matches!(v, Value::None);
-                let want = match kind {
-                    K::Tensor | K::TensorMut => matches!(v, Value::Tensor(_)),
-                    K::OptionalTensor => none || matches!(v, Value::Tensor(_)),
-                    K::TensorList | K::TensorListMut => matches!(v, Value::TensorList(_)),
-                    K::OptionalTensorList => {
-                        matches!(v, Value::OptionalTensorList(_) | Value::TensorList(_))
-                    }
-                    K::Scalar => v.as_scalar().is_some(),
-                    K::OptionalScalar => none || v.as_scalar().is_some(),
-                    K::Int | K::ScalarType => matches!(v, Value::Int(_)),
-                    K::OptionalInt | K::OptionalScalarType => none || matches!(v, Value::Int(_)),
-                    K::Double => matches!(v, Value::Double(_) | Value::Int(_)),
-                    K::OptionalDouble => none || matches!(v, Value::Double(_) | Value::Int(_)),
-                    K::Bool => matches!(v, Value::Bool(_)),
-                    K::OptionalBool => none || matches!(v, Value::Bool(_)),
-                    K::IntList => matches!(v, Value::IntList(_)),
-                    K::OptionalIntList => none || matches!(v, Value::IntList(_)),
-                    K::DoubleList => matches!(v, Value::DoubleList(..)),
-                    K::OptionalDoubleList => none || matches!(v, Value::DoubleList(..)),
-                    K::BoolList => matches!(v, Value::BoolList(..)),
-                    K::String => matches!(v, Value::String(..)),
-                    K::OptionalString => none || matches!(v, Value::String(..)),
-                };
-                assert_eq!(kind.accepts(v), want, "{kind:?} {:?}", v.tag());
-            }
-        }
     }
 }
