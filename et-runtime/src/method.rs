@@ -12,6 +12,7 @@ use crate::memory::{Arena, MemoryManager};
 use crate::program::{
     tag, value_at, MethodMeta, OperatorName, Program, Table, TensorInfo, TensorShape, Vector,
 };
+use crate::registry::{resolve, CallDtypes};
 use crate::scalar_type::{Bool, ScalarType};
 use crate::schema::fb;
 use crate::tensor::{ShapeDynamism, ShapeStorage, Tensor};
@@ -397,9 +398,9 @@ fn in_range(index: i64, n: usize) -> Option<u32> {
     }
 }
 
-/// A kernel resolution remembered per operator: the dtype mask and common dtype it was
-/// made for, and the entry found.
-type CacheSlot = (u32, u8, Option<&'static KernelEntry>);
+/// A kernel resolution remembered per operator: the call dtypes it was made for, and the
+/// entry found (`None` until the operator's first call).
+type CacheSlot = Option<(CallDtypes, Option<&'static KernelEntry>)>;
 
 /// KernelCalls no kernel serves: how many, and the first one's instruction and operator.
 /// What decoding the instructions learns along the way.
@@ -785,9 +786,7 @@ impl<'a> Builder<'a, '_> {
         // One resolution per (operator, dtype key): most programs call few operators many
         // times.
         let num_ops = self.meta.num_operators();
-        let cache = self
-            .arena
-            .alloc_slice::<CacheSlot>(num_ops, (u32::MAX, u8::MAX, None))?;
+        let cache = self.arena.alloc_slice::<CacheSlot>(num_ops, None)?;
         let mut state = Decoding {
             missing: 0,
             first_instruction: 0,
@@ -886,17 +885,17 @@ impl<'a> Builder<'a, '_> {
             tag::KERNEL_CALL => {
                 let op = in_range(first, cache.len()).ok_or(bad)? as usize;
                 let args = self.args(call, fb::KernelCall::VT_ARGS)?;
-                // The key comes from the values already built (their tensors were
-                // validated), not from another walk of the flatbuffer.
-                let (common, mask) = tensor_dtypes(self.values, args);
-                let common_byte = common.map_or(u8::MAX, |d| d as u8);
+                let dtypes = tensor_dtypes(self.values, args);
                 let slot = cache.get_mut(op).ok_or(bad)?;
-                if slot.0 != mask.0 || slot.1 != common_byte {
-                    let operator = self.meta.operator(op)?;
-                    let found = crate::registry::resolve_kernel_masked(&operator, common, mask);
-                    *slot = (mask.0, common_byte, found);
-                }
-                let Some(entry) = slot.2 else {
+                let found = match *slot {
+                    Some((cached, found)) if cached == dtypes => found,
+                    _ => {
+                        let found = resolve(&self.meta.operator(op)?, dtypes);
+                        *slot = Some((dtypes, found));
+                        found
+                    }
+                };
+                let Some(entry) = found else {
                     if state.missing == 0 {
                         state.first_instruction = pc;
                         state.first_op = op;
@@ -991,9 +990,10 @@ impl<'a> Builder<'a, '_> {
     }
 }
 
-/// The dtype all tensor arguments share (if any) and the set of their dtypes.
-fn tensor_dtypes(values: NonNull<Value>, args: &[u32]) -> (Option<ScalarType>, crate::DtypeSet) {
-    let mut mask = crate::DtypeSet::EMPTY;
+/// The dtypes of a call's tensor arguments, read from the values already built (their
+/// tensors were validated), not from another walk of the flatbuffer.
+fn tensor_dtypes(values: NonNull<Value>, args: &[u32]) -> CallDtypes {
+    let mut all = crate::DtypeSet::EMPTY;
     let mut first = None;
     let mut same = true;
     for &a in args {
@@ -1002,11 +1002,14 @@ fn tensor_dtypes(values: NonNull<Value>, args: &[u32]) -> (Option<ScalarType>, c
         if let Value::Tensor(t) = unsafe { *values.as_ptr().add(a as usize) } {
             // SAFETY: as above; nothing else borrows the tensor during load.
             let d = unsafe { t.as_ref() }.dtype();
-            mask = mask.with(d);
+            all = all.with(d);
             same &= *first.get_or_insert(d) == d;
         }
     }
-    (first.filter(|_| same), mask)
+    CallDtypes {
+        common: first.filter(|_| same),
+        all,
+    }
 }
 
 /// Bytes of method memory a method needs, estimated from its tables (an upper bound for
@@ -1411,5 +1414,88 @@ impl fmt::Debug for Method<'_> {
             .field("inputs", &self.num_inputs)
             .field("outputs", &self.num_outputs)
             .finish()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::error::{Error, KernelResult};
+    use crate::kernel::{
+        op_hash, ArgKind, DtypeKey, KernelArgs, KernelContext, KernelEntry, KernelSignature,
+        ReturnKind,
+    };
+    use crate::registry::{find_kernel, has_operator, resolve_kernel};
+    use crate::scalar_type::{DtypeSet, ScalarType};
+    use crate::{FileLoader, LoadDetail, MemoryManager, MethodBuffers, Program};
+
+    /// A fallback `aten::add.out` compiled only for int64 and double: what a selective
+    /// build leaves when its selection names add for those dtypes and not for float32.
+    #[linkme::distributed_slice(crate::__private::KERNELS)]
+    #[linkme(crate = linkme)]
+    static ADD_WITHOUT_FLOAT: KernelEntry = KernelEntry {
+        name: "aten::add.out",
+        hash: op_hash("aten::add.out"),
+        dtype: DtypeKey::FALLBACK,
+        function: add_without_float,
+        signature: &KernelSignature {
+            args: &[
+                ArgKind::Tensor,
+                ArgKind::Tensor,
+                ArgKind::Scalar,
+                ArgKind::TensorMut,
+            ],
+            returns: ReturnKind::Outs,
+            crate_name: "et-runtime",
+            dtypes: DtypeSet::EMPTY
+                .with(ScalarType::Long)
+                .with(ScalarType::Double),
+        },
+    };
+
+    fn add_without_float(_: &KernelContext<'_>, _: &KernelArgs<'_>) -> KernelResult {
+        unreachable!("no test calls add with int64 or double")
+    }
+
+    /// `add.pte` adds float32 tensors; the only `aten::add.out` here is a fallback whose
+    /// `signature.dtypes` leaves float32 out. Introspection and `load_method` must give
+    /// the same answer: no kernel serves the call.
+    #[test]
+    fn introspection_and_load_method_agree_on_a_fallback_without_the_call_dtype() {
+        let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../tests/fixtures/add.pte");
+        let loader = FileLoader::open(path).expect("fixture");
+        let program = Program::load(&loader).expect("valid program");
+        let meta = program.method_meta("forward").expect("forward");
+
+        let mut calls = meta.kernel_calls();
+        let call = calls.next().expect("a kernel call").expect("well formed");
+        assert!(calls.next().is_none(), "add.pte has one kernel call");
+        assert_eq!(call.key.common_dtype(), Some(ScalarType::Float));
+        assert!(resolve_kernel(&call.operator, &call.key).is_none());
+        assert!(find_kernel("aten::add", "out", Some(ScalarType::Float)).is_none());
+        assert_eq!(meta.missing_kernels().count(), 1);
+        // The name is registered, and the entry serves the dtypes it was compiled for.
+        assert!(has_operator("aten::add", "out"));
+        let long = find_kernel("aten::add", "out", Some(ScalarType::Long));
+        assert!(long.is_some_and(|e| core::ptr::eq(e, &ADD_WITHOUT_FLOAT)));
+
+        let mut buffers = MethodBuffers::for_method(&meta, 0).expect("buffers");
+        let (method_memory, mut planned, _) = buffers.split();
+        let mut memory = MemoryManager::without_temp(method_memory, &mut planned);
+        let err = program.load_method("forward", &mut memory).unwrap_err();
+        assert_eq!(err.error, Error::OperatorMissing);
+        let LoadDetail::MissingKernels {
+            count,
+            first_instruction,
+            first_operator,
+        } = err.detail
+        else {
+            panic!("{err}")
+        };
+        assert_eq!(count, 1);
+        assert_eq!(first_instruction, call.instruction);
+        assert_eq!(
+            (first_operator.name, first_operator.overload),
+            ("aten::add", "out")
+        );
     }
 }
