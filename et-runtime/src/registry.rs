@@ -75,7 +75,7 @@ fn named<'n>(name: &'n str, overload: &'n str) -> impl Iterator<Item = &'static 
 /// Finds the kernel for a call of `name` (split as the program stores it: `name` and
 /// `overload`) whose tensor arguments all have dtype `dtype` (`None` when they differ or
 /// there are none): an entry for that dtype first, then a fallback compiled for that
-/// dtype. The same rule as `load_method` ([`resolve`]).
+/// dtype: the rule `load_method` applies.
 pub fn find_kernel(
     name: &str,
     overload: &str,
