@@ -1,6 +1,7 @@
 //! What a kernel declares about its parameters ([`ArgKind`], [`ReturnKind`],
 //! [`KernelSignature`]) and the check `load_method` runs on every KernelCall against it.
 
+use crate::scalar_type::DtypeSet;
 use crate::value::{Tag, Value};
 
 /// How a kernel parameter is passed; `load_method` checks each KernelCall's values
@@ -208,7 +209,7 @@ pub struct KernelSignature {
     /// The tensor dtypes this kernel was compiled for: `DtypeSet::ALL` without a
     /// selection, else the dtypes the build's selection names for this operator. A
     /// fallback entry only serves calls whose tensor dtypes are all in this set.
-    pub dtypes: crate::DtypeSet,
+    pub dtypes: DtypeSet,
 }
 
 /// How a call's values fail to fit a kernel's [`KernelSignature`].
@@ -258,6 +259,7 @@ mod tests {
     use core::ptr::NonNull;
 
     use super::{ArgKind, ALL_KINDS};
+    use crate::tensor::Tensor;
     use crate::value::{BoxedList, Value};
 
     /// The load-time signature check's table against the rule it encodes.
@@ -265,7 +267,7 @@ mod tests {
     fn argument_kinds_accept_exactly_their_values() {
         use ArgKind as K;
         let list = NonNull::<BoxedList<i64>>::dangling();
-        let tlist = NonNull::<BoxedList<*const crate::Tensor>>::dangling();
+        let tlist = NonNull::<BoxedList<*const Tensor>>::dangling();
         let values = [
             Value::None,
             Value::Int(1),

@@ -4,9 +4,8 @@
 
 use core::ptr::NonNull;
 
-use super::error::note;
-use super::load::{Builder, Plan};
-use super::LoadDetail;
+use super::build::{Builder, Plan};
+use super::error::{note, LoadDetail};
 use crate::backend::{find_backend, BackendEntry, BackendInitContext, CompileSpec, DelegateHandle};
 use crate::error::Error;
 use crate::program::{Table, Vector};

@@ -1,7 +1,8 @@
 //! Running a loaded method: the instruction loop and one step of it.
 
+use super::error::ExecuteError;
 use super::instructions::Instr;
-use super::{ExecuteError, Method};
+use super::Method;
 use crate::error::Error;
 use crate::kernel::{KernelArgs, KernelContext};
 use crate::scalar_type::{Bool, ScalarType};

@@ -13,10 +13,9 @@
 
 use core::ptr::NonNull;
 
-use super::error::note;
-use super::load::{Builder, Plan};
+use super::build::{Builder, Plan};
+use super::error::{note, LoadDetail};
 use super::values::in_range;
-use super::LoadDetail;
 use crate::error::Error;
 use crate::kernel::{KernelArgs, KernelEntry, KernelFn, Mismatch};
 use crate::program::{tag, Table, Vector};
@@ -411,9 +410,13 @@ mod tests {
         op_hash, ArgKind, DtypeKey, KernelArgs, KernelContext, KernelEntry, KernelSignature,
         ReturnKind,
     };
+    use crate::loader::FileLoader;
+    use crate::memory::MemoryManager;
+    use crate::method::error::LoadDetail;
+    use crate::program::Program;
     use crate::registry::{find_kernel, has_operator, resolve_kernel};
     use crate::scalar_type::{DtypeSet, ScalarType};
-    use crate::{FileLoader, LoadDetail, MemoryManager, MethodBuffers, Program};
+    use crate::tensor_buf::MethodBuffers;
 
     /// A fallback `aten::add.out` compiled only for int64 and double: what a selective
     /// build leaves when its selection names add for those dtypes and not for float32.

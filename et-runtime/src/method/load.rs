@@ -6,15 +6,13 @@ use core::cell::Cell;
 use core::marker::PhantomData;
 use core::ptr::NonNull;
 
-use super::error::note;
-use super::{LoadDetail, LoadError, Method, DEFAULT_INSTRUCTION_LIMIT};
+use super::build::{Builder, Plan};
+use super::error::{note, LoadDetail, LoadError};
+use super::tensors::planned_buffers;
+use super::{Method, DEFAULT_INSTRUCTION_LIMIT};
 use crate::error::Error;
 use crate::memory::{Arena, MemoryManager};
-use crate::program::{MethodMeta, OperatorName, Program};
-use crate::schema::fb;
-use crate::value::Value;
-
-pub(super) type Plan<'x> = fb::ExecutionPlan<'x>;
+use crate::program::Program;
 
 impl<'d> Program<'d> {
     /// Loads method `name` into `memory`: builds its values, resolves every KernelCall
@@ -91,26 +89,12 @@ fn build_method<'a>(
         program,
         meta,
         arena,
-        planned: super::tensors::planned_buffers(&meta, arena, planned, detail)?,
+        planned: planned_buffers(&meta, arena, planned, detail)?,
         values: NonNull::dangling(),
         num_values: 0,
         detail,
     };
     b.build(temp)
-}
-
-/// What the parts of a method are built from, and the value table once it exists.
-pub(super) struct Builder<'a, 'c> {
-    pub(super) program: &'a Program<'a>,
-    pub(super) meta: MethodMeta<'a>,
-    pub(super) arena: &'a Arena<'a>,
-    /// (data, length) of each planned buffer.
-    pub(super) planned: &'a [(*mut u8, usize)],
-    /// The value table, once built: `num_values` initialized entries.
-    pub(super) values: NonNull<Value>,
-    pub(super) num_values: usize,
-    /// Where a failing check records what it knows beyond the error code.
-    pub(super) detail: &'c Cell<LoadDetail<'a>>,
 }
 
 impl<'a> Builder<'a, '_> {
@@ -147,14 +131,5 @@ impl<'a> Builder<'a, '_> {
         (method.instrs, method.chains, method.num_chains) =
             self.build_instructions(num_delegates)?;
         Ok(method)
-    }
-
-    /// Operator `op` for messages.
-    #[cold]
-    pub(super) fn operator(&self, op: usize) -> OperatorName<'a> {
-        self.meta.operator(op).unwrap_or(OperatorName {
-            name: "?",
-            overload: "",
-        })
     }
 }

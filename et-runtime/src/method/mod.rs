@@ -4,7 +4,7 @@
 //! the list below. Each module holds the load-time checks on what it builds, so a check
 //! is found under the name of the thing it checks:
 //!
-//! - `load`: the driver; the method exists.
+//! - `load`: the driver; the method exists. (`build` holds the state the steps share.)
 //! - `tensors`: the planned buffers are as large as the plan says (checked first, for a
 //!   clear message); each tensor's shape is well formed, its storage offset is zero and
 //!   its data lies inside its constant segment or planned buffer.
@@ -20,7 +20,12 @@
 //! After loading, `execute` runs the instructions; `estimate` sizes method memory from
 //! the program alone (`MethodMeta::method_allocator_estimate`); `error` holds the failure
 //! types.
+//!
+//! Imports run one way: the build steps use `build` and `error`; `load` uses the steps
+//! and this module (to assemble the [`Method`]); this module uses only the types a loaded
+//! method holds (`instructions::Instr`, `delegates::Delegate`).
 
+mod build;
 mod delegates;
 mod error;
 mod estimate;

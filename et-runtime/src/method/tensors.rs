@@ -9,9 +9,8 @@
 use core::cell::Cell;
 use core::ptr::NonNull;
 
-use super::error::note;
-use super::load::Builder;
-use super::LoadDetail;
+use super::build::Builder;
+use super::error::{note, LoadDetail};
 use crate::error::Error;
 use crate::memory::Arena;
 use crate::program::{MethodMeta, Table, TensorShape};

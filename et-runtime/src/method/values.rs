@@ -6,9 +6,8 @@
 
 use core::ptr::NonNull;
 
-use super::error::note;
-use super::load::{Builder, Plan};
-use super::LoadDetail;
+use super::build::{Builder, Plan};
+use super::error::{note, LoadDetail};
 use crate::error::Error;
 use crate::program::{tag, Table, Vector};
 use crate::schema::fb;
