@@ -1,6 +1,9 @@
-//! The kernel registry: one link-time collected slice, searched once per operator at load.
+//! The kernel registry: one link-time collected slice, and one rule for which entry
+//! serves a call ([`resolve`]), shared by `load_method` and every introspection function
+//! ([`find_kernel`], [`resolve_kernel`], [`missing_kernels`](crate::missing_kernels)), so what the tools
+//! report is what loading does.
 
-use crate::kernel::{DtypeKey, KernelEntry};
+use crate::kernel::{op_hash_parts, DtypeKey, KernelEntry};
 use crate::program::{KernelKey, OperatorName};
 use crate::scalar_type::{DtypeSet, ScalarType};
 
@@ -9,30 +12,76 @@ pub fn kernels() -> &'static [KernelEntry] {
     &crate::__private::KERNELS
 }
 
+/// The tensor dtypes of one call, as far as kernel resolution cares.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub(crate) struct CallDtypes {
+    /// The dtype every tensor argument has (`None` when they differ or there are none):
+    /// the key of a dtype-specific entry.
+    pub(crate) common: Option<ScalarType>,
+    /// Every dtype among the tensor arguments: a fallback entry must have been compiled
+    /// for all of them (`KernelSignature::dtypes`).
+    pub(crate) all: DtypeSet,
+}
+
+impl CallDtypes {
+    /// A call whose tensors all have `dtype`; `None` claims nothing about the dtypes.
+    pub(crate) fn uniform(dtype: Option<ScalarType>) -> CallDtypes {
+        CallDtypes {
+            common: dtype,
+            all: dtype.map_or(DtypeSet::EMPTY, |d| DtypeSet::EMPTY.with(d)),
+        }
+    }
+
+    /// The dtypes of a call as the program exported it.
+    pub(crate) fn of_key(key: &KernelKey<'_>) -> CallDtypes {
+        CallDtypes {
+            common: key.common_dtype(),
+            all: key.dtype_mask(),
+        }
+    }
+}
+
+/// The entry serving a call of `operator` with tensor dtypes `dtypes`: the first entry
+/// (in link order, so duplicates resolve deterministically) registered for the common
+/// dtype, else the first fallback compiled for every dtype of the call. A fallback
+/// compiled for fewer dtypes would only fail at execute, so it does not count.
+pub(crate) fn resolve(
+    operator: &OperatorName<'_>,
+    dtypes: CallDtypes,
+) -> Option<&'static KernelEntry> {
+    let mut fallback = None;
+    for entry in named(operator.name, operator.overload) {
+        if entry.dtype == DtypeKey::FALLBACK {
+            let covers = entry.signature.dtypes.0 & dtypes.all.0 == dtypes.all.0;
+            if covers && fallback.is_none() {
+                fallback = Some(entry);
+            }
+        } else if dtypes.common.is_some() && entry.dtype.dtype() == dtypes.common {
+            return Some(entry);
+        }
+    }
+    fallback
+}
+
+/// The entries registered under `name.overload` (the name split as the program stores
+/// it), whatever their dtype.
+fn named<'n>(name: &'n str, overload: &'n str) -> impl Iterator<Item = &'static KernelEntry> + 'n {
+    let hash = op_hash_parts(name.as_bytes(), overload.as_bytes());
+    kernels()
+        .iter()
+        .filter(move |e| e.hash == hash && name_matches(e.name, name, overload))
+}
+
 /// Finds the kernel for a call of `name` (split as the program stores it: `name` and
 /// `overload`) whose tensor arguments all have dtype `dtype` (`None` when they differ or
-/// there are none): an entry for that dtype first, then the fallback. The first matching
-/// entry in link order wins, so duplicates resolve deterministically.
+/// there are none): an entry for that dtype first, then a fallback compiled for that
+/// dtype: the rule `load_method` applies.
 pub fn find_kernel(
     name: &str,
     overload: &str,
     dtype: Option<ScalarType>,
 ) -> Option<&'static KernelEntry> {
-    let hash = crate::kernel::op_hash_parts(name.as_bytes(), overload.as_bytes());
-    let mut fallback = None;
-    for entry in kernels() {
-        if entry.hash != hash || !name_matches(entry.name, name, overload) {
-            continue;
-        }
-        if entry.dtype == DtypeKey::FALLBACK {
-            if fallback.is_none() {
-                fallback = Some(entry);
-            }
-        } else if dtype.is_some() && entry.dtype.dtype() == dtype {
-            return Some(entry);
-        }
-    }
-    fallback
+    resolve(&OperatorName { name, overload }, CallDtypes::uniform(dtype))
 }
 
 /// Finds the kernel serving a call with kernel key `key`: an entry registered for the
@@ -41,43 +90,16 @@ pub fn resolve_kernel(
     operator: &OperatorName<'_>,
     key: &KernelKey<'_>,
 ) -> Option<&'static KernelEntry> {
-    resolve_kernel_masked(operator, key.common_dtype(), key.dtype_mask())
-}
-
-pub(crate) fn resolve_kernel_masked(
-    operator: &OperatorName<'_>,
-    common: Option<ScalarType>,
-    mask: DtypeSet,
-) -> Option<&'static KernelEntry> {
-    let (name, overload) = (operator.name, operator.overload);
-    let hash = crate::kernel::op_hash_parts(name.as_bytes(), overload.as_bytes());
-    let mut fallback = None;
-    for entry in kernels() {
-        if entry.hash != hash || !name_matches(entry.name, name, overload) {
-            continue;
-        }
-        if entry.dtype == DtypeKey::FALLBACK {
-            let covers = entry.signature.dtypes.0 & mask.0 == mask.0;
-            if covers && fallback.is_none() {
-                fallback = Some(entry);
-            }
-        } else if common.is_some() && entry.dtype.dtype() == common {
-            return Some(entry);
-        }
-    }
-    fallback
+    resolve(operator, CallDtypes::of_key(key))
 }
 
 /// True if any kernel (of any dtype) is registered under this name.
 pub fn has_operator(name: &str, overload: &str) -> bool {
-    let hash = crate::kernel::op_hash_parts(name.as_bytes(), overload.as_bytes());
-    kernels()
-        .iter()
-        .any(|e| e.hash == hash && name_matches(e.name, name, overload))
+    named(name, overload).next().is_some()
 }
 
 /// Whether `full` equals `name` + "." + `overload` (or just `name` for an empty overload).
-pub(crate) fn name_matches(full: &str, name: &str, overload: &str) -> bool {
+fn name_matches(full: &str, name: &str, overload: &str) -> bool {
     let full = full.as_bytes();
     let (n, o) = (name.as_bytes(), overload.as_bytes());
     if o.is_empty() {

@@ -1,0 +1,26 @@
+//! The kernel calling convention, by concern:
+//!
+//! - [`signature`]: what a kernel declares about its parameters ([`ArgKind`],
+//!   [`ReturnKind`], [`KernelSignature`]) and the check `load_method` runs on each
+//!   KernelCall against it;
+//! - [`args`]: how a generated wrapper reads a call's values ([`KernelArgs`]), and
+//!   [`outs`]: how it borrows the out tensors mutably ([`TensorListMut`]) without aliasing;
+//! - [`context`]: what a kernel may use besides its arguments ([`KernelContext`]);
+//! - [`entry`]: what the registry holds ([`KernelEntry`], [`KernelFn`], [`DtypeKey`],
+//!   [`op_hash`]).
+//!
+//! Nothing here knows about methods or programs: `method` builds on these types, not the
+//! other way round.
+
+mod args;
+mod context;
+mod entry;
+mod outs;
+mod signature;
+
+pub use args::KernelArgs;
+pub use context::KernelContext;
+pub use entry::{op_hash, op_hash_parts, DtypeKey, KernelEntry, KernelFn};
+pub use outs::TensorListMut;
+pub(crate) use signature::Mismatch;
+pub use signature::{ArgKind, KernelSignature, ReturnKind};

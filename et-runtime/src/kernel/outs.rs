@@ -1,0 +1,204 @@
+//! Out arguments: lending a call's out tensors as `&mut` only after proving that nothing
+//! else in the call reaches them or their data, per call or once at load.
+
+use core::fmt;
+use core::marker::PhantomData;
+use core::ptr::NonNull;
+
+use super::args::wrong_kind;
+use super::{ArgKind, KernelArgs};
+use crate::error::{KernelError, KernelResult};
+use crate::tensor::Tensor;
+use crate::value::{Value, NONE_INDEX};
+
+impl<'a> KernelArgs<'a> {
+    /// Whether every out parameter (per `kinds`) is exclusive: the check `tensor_mut`
+    /// would make, done once at load for calls whose aliasing cannot change.
+    pub(crate) fn outs_are_exclusive(&self, kinds: &[ArgKind]) -> bool {
+        kinds.iter().enumerate().all(|(i, kind)| match kind {
+            ArgKind::TensorMut => match self.value(i) {
+                Ok(Value::Tensor(t)) => self.check_exclusive(i, t.as_ptr()).is_ok(),
+                _ => false,
+            },
+            ArgKind::TensorListMut => self.tensor_list(i).is_ok_and(|items| {
+                items.iter().enumerate().all(|(k, t)| {
+                    self.check_exclusive(i, *t as *const Tensor as *mut Tensor)
+                        .is_ok()
+                        && !items[..k].iter().any(|u| overlaps(t, u))
+                })
+            }),
+            _ => true,
+        })
+    }
+
+    /// An out (or in-place) tensor argument.
+    ///
+    /// Fails if the tensor, or memory overlapping its data, is also passed at another
+    /// parameter position, so the `&mut` never aliases another argument.
+    ///
+    /// # Safety
+    /// The caller must not obtain position `i` again (shared or mutable) while the result
+    /// lives. Generated wrappers take each position exactly once.
+    pub unsafe fn tensor_mut(&self, i: usize) -> KernelResult<&'a mut Tensor> {
+        let t = match self.value(i)? {
+            Value::Tensor(t) => t,
+            _ => return Err(wrong_kind()),
+        };
+        if !self.prechecked {
+            self.check_exclusive(i, t.as_ptr())?;
+        }
+        // SAFETY: no other parameter position refers to this tensor or overlaps its data
+        // (checked above, or at load for a call whose aliasing cannot change), and the
+        // caller does not take position `i` twice.
+        Ok(unsafe { &mut *t.as_ptr() })
+    }
+
+    /// An out tensor whose data the caller will not touch (only its shape and data
+    /// pointer), so only tensor identity is checked, not data overlap: view ops alias
+    /// their input's memory by design.
+    ///
+    /// # Safety
+    /// As for [`tensor_mut`](Self::tensor_mut); additionally the caller must not read or
+    /// write the tensor's data through the result.
+    pub(crate) unsafe fn tensor_mut_for_view(&self, i: usize) -> KernelResult<&'a mut Tensor> {
+        let t = match self.value(i)? {
+            Value::Tensor(t) => t,
+            _ => return Err(wrong_kind()),
+        };
+        for j in 0..self.params.min(self.len) {
+            if j != i && matches!(self.value(j)?, Value::Tensor(u) if u == t) {
+                return Err(KernelError::invalid("a view's output is also its input"));
+            }
+        }
+        // SAFETY: no other parameter position refers to this tensor struct (checked), the
+        // caller takes position `i` once and does not touch the data through it.
+        Ok(unsafe { &mut *t.as_ptr() })
+    }
+
+    /// Out tensors passed as a list (`Tensor(a!)[] out`).
+    ///
+    /// # Safety
+    /// As for [`tensor_mut`](Self::tensor_mut).
+    pub unsafe fn tensor_list_mut(&self, i: usize) -> KernelResult<TensorListMut<'a>> {
+        let items = self.tensor_list(i)?;
+        for (k, t) in items.iter().enumerate().filter(|_| !self.prechecked) {
+            let p = *t as *const Tensor as *mut Tensor;
+            self.check_exclusive(i, p)?;
+            if items[..k].iter().any(|u| overlaps(t, u)) {
+                return Err(KernelError::invalid(
+                    "an out tensor appears twice in an out list",
+                ));
+            }
+        }
+        Ok(TensorListMut {
+            items: items.as_ptr() as *const *mut Tensor,
+            len: items.len(),
+            _m: PhantomData,
+        })
+    }
+
+    /// Checks that tensor `t`, passed at position `i`, is not reachable from any other
+    /// parameter position and does not share data with one.
+    fn check_exclusive(&self, i: usize, t: *mut Tensor) -> KernelResult<()> {
+        // SAFETY: `t` points at a live tensor of the method; reading its metadata is fine.
+        let target = unsafe { &*t };
+        // The target's byte range once; an empty or unbound target only clashes by identity.
+        let (t0, t1) = target.byte_range();
+        let has_data = !target.data_ptr().is_null() && t0 < t1;
+        let clashes = |u: NonNull<Tensor>| {
+            u.as_ptr() == t
+                || has_data && {
+                    let u = unsafe_ref(u);
+                    let (u0, u1) = u.byte_range();
+                    !u.data_ptr().is_null() && u0 < u1 && t0 < u1 && u0 < t1
+                }
+        };
+        for j in 0..self.params.min(self.len) {
+            if j == i {
+                continue;
+            }
+            let clash = match self.value(j)? {
+                Value::Tensor(u) => clashes(u),
+                Value::TensorList(l) | Value::OptionalTensorList(l) => {
+                    // SAFETY: list headers live in method memory for 'a.
+                    let l = unsafe { l.as_ref() };
+                    (0..l.len).any(|k| {
+                        // SAFETY: `indices` holds `len` range-checked entries.
+                        let idx = unsafe { *l.indices.as_ptr().add(k) };
+                        idx != NONE_INDEX
+                            && matches!(self.value_at_index(idx), Value::Tensor(u) if clashes(u))
+                    })
+                }
+                _ => false,
+            };
+            if clash {
+                return Err(KernelError::invalid(
+                    "an out tensor aliases another argument of the same call",
+                ));
+            }
+        }
+        Ok(())
+    }
+}
+
+fn unsafe_ref<'x>(t: NonNull<Tensor>) -> &'x Tensor {
+    // SAFETY: used only for metadata reads of live method tensors inside alias checks.
+    unsafe { t.as_ref() }
+}
+
+/// True when two tensors' data ranges share a byte (empty ranges never overlap).
+fn overlaps(a: &Tensor, b: &Tensor) -> bool {
+    if a.data_ptr().is_null() || b.data_ptr().is_null() {
+        return false;
+    }
+    let (a0, a1) = a.byte_range();
+    let (b0, b1) = b.byte_range();
+    a0 < a1 && b0 < b1 && a0 < b1 && b0 < a1
+}
+
+/// Out tensors passed as one list; each is lent out mutably in turn.
+pub struct TensorListMut<'a> {
+    items: *const *mut Tensor,
+    len: usize,
+    _m: PhantomData<&'a mut Tensor>,
+}
+
+impl<'a> TensorListMut<'a> {
+    /// Number of out tensors.
+    pub fn len(&self) -> usize {
+        self.len
+    }
+
+    /// True if the list is empty.
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+
+    /// Out tensor `i`, or `None` past the end.
+    pub fn get_mut(&mut self, i: usize) -> Option<&mut Tensor> {
+        if i >= self.len {
+            return None;
+        }
+        // SAFETY: `i < len`; the items are distinct, non-overlapping tensors no other
+        // argument refers to (checked when the list was unboxed), and `&mut self` lends
+        // out one at a time.
+        Some(unsafe { &mut **self.items.add(i) })
+    }
+
+    /// Out tensor `i`, shared.
+    pub fn get(&self, i: usize) -> Option<&Tensor> {
+        if i >= self.len {
+            return None;
+        }
+        // SAFETY: as in `get_mut`, shared.
+        Some(unsafe { &**self.items.add(i) })
+    }
+}
+
+impl fmt::Debug for TensorListMut<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("TensorListMut")
+            .field("len", &self.len)
+            .finish()
+    }
+}

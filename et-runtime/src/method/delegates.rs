@@ -1,0 +1,93 @@
+//! A method's delegates: initialized through the backend registry at load, released when
+//! the method drops. Checked here: every delegate names a registered, available backend,
+//! and that backend accepts its payload and compile specs.
+
+use core::ptr::NonNull;
+
+use super::build::{Builder, Plan};
+use super::error::{note, LoadDetail};
+use crate::backend::{find_backend, BackendEntry, BackendInitContext, CompileSpec, DelegateHandle};
+use crate::error::Error;
+use crate::program::{Table, Vector};
+use crate::schema::fb;
+
+/// An initialized delegate: its backend and the handle the backend gave it.
+#[derive(Clone, Copy)]
+pub(super) struct Delegate {
+    pub(super) backend: &'static BackendEntry,
+    pub(super) handle: DelegateHandle,
+}
+
+impl<'a> Builder<'a, '_> {
+    pub(super) fn init_delegates(&self) -> Result<(NonNull<Delegate>, usize), Error> {
+        let list = self.meta.list(Plan::VT_DELEGATES).unwrap_or(Vector::EMPTY);
+        let n = list.len();
+        let storage = self.arena.alloc_array::<Delegate>(n)?;
+        for count in 0..n {
+            match self.init_delegate(list.table(count)) {
+                // SAFETY: `count < n`, inside the allocation made above.
+                Ok(delegate) => unsafe { storage.as_ptr().add(count).write(delegate) },
+                Err(e) => {
+                    // SAFETY: entries 0..count were written above.
+                    unsafe { destroy_delegates(storage, count) };
+                    return Err(e);
+                }
+            }
+        }
+        Ok((storage, n))
+    }
+
+    #[inline(never)]
+    fn init_delegate(&self, d: Option<Table<'a>>) -> Result<Delegate, Error> {
+        type D<'x> = fb::BackendDelegate<'x>;
+        let d = d.ok_or(Error::InvalidProgram)?;
+        let id = d.string(D::VT_ID).unwrap_or("");
+        let Some(backend) = find_backend(id).filter(|b| b.backend.is_available()) else {
+            let detail = LoadDetail::MissingBackend { id };
+            return Err(note(self.detail, Error::NotFound, detail));
+        };
+        let init = || {
+            let processed = d.table(D::VT_PROCESSED).ok_or(Error::InvalidProgram)?;
+            let payload = self.program.delegate_payload(processed)?;
+            let specs_fb = d.vector(D::VT_COMPILE_SPECS).unwrap_or(Vector::EMPTY);
+            let n = specs_fb.len();
+            let specs = self.arena.alloc_array::<CompileSpec<'a>>(n)?;
+            for k in 0..n {
+                let s = specs_fb.table(k);
+                let spec = CompileSpec {
+                    key: s
+                        .and_then(|s| s.string(fb::CompileSpec::VT_KEY))
+                        .unwrap_or(""),
+                    value: s
+                        .and_then(|s| s.bytes(fb::CompileSpec::VT_VALUE))
+                        .unwrap_or(&[]),
+                };
+                // SAFETY: `k < n`, the array's length.
+                unsafe { specs.as_ptr().add(k).write(spec) };
+            }
+            let ctx = BackendInitContext {
+                allocator: self.arena,
+                method_name: self.meta.name(),
+            };
+            // SAFETY: all `n` entries were written above, in method memory valid for 'a.
+            let specs = unsafe { core::slice::from_raw_parts(specs.as_ptr(), n) };
+            backend.backend.init(&ctx, payload, specs)
+        };
+        match init() {
+            Ok(handle) => Ok(Delegate { backend, handle }),
+            Err(e) => Err(note(self.detail, e, LoadDetail::BackendInit { id })),
+        }
+    }
+}
+
+/// Releases delegates `0..count` of `delegates`.
+///
+/// # Safety
+/// The first `count` entries must be initialized delegates, each released only once.
+pub(super) unsafe fn destroy_delegates(delegates: NonNull<Delegate>, count: usize) {
+    for k in 0..count {
+        // SAFETY: `k < count`, an initialized entry (caller).
+        let d = unsafe { *delegates.as_ptr().add(k) };
+        d.backend.backend.destroy(d.handle);
+    }
+}

@@ -1,0 +1,195 @@
+//! How loading and executing a method fail: an ExecuTorch error code plus what, and where.
+//!
+//! `load_method`'s checks return plain codes; the ones that know more record it with
+//! [`note`], so the common path carries no detail around.
+
+use core::cell::Cell;
+use core::fmt;
+
+use crate::error::Error;
+use crate::kernel::ArgKind;
+use crate::program::OperatorName;
+use crate::value::Tag;
+
+/// Why `load_method` failed: the code plus what, and where.
+#[derive(Clone, Copy, Debug)]
+pub struct LoadError<'d> {
+    /// ExecuTorch's error code.
+    pub error: Error,
+    /// What was wrong, and where.
+    pub detail: LoadDetail<'d>,
+}
+
+/// The specifics of a [`LoadError`].
+#[derive(Clone, Copy, Debug)]
+#[non_exhaustive]
+pub enum LoadDetail<'d> {
+    /// Nothing more specific is known.
+    None,
+    /// No method has this name.
+    NoSuchMethod,
+    /// Value `index` of the value table is malformed or does not fit in memory.
+    Value {
+        /// Index in the value table.
+        index: usize,
+    },
+    /// Instruction `index` is malformed.
+    Instruction {
+        /// Instruction index (chains concatenated).
+        index: usize,
+    },
+    /// Some kernel calls have no registered kernel. Use
+    /// [`missing_kernels`](crate::missing_kernels) to list all of them with their kernel
+    /// keys.
+    MissingKernels {
+        /// How many calls are unserved.
+        count: usize,
+        /// The instruction of the first unserved call.
+        first_instruction: usize,
+        /// Its operator.
+        first_operator: OperatorName<'d>,
+    },
+    /// A kernel's declared parameter count does not match the call.
+    ArgumentCount {
+        /// Instruction index.
+        instruction: usize,
+        /// The operator.
+        operator: OperatorName<'d>,
+        /// Values the kernel takes (parameters plus return slot).
+        expected: usize,
+        /// Values the program passes.
+        found: usize,
+    },
+    /// A value passed to a kernel has the wrong kind.
+    ArgumentKind {
+        /// Instruction index.
+        instruction: usize,
+        /// The operator.
+        operator: OperatorName<'d>,
+        /// Parameter position (0-based, after the context).
+        position: usize,
+        /// What the kernel declares.
+        expected: ArgKind,
+        /// What the program passes.
+        found: Tag,
+    },
+    /// A delegate names a backend that is not registered (or not available).
+    MissingBackend {
+        /// The backend id.
+        id: &'d str,
+    },
+    /// A backend failed to initialize its delegate.
+    BackendInit {
+        /// The backend id.
+        id: &'d str,
+    },
+    /// Fewer planned buffers than the method needs, or one too small.
+    PlannedBuffer {
+        /// Buffer index.
+        index: usize,
+        /// Bytes the method needs.
+        required: usize,
+        /// Bytes provided (0 when missing).
+        provided: usize,
+    },
+}
+
+impl From<Error> for LoadError<'_> {
+    fn from(error: Error) -> Self {
+        LoadError {
+            error,
+            detail: LoadDetail::None,
+        }
+    }
+}
+
+impl fmt::Display for LoadError<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self.detail {
+            LoadDetail::None => write!(f, "{}", self.error),
+            LoadDetail::NoSuchMethod => write!(f, "no method with that name: {}", self.error),
+            LoadDetail::Value { index } => write!(f, "value {index} is malformed or does not fit: {}", self.error),
+            LoadDetail::Instruction { index } => write!(f, "instruction {index} is malformed: {}", self.error),
+            LoadDetail::MissingKernels { count, first_instruction, first_operator } => write!(
+                f,
+                "{count} kernel call(s) have no registered kernel (for their operator and dtypes), first {first_operator} at instruction {first_instruction}: {}",
+                self.error
+            ),
+            LoadDetail::ArgumentCount { instruction, operator, expected, found } => write!(
+                f,
+                "instruction {instruction}: {operator} is called with {found} values but its kernel takes {expected}: {}",
+                self.error
+            ),
+            LoadDetail::ArgumentKind { instruction, operator, position, expected, found } => write!(
+                f,
+                "instruction {instruction}: argument {position} of {operator} should be {} but the program passes a value of kind `{found}`: {}",
+                expected.describe(),
+                self.error
+            ),
+            LoadDetail::MissingBackend { id } => {
+                write!(f, "backend {id} is not registered in this binary: {}", self.error)
+            }
+            LoadDetail::BackendInit { id } => write!(f, "backend {id} failed to initialize: {}", self.error),
+            LoadDetail::PlannedBuffer { index, required, provided } => write!(
+                f,
+                "planned buffer {index} needs {required} bytes but {provided} were provided: {}",
+                self.error
+            ),
+        }
+    }
+}
+
+impl core::error::Error for LoadError<'_> {}
+
+/// Why `execute` failed: the code, the instruction, and the operator when it was a kernel.
+#[derive(Clone, Copy, Debug)]
+pub struct ExecuteError<'d> {
+    /// ExecuTorch's error code.
+    pub error: Error,
+    /// The failing instruction (chains concatenated), if any.
+    pub instruction: Option<usize>,
+    /// The operator of a failing KernelCall.
+    pub operator: Option<OperatorName<'d>>,
+    /// The kernel's explanation (may be empty).
+    pub message: &'static str,
+}
+
+impl fmt::Display for ExecuteError<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if let Some(i) = self.instruction {
+            write!(f, "instruction {i}")?;
+            if let Some(op) = self.operator {
+                write!(f, " ({op})")?;
+            }
+            f.write_str(": ")?;
+        }
+        if !self.message.is_empty() {
+            write!(f, "{}: ", self.message)?;
+        }
+        write!(f, "{}", self.error)
+    }
+}
+
+impl core::error::Error for ExecuteError<'_> {}
+
+impl<'d> From<Error> for ExecuteError<'d> {
+    fn from(error: Error) -> Self {
+        ExecuteError {
+            error,
+            instruction: None,
+            operator: None,
+            message: "",
+        }
+    }
+}
+
+/// Records `d` as the detail of a failure with code `error` (unless a more specific
+/// detail was already recorded) and returns the code.
+#[cold]
+#[inline(never)]
+pub(super) fn note<'a>(detail: &Cell<LoadDetail<'a>>, error: Error, d: LoadDetail<'a>) -> Error {
+    if matches!(detail.get(), LoadDetail::None) {
+        detail.set(d);
+    }
+    error
+}

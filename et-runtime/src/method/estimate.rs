@@ -1,0 +1,71 @@
+//! How much method memory a method needs, from the program alone (before loading).
+
+use super::delegates::Delegate;
+use super::instructions::Instr;
+use crate::program::{tag, value_at, MethodMeta, TensorInfo, Vector};
+use crate::schema::fb;
+use crate::tensor::Tensor;
+use crate::value::Value;
+
+/// Bytes of method memory a method needs, estimated from its tables (an upper bound for
+/// the value table, tensor metadata, lists and instructions, plus slack for alignment).
+pub(crate) fn estimate_method_memory(meta: &MethodMeta<'_>) -> usize {
+    type P<'x> = fb::ExecutionPlan<'x>;
+    let plan = meta.plan();
+    let len = |v: Option<Vector<'_>>| v.map_or(0, |v| v.len());
+    let mut bytes = 256usize;
+    let values = plan.vector(P::VT_VALUES).unwrap_or(Vector::EMPTY);
+    for i in 0..values.len() {
+        bytes += core::mem::size_of::<Value>();
+        let Some((kind, Some(t))) = value_at(values, i as i64) else {
+            continue;
+        };
+        let items = len(t.vector(fb::IntList::VT_ITEMS));
+        bytes = bytes.saturating_add(match kind {
+            tag::TENSOR => {
+                type T<'x> = fb::Tensor<'x>;
+                let rank = len(t.vector(T::VT_SIZES));
+                let unplanned = t.table(T::VT_ALLOCATION_INFO).is_none()
+                    && t.uint(T::VT_DATA_BUFFER_IDX, 4) == 0;
+                let data = if unplanned {
+                    TensorInfo::read(t).map_or(0, |i| i.nbytes().saturating_add(16))
+                } else {
+                    0
+                };
+                (core::mem::size_of::<Tensor>() + rank * 17 + 24).saturating_add(data)
+            }
+            tag::INT_LIST | tag::TENSOR_LIST | tag::OPTIONAL_TENSOR_LIST => items * 12 + 40,
+            tag::DOUBLE_LIST => items * 8 + 8,
+            tag::BOOL_LIST => items + 8,
+            _ => 0,
+        });
+    }
+    let chains = plan.vector(P::VT_CHAINS).unwrap_or(Vector::EMPTY);
+    for c in 0..chains.len() {
+        bytes += 16;
+        let instrs = chains
+            .table(c)
+            .and_then(|c| c.vector(fb::Chain::VT_INSTRUCTIONS))
+            .unwrap_or(Vector::EMPTY);
+        for i in 0..instrs.len() {
+            bytes += core::mem::size_of::<Instr>();
+            type I<'x> = fb::Instruction<'x>;
+            let nargs = match instrs
+                .table(i)
+                .map(|i| i.union(I::VT_INSTR_ARGS_TYPE, I::VT_INSTR_ARGS))
+            {
+                // Both calls keep their arguments at the same field.
+                Some((tag::KERNEL_CALL | tag::DELEGATE_CALL, Some(call))) => {
+                    len(call.vector(fb::KernelCall::VT_ARGS))
+                }
+                _ => 0,
+            };
+            bytes += nargs * 4 + 8;
+        }
+    }
+    bytes += meta.num_operators() * 16;
+    bytes += (meta.num_inputs() + meta.num_outputs()) * 5 + 64;
+    bytes += meta.num_planned_buffers() * 16 + 16;
+    bytes += len(plan.vector(P::VT_DELEGATES)) * (core::mem::size_of::<Delegate>() + 256);
+    bytes
+}

@@ -1,0 +1,491 @@
+//! Decoding a method's instructions into the table `execute` runs, one concern per
+//! function:
+//!
+//! - [`Builder::operands`]: the instruction union and the range of every operand (value,
+//!   operator and delegate indices, jump destinations);
+//! - [`Builder::resolve_cached`]: which kernel serves a KernelCall (`registry::resolve`,
+//!   the rule introspection uses too), once per operator and call dtypes;
+//! - [`Missing`]: KernelCalls no kernel serves, all counted and reported together;
+//! - [`Builder::check_signature`]: the call's values against the kernel's declared kinds;
+//! - [`Builder::outs_proved_exclusive`]: the alias proof that lets `execute` skip the
+//!   per-call check;
+//! - [`rebinds_memory`]: view detection, which withdraws those proofs.
+
+use core::ptr::NonNull;
+
+use super::build::{Builder, Plan};
+use super::error::{note, LoadDetail};
+use super::values::in_range;
+use crate::error::Error;
+use crate::kernel::{KernelArgs, KernelEntry, KernelFn, Mismatch};
+use crate::program::{tag, Table, Vector};
+use crate::registry::{resolve, CallDtypes};
+use crate::scalar_type::DtypeSet;
+use crate::schema::fb;
+use crate::value::Value;
+
+/// One decoded instruction, as `execute` runs it.
+#[derive(Clone, Copy)]
+pub(super) enum Instr {
+    Kernel {
+        function: KernelFn,
+        args: NonNull<u32>,
+        len: u32,
+        params: u32,
+        op: u32,
+        /// The call's outs were proved exclusive at load (`outs_proved_exclusive`).
+        prechecked: bool,
+    },
+    Delegate {
+        index: u32,
+        args: NonNull<u32>,
+        len: u32,
+    },
+    Move {
+        from: u32,
+        to: u32,
+    },
+    JumpFalse {
+        cond: u32,
+        dest: u32,
+    },
+    Free {
+        value: u32,
+    },
+}
+
+/// A chain's instructions: `len` entries of the instruction table from `start`.
+#[derive(Clone, Copy)]
+pub(super) struct Chain {
+    pub(super) start: u32,
+    pub(super) len: u32,
+}
+
+/// An instruction with range-checked operands; a KernelCall still needs its kernel.
+enum Operands<'a> {
+    Kernel { op: usize, args: &'a [u32] },
+    Ready(Instr),
+}
+
+/// A kernel resolution remembered per operator: the call dtypes it was made for, and the
+/// entry found (`None` until the operator's first call).
+type CacheSlot = Option<(CallDtypes, Option<&'static KernelEntry>)>;
+
+/// KernelCalls no registered kernel serves: how many, and the first of them.
+#[derive(Default)]
+struct Missing {
+    count: usize,
+    first_instruction: usize,
+    first_op: usize,
+}
+
+impl Missing {
+    fn note(&mut self, instruction: usize, op: usize) {
+        if self.count == 0 {
+            self.first_instruction = instruction;
+            self.first_op = op;
+        }
+        self.count += 1;
+    }
+}
+
+/// What decoding learns across instructions.
+#[derive(Default)]
+struct Decoding {
+    missing: Missing,
+    /// Some instruction can rebind which memory a value uses ([`rebinds_memory`]).
+    rebinds: bool,
+}
+
+/// Stands in for a KernelCall without a kernel; never run, since loading then fails.
+const UNSERVED: Instr = Instr::Free { value: 0 };
+
+// `operands` reads every call's first int field, and MoveCall's second, through
+// MoveCall's offsets.
+const _: () = {
+    let first = fb::MoveCall::VT_MOVE_FROM;
+    assert!(fb::KernelCall::VT_OP_INDEX == first && fb::DelegateCall::VT_DELEGATE_INDEX == first);
+    assert!(fb::KernelCall::VT_ARGS == fb::DelegateCall::VT_ARGS);
+    assert!(fb::JumpFalseCall::VT_COND_VALUE_INDEX == first);
+    assert!(fb::FreeCall::VT_VALUE_INDEX == first);
+    assert!(fb::JumpFalseCall::VT_DESTINATION_INSTRUCTION == fb::MoveCall::VT_MOVE_TO);
+};
+
+impl<'a> Builder<'a, '_> {
+    /// The instruction table, the chains over it, and the number of chains.
+    #[allow(
+        clippy::type_complexity,
+        reason = "three parts of the instruction table"
+    )]
+    pub(super) fn build_instructions(
+        &self,
+        num_delegates: usize,
+    ) -> Result<(NonNull<Instr>, NonNull<Chain>, usize), Error> {
+        let chains = self
+            .meta
+            .list(Plan::VT_CHAINS)
+            .ok_or(Error::InvalidProgram)?;
+        let total = self.meta.num_instructions();
+        if total >= u32::MAX as usize {
+            return Err(Error::InvalidProgram);
+        }
+        let out_chains = self.arena.alloc_array::<Chain>(chains.len())?;
+        let instrs = self.arena.alloc_array::<Instr>(total)?;
+        // One resolution per (operator, call dtypes): most programs call few operators
+        // many times.
+        let cache = self
+            .arena
+            .alloc_slice::<CacheSlot>(self.meta.num_operators(), None)?;
+        let mut state = Decoding::default();
+        let mut pc = 0usize;
+        for c in 0..chains.len() {
+            let list = chains
+                .table(c)
+                .and_then(|c| c.vector(fb::Chain::VT_INSTRUCTIONS))
+                .unwrap_or(Vector::EMPTY);
+            let start = pc;
+            for k in 0..list.len() {
+                let decoded = self
+                    .decode(
+                        list.table(k),
+                        list.len(),
+                        pc,
+                        num_delegates,
+                        cache,
+                        &mut state,
+                    )
+                    .map_err(|e| note(self.detail, e, LoadDetail::Instruction { index: pc }))?;
+                if pc >= total {
+                    return Err(Error::InvalidProgram);
+                }
+                // SAFETY: `pc < total`, the array's length.
+                unsafe { instrs.as_ptr().add(pc).write(decoded) };
+                pc += 1;
+            }
+            // SAFETY: `c < chains.len()`, the array's length.
+            unsafe {
+                out_chains.as_ptr().add(c).write(Chain {
+                    start: start as u32,
+                    len: (pc - start) as u32,
+                })
+            };
+        }
+        if pc != total {
+            return Err(Error::InvalidProgram);
+        }
+        if state.missing.count > 0 {
+            return Err(self.missing_kernels(&state.missing));
+        }
+        if state.rebinds {
+            // SAFETY: all `total` entries were written above.
+            unsafe { withdraw_alias_proofs(instrs, total) };
+        }
+        Ok((instrs, out_chains, chains.len()))
+    }
+
+    /// Decodes instruction `pc` (of a chain of `chain_len`). A KernelCall that no
+    /// registered kernel serves is noted in `state` and becomes a placeholder, so that
+    /// every missing kernel is counted before loading fails.
+    // Kept out of the chain loop: inlined there, the size-optimized build grows by about
+    // 300 bytes, and one call per instruction is noise next to its resolution and checks.
+    #[inline(never)]
+    fn decode(
+        &self,
+        instr: Option<Table<'a>>,
+        chain_len: usize,
+        pc: usize,
+        num_delegates: usize,
+        cache: &mut [CacheSlot],
+        state: &mut Decoding,
+    ) -> Result<Instr, Error> {
+        let (decoded, kernel) = match self.operands(instr, chain_len, num_delegates, cache.len())? {
+            Operands::Ready(decoded) => (decoded, None),
+            Operands::Kernel { op, args } => {
+                let Some(entry) = self.resolve_cached(op, args, cache)? else {
+                    state.missing.note(pc, op);
+                    return Ok(UNSERVED);
+                };
+                self.check_signature(entry, pc, op, args)?;
+                let decoded = Instr::Kernel {
+                    function: entry.function,
+                    args: NonNull::from(args).cast(),
+                    len: args.len() as u32,
+                    params: entry.signature.args.len() as u32,
+                    op: op as u32,
+                    prechecked: self.outs_proved_exclusive(entry, args),
+                };
+                (decoded, Some(entry))
+            }
+        };
+        state.rebinds |= rebinds_memory(&decoded, kernel);
+        Ok(decoded)
+    }
+
+    /// Reads the instruction union and range-checks every operand: value indices against
+    /// the value table, the operator against `num_ops`, the delegate against
+    /// `num_delegates`, a jump destination against the chain.
+    fn operands(
+        &self,
+        instr: Option<Table<'a>>,
+        chain_len: usize,
+        num_delegates: usize,
+        num_ops: usize,
+    ) -> Result<Operands<'a>, Error> {
+        let (kind, call) = instr.ok_or(Error::InvalidProgram)?.union(
+            fb::Instruction::VT_INSTR_ARGS_TYPE,
+            fb::Instruction::VT_INSTR_ARGS,
+        );
+        let call = call.ok_or(Error::InvalidProgram)?;
+        let n = self.num_values;
+        // Every call table has an int in its first field, and MoveCall and JumpFalseCall
+        // another in their second (see the assertions above).
+        let first = call.int(fb::MoveCall::VT_MOVE_FROM, 4);
+        let second = call.int(fb::MoveCall::VT_MOVE_TO, 4);
+        let bad = Error::InvalidProgram;
+        Ok(Operands::Ready(match kind {
+            tag::KERNEL_CALL => {
+                return Ok(Operands::Kernel {
+                    op: in_range(first, num_ops).ok_or(bad)? as usize,
+                    args: self.args(call, fb::KernelCall::VT_ARGS)?,
+                })
+            }
+            tag::DELEGATE_CALL => {
+                let index = in_range(first, num_delegates).ok_or(bad)?;
+                let args = self.args(call, fb::DelegateCall::VT_ARGS)?;
+                Instr::Delegate {
+                    index,
+                    args: NonNull::from(args).cast(),
+                    len: args.len() as u32,
+                }
+            }
+            tag::MOVE_CALL => Instr::Move {
+                from: in_range(first, n).ok_or(bad)?,
+                to: in_range(second, n).ok_or(bad)?,
+            },
+            tag::JUMP_FALSE_CALL => {
+                // A destination equal to the chain's length ends the chain.
+                if second < 0 || second as u64 > chain_len as u64 {
+                    return Err(bad);
+                }
+                Instr::JumpFalse {
+                    cond: in_range(first, n).ok_or(bad)?,
+                    dest: second as u32,
+                }
+            }
+            tag::FREE_CALL => Instr::Free {
+                value: in_range(first, n).ok_or(bad)?,
+            },
+            _ => return Err(bad),
+        }))
+    }
+
+    /// The kernel serving a call of operator `op` with arguments `args`, resolved once
+    /// per operator and call dtypes.
+    fn resolve_cached(
+        &self,
+        op: usize,
+        args: &[u32],
+        cache: &mut [CacheSlot],
+    ) -> Result<Option<&'static KernelEntry>, Error> {
+        let dtypes = self.call_dtypes(args);
+        let slot = cache.get_mut(op).ok_or(Error::InvalidProgram)?;
+        Ok(match *slot {
+            Some((cached, found)) if cached == dtypes => found,
+            _ => {
+                let found = resolve(&self.meta.operator(op)?, dtypes);
+                *slot = Some((dtypes, found));
+                found
+            }
+        })
+    }
+
+    /// The dtypes of a call's tensor arguments, read from the values already built (their
+    /// tensors were validated), not from another walk of the flatbuffer.
+    fn call_dtypes(&self, args: &[u32]) -> CallDtypes {
+        let mut all = DtypeSet::EMPTY;
+        let mut first = None;
+        let mut same = true;
+        for &a in args {
+            // SAFETY: `a` was range-checked against the value table; tensors live in the
+            // method arena.
+            if let Value::Tensor(t) = unsafe { *self.values.as_ptr().add(a as usize) } {
+                // SAFETY: as above; nothing else borrows the tensor during load.
+                let d = unsafe { t.as_ref() }.dtype();
+                all = all.with(d);
+                same &= *first.get_or_insert(d) == d;
+            }
+        }
+        CallDtypes {
+            common: first.filter(|_| same),
+            all,
+        }
+    }
+
+    /// The error for the KernelCalls no kernel serves.
+    #[cold]
+    fn missing_kernels(&self, missing: &Missing) -> Error {
+        let d = LoadDetail::MissingKernels {
+            count: missing.count,
+            first_instruction: missing.first_instruction,
+            first_operator: self.operator(missing.first_op),
+        };
+        note(self.detail, Error::OperatorMissing, d)
+    }
+
+    /// Checks the call's values against the kernel's declared parameters.
+    fn check_signature(
+        &self,
+        entry: &KernelEntry,
+        instruction: usize,
+        op: usize,
+        args: &[u32],
+    ) -> Result<(), Error> {
+        // SAFETY: every index in `args` was range-checked by `indices` against the value
+        // table, whose entries stay initialized for 'a.
+        let values = args
+            .iter()
+            .map(|&i| unsafe { &*self.values.as_ptr().add(i as usize) });
+        let detail = match entry.signature.check_call(values) {
+            Ok(()) => return Ok(()),
+            Err(Mismatch::Count { expected, found }) => LoadDetail::ArgumentCount {
+                instruction,
+                operator: self.operator(op),
+                expected,
+                found,
+            },
+            Err(Mismatch::Kind {
+                position,
+                expected,
+                found,
+            }) => LoadDetail::ArgumentKind {
+                instruction,
+                operator: self.operator(op),
+                position,
+                expected,
+                found,
+            },
+        };
+        Err(note(self.detail, Error::InvalidProgram, detail))
+    }
+
+    /// The alias proof: whether the call's outs never alias another of its arguments,
+    /// given the data pointers bound at load. Valid for every execute unless some
+    /// instruction rebinds memory ([`rebinds_memory`]), in which case the proofs are
+    /// withdrawn.
+    fn outs_proved_exclusive(&self, entry: &KernelEntry, args: &[u32]) -> bool {
+        let params = entry.signature.args.len().min(args.len());
+        // SAFETY: `args` are range-checked value indices of this method; the value table
+        // and its tensors live for 'a and nothing else uses them during load.
+        let kargs = unsafe { KernelArgs::new(self.values, args, params) };
+        kargs.outs_are_exclusive(entry.signature.args)
+    }
+}
+
+/// View detection: whether running `instr` (served by `kernel`, for a KernelCall) can
+/// change which memory a value refers to, voiding the alias proofs made at load. A
+/// MoveCall copies one value over another; `et_view` points its output at its input's
+/// data.
+fn rebinds_memory(instr: &Instr, kernel: Option<&KernelEntry>) -> bool {
+    matches!(instr, Instr::Move { .. })
+        || kernel.is_some_and(|k| core::ptr::eq(k, &crate::prim_ops::ET_VIEW))
+}
+
+/// Makes every KernelCall of the first `total` instructions check aliasing at each call.
+///
+/// # Safety
+/// `instrs` must hold `total` initialized instructions that nothing else references.
+unsafe fn withdraw_alias_proofs(instrs: NonNull<Instr>, total: usize) {
+    for k in 0..total {
+        // SAFETY: `k < total`, an initialized entry (caller).
+        if let Instr::Kernel { prechecked, .. } = unsafe { &mut *instrs.as_ptr().add(k) } {
+            *prechecked = false;
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::error::{Error, KernelResult};
+    use crate::kernel::{
+        op_hash, ArgKind, DtypeKey, KernelArgs, KernelContext, KernelEntry, KernelSignature,
+        ReturnKind,
+    };
+    use crate::loader::FileLoader;
+    use crate::memory::MemoryManager;
+    use crate::method::error::LoadDetail;
+    use crate::program::Program;
+    use crate::registry::{find_kernel, has_operator, resolve_kernel};
+    use crate::scalar_type::{DtypeSet, ScalarType};
+    use crate::tensor_buf::MethodBuffers;
+
+    /// A fallback `aten::add.out` compiled only for int64 and double: what a selective
+    /// build leaves when its selection names add for those dtypes and not for float32.
+    #[linkme::distributed_slice(crate::__private::KERNELS)]
+    #[linkme(crate = linkme)]
+    static ADD_WITHOUT_FLOAT: KernelEntry = KernelEntry {
+        name: "aten::add.out",
+        hash: op_hash("aten::add.out"),
+        dtype: DtypeKey::FALLBACK,
+        function: add_without_float,
+        signature: &KernelSignature {
+            args: &[
+                ArgKind::Tensor,
+                ArgKind::Tensor,
+                ArgKind::Scalar,
+                ArgKind::TensorMut,
+            ],
+            returns: ReturnKind::Outs,
+            crate_name: "et-runtime",
+            dtypes: DtypeSet::EMPTY
+                .with(ScalarType::Long)
+                .with(ScalarType::Double),
+        },
+    };
+
+    fn add_without_float(_: &KernelContext<'_>, _: &KernelArgs<'_>) -> KernelResult {
+        unreachable!("no test calls add with int64 or double")
+    }
+
+    /// `add.pte` adds float32 tensors; the only `aten::add.out` here is a fallback whose
+    /// `signature.dtypes` leaves float32 out. Introspection and `load_method` must give
+    /// the same answer: no kernel serves the call.
+    #[test]
+    fn introspection_and_load_method_agree_on_a_fallback_without_the_call_dtype() {
+        let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../tests/fixtures/add.pte");
+        let loader = FileLoader::open(path).expect("fixture");
+        let program = Program::load(&loader).expect("valid program");
+        let meta = program.method_meta("forward").expect("forward");
+
+        let mut calls = meta.kernel_calls();
+        let call = calls.next().expect("a kernel call").expect("well formed");
+        assert!(calls.next().is_none(), "add.pte has one kernel call");
+        assert_eq!(call.key.common_dtype(), Some(ScalarType::Float));
+        assert!(resolve_kernel(&call.operator, &call.key).is_none());
+        assert!(find_kernel("aten::add", "out", Some(ScalarType::Float)).is_none());
+        assert_eq!(crate::missing_kernels(&meta).count(), 1);
+        // The name is registered, and the entry serves the dtypes it was compiled for.
+        assert!(has_operator("aten::add", "out"));
+        let long = find_kernel("aten::add", "out", Some(ScalarType::Long));
+        assert!(long.is_some_and(|e| core::ptr::eq(e, &ADD_WITHOUT_FLOAT)));
+
+        let mut buffers = MethodBuffers::for_method(&meta, 0).expect("buffers");
+        let (method_memory, mut planned, _) = buffers.split();
+        let mut memory = MemoryManager::without_temp(method_memory, &mut planned);
+        let err = program.load_method("forward", &mut memory).unwrap_err();
+        assert_eq!(err.error, Error::OperatorMissing);
+        let LoadDetail::MissingKernels {
+            count,
+            first_instruction,
+            first_operator,
+        } = err.detail
+        else {
+            panic!("{err}")
+        };
+        assert_eq!(count, 1);
+        assert_eq!(first_instruction, call.instruction);
+        assert_eq!(
+            (first_operator.name, first_operator.overload),
+            ("aten::add", "out")
+        );
+    }
+}

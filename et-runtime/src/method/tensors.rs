@@ -1,0 +1,200 @@
+//! Tensor values: their shape arrays in method memory, and their data bound to the
+//! program's constants, the caller's planned buffers, or method memory.
+//!
+//! Checked here: the planned buffers are as large as the plan says (before anything is
+//! built, for a clear message); each tensor's shape is well formed (`TensorShape`), its
+//! storage offset is zero, its shape is bounded and its data is not external; constant
+//! data lies inside its segment and planned data inside its buffer.
+
+use core::cell::Cell;
+use core::ptr::NonNull;
+
+use super::build::Builder;
+use super::error::{note, LoadDetail};
+use crate::error::Error;
+use crate::memory::Arena;
+use crate::program::{MethodMeta, Table, TensorShape};
+use crate::schema::fb;
+use crate::tensor::{ShapeDynamism, ShapeStorage, Tensor};
+
+type T<'x> = fb::Tensor<'x>;
+
+/// Checks that every planned buffer the method needs is provided and large enough, and
+/// returns raw (data, length) views of them in method memory: tensors keep pointers into
+/// the buffers, so the `&mut` borrows are not used again.
+pub(super) fn planned_buffers<'a>(
+    meta: &MethodMeta<'a>,
+    arena: &'a Arena<'a>,
+    planned: &mut [&'a mut [u8]],
+    detail: &Cell<LoadDetail<'a>>,
+) -> Result<&'a [(*mut u8, usize)], Error> {
+    for index in 0..meta.num_planned_buffers() {
+        let required = meta.planned_buffer_size(index)?;
+        let provided = planned.get(index).map_or(0, |b| b.len());
+        if provided < required {
+            let d = LoadDetail::PlannedBuffer {
+                index,
+                required,
+                provided,
+            };
+            return Err(note(detail, Error::MemoryAllocationFailed, d));
+        }
+    }
+    let raw = arena.alloc_array::<(*mut u8, usize)>(planned.len())?;
+    for (i, buf) in planned.iter_mut().enumerate() {
+        // SAFETY: `i < planned.len()`, the array's length.
+        unsafe { raw.as_ptr().add(i).write((buf.as_mut_ptr(), buf.len())) };
+    }
+    // SAFETY: all `planned.len()` entries were written above; the arena allocation lives
+    // for 'a and is only read from now on.
+    Ok(unsafe { core::slice::from_raw_parts(raw.as_ptr(), planned.len()) })
+}
+
+/// Where a tensor's data lives.
+struct Data {
+    ptr: *mut u8,
+    /// Program constants are never written.
+    read_only: bool,
+    /// In a planned buffer (or method memory): the execute may overwrite it.
+    planned: bool,
+}
+
+impl<'a> Builder<'a, '_> {
+    pub(super) fn build_tensor(&self, t: Table<'a>) -> Result<NonNull<Tensor>, Error> {
+        let shape = supported_shape(t)?;
+        let dim = shape.rank();
+        let (storage, nbytes) = self.shape_storage(&shape)?;
+        let data = self.tensor_data(t, nbytes)?;
+        // SAFETY: the three shape arrays hold `dim` initialized elements in the method
+        // arena, used by this tensor only, and the dim order is a permutation (checked by
+        // `TensorShape::fill`); `data` is null or valid for `nbytes` (the bound: sizes are
+        // the upper bound for dynamic tensors) for the method's lifetime: constants borrow
+        // the program, planned data the caller's buffers (range-checked).
+        let tensor = unsafe {
+            Tensor::from_raw_parts(
+                shape.dtype,
+                dim,
+                storage,
+                data.ptr,
+                shape.dynamism,
+                data.read_only,
+                data.planned,
+            )
+        };
+        self.arena.alloc(tensor)
+    }
+
+    /// Sizes, strides and dim order in method memory, filled from `shape`; and the bytes
+    /// the tensor's data takes at its bound.
+    fn shape_storage(&self, shape: &TensorShape<'a>) -> Result<(ShapeStorage, usize), Error> {
+        let dim = shape.rank();
+        // Sizes, then strides (recomputed by the constructor), then the dim order.
+        let sizes = self.arena.alloc_zeroed::<usize>(2 * dim)?;
+        let order = self.arena.alloc_zeroed::<u8>(dim)?;
+        // SAFETY: `sizes` holds `2 * dim` and `order` `dim` zeroed elements, fresh from
+        // the arena and used by nothing else.
+        let nbytes = unsafe {
+            shape.fill(
+                core::slice::from_raw_parts_mut(sizes.as_ptr(), dim),
+                core::slice::from_raw_parts_mut(order.as_ptr(), dim),
+            )?
+        };
+        let storage = ShapeStorage {
+            sizes,
+            // SAFETY: `dim <= 2 * dim` elements into the allocation.
+            strides: unsafe { sizes.add(dim) },
+            dim_order: order,
+        };
+        Ok((storage, nbytes))
+    }
+
+    /// Binds a tensor's `nbytes` of data: a constant in the program, a place in a planned
+    /// buffer (initialized from the program for mutable buffers), or nothing yet (inputs
+    /// and outputs outside the plan get method memory in `io_list`).
+    fn tensor_data(&self, t: Table<'a>, nbytes: usize) -> Result<Data, Error> {
+        let idx = t.uint(T::VT_DATA_BUFFER_IDX, 4) as u32;
+        Ok(match t.table(T::VT_ALLOCATION_INFO) {
+            None if idx > 0 => Data {
+                ptr: self.program.constant_data(idx, nbytes)?.as_ptr() as *mut u8,
+                read_only: true,
+                planned: false,
+            },
+            None => Data {
+                ptr: core::ptr::null_mut(),
+                read_only: false,
+                planned: false,
+            },
+            Some(allocation) => {
+                let ptr = self.planned_place(allocation, nbytes)?;
+                if idx > 0 {
+                    let init = self.program.mutable_data(idx, nbytes)?;
+                    // SAFETY: `ptr..ptr+nbytes` lies inside a planned buffer the method
+                    // borrows mutably (`planned_place`); `init` is program data, which
+                    // cannot overlap caller-provided planned memory.
+                    unsafe { core::ptr::copy_nonoverlapping(init.as_ptr(), ptr, nbytes) };
+                }
+                Data {
+                    ptr,
+                    read_only: false,
+                    planned: true,
+                }
+            }
+        })
+    }
+
+    /// The start of `nbytes` at the place `allocation` names, checked to lie inside that
+    /// planned buffer.
+    fn planned_place(&self, allocation: Table<'a>, nbytes: usize) -> Result<*mut u8, Error> {
+        type A<'x> = fb::AllocationDetails<'x>;
+        let id = allocation.uint(A::VT_MEMORY_ID, 4) as usize;
+        let offset = allocation.uint(A::VT_MEMORY_OFFSET_LOW, 4)
+            | allocation.uint(A::VT_MEMORY_OFFSET_HIGH, 4) << 32;
+        let offset = usize::try_from(offset).map_err(|_| Error::NotSupported)?;
+        let &(base, len) = id
+            .checked_sub(1)
+            .and_then(|i| self.planned.get(i))
+            .ok_or(Error::InvalidArgument)?;
+        let end = offset
+            .checked_add(nbytes)
+            .ok_or(Error::MemoryAllocationFailed)?;
+        if end > len {
+            return Err(Error::MemoryAllocationFailed);
+        }
+        // SAFETY: `offset + nbytes <= len`: inside the planned buffer.
+        Ok(unsafe { base.add(offset) })
+    }
+
+    /// Gives a tensor with no data yet (an input or output outside the memory plan)
+    /// method memory for its bound, so `set_input` can copy into it and kernels can
+    /// write it.
+    pub(super) fn back_with_method_memory(&self, t: NonNull<Tensor>) -> Result<(), Error> {
+        // SAFETY: tensors live in the method arena; nothing else borrows them during load.
+        let t = unsafe { &mut *t.as_ptr() };
+        if t.data_ptr().is_null() && t.nbytes() > 0 {
+            let bytes = t.numel_bound() * t.dtype().element_size();
+            let data = self.arena.allocate(bytes, 16)?;
+            // SAFETY: `bytes` fresh bytes from the method arena, valid for 'a.
+            unsafe { t.set_data(data.as_ptr(), false) };
+            t.mark_planned();
+        }
+        Ok(())
+    }
+}
+
+/// A tensor's shape, if this runtime supports the tensor: no storage offset, a bounded
+/// shape, and data inside the program.
+fn supported_shape(t: Table<'_>) -> Result<TensorShape<'_>, Error> {
+    let shape = TensorShape::read(t)?;
+    if t.uint(T::VT_STORAGE_OFFSET, 4) != 0 || shape.dynamism == ShapeDynamism::Unbound {
+        return Err(Error::NotSupported);
+    }
+    let external = t
+        .table(T::VT_EXTRA_TENSOR_INFO)
+        .is_some_and(|e| e.uint(fb::ExtraTensorInfo::VT_LOCATION, 1) != 0);
+    if external {
+        // Constants in a separate .ptd file need a named-data map, which this runtime
+        // does not take yet.
+        return Err(Error::NotSupported);
+    }
+    Ok(shape)
+}

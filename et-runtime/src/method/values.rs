@@ -1,0 +1,182 @@
+//! The value table: each of the program's `EValue`s built in method memory, plus the
+//! value-index lists that refer to it (list items, inputs, outputs, call arguments).
+//!
+//! Checked here: every value is of a kind the runtime knows, strings are UTF-8, and every
+//! value index names a value (`indices`). Tensor values are checked in `tensors`.
+
+use core::ptr::NonNull;
+
+use super::build::{Builder, Plan};
+use super::error::{note, LoadDetail};
+use crate::error::Error;
+use crate::program::{tag, Table, Vector};
+use crate::schema::fb;
+use crate::value::{BoxedList, Value, NONE_INDEX};
+
+/// `index` as a `u32` if it names one of `n` entries.
+pub(super) fn in_range(index: i64, n: usize) -> Option<u32> {
+    if index >= 0 && (index as u64) < n as u64 {
+        Some(index as u32)
+    } else {
+        None
+    }
+}
+
+impl<'a> Builder<'a, '_> {
+    pub(super) fn build_values(&mut self) -> Result<(), Error> {
+        let list = self
+            .meta
+            .list(Plan::VT_VALUES)
+            .ok_or(Error::InvalidProgram)?;
+        let n = list.len();
+        if n >= u32::MAX as usize {
+            return Err(Error::InvalidProgram);
+        }
+        let values = self.arena.alloc_array::<Value>(n)?;
+        for index in 0..n {
+            let v = match self.build_value(list.table(index), n) {
+                Ok(v) => v,
+                Err(e) => return Err(note(self.detail, e, LoadDetail::Value { index })),
+            };
+            // SAFETY: `index < n`, the array's length.
+            unsafe { values.as_ptr().add(index).write(v) };
+        }
+        self.values = values;
+        self.num_values = n;
+        Ok(())
+    }
+
+    fn build_value(&self, ev: Option<Table<'a>>, n: usize) -> Result<Value, Error> {
+        let (kind, t) = ev
+            .ok_or(Error::InvalidProgram)?
+            .union(fb::EValue::VT_VAL_TYPE, fb::EValue::VT_VAL);
+        if kind == tag::NULL {
+            return Ok(Value::None);
+        }
+        let t = t.ok_or(Error::InvalidProgram)?;
+        // Every list table keeps its items in its first field.
+        let items = || t.vector(fb::IntList::VT_ITEMS).unwrap_or(Vector::EMPTY);
+        Ok(match kind {
+            tag::INT => Value::Int(t.int(fb::Int::VT_INT_VAL, 8)),
+            tag::BOOL => Value::Bool(t.uint(fb::Bool::VT_BOOL_VAL, 1) != 0),
+            tag::DOUBLE => Value::Double(f64::from_bits(t.uint(fb::Double::VT_DOUBLE_VAL, 8))),
+            tag::STRING => {
+                let s = match t.bytes(fb::String::VT_STRING_VAL) {
+                    Some(b) => crate::program::to_str(b).ok_or(Error::InvalidProgram)?,
+                    None => "",
+                };
+                Value::String(NonNull::from(s.as_bytes()).cast(), s.len())
+            }
+            tag::TENSOR => Value::Tensor(self.build_tensor(t)?),
+            tag::INT_LIST => {
+                let (indices, len) = self.indices(items(), 8, false, n)?;
+                Value::IntList(self.arena.alloc(BoxedList {
+                    indices,
+                    items: self.arena.alloc_zeroed(len)?,
+                    len,
+                })?)
+            }
+            tag::TENSOR_LIST | tag::OPTIONAL_TENSOR_LIST => {
+                let optional = kind == tag::OPTIONAL_TENSOR_LIST;
+                let (indices, len) = self.indices(items(), 4, optional, n)?;
+                let list = self.arena.alloc(BoxedList {
+                    indices,
+                    // All-zero bytes are null pointers.
+                    items: self.arena.alloc_zeroed(len)?,
+                    len,
+                })?;
+                if optional {
+                    Value::OptionalTensorList(list)
+                } else {
+                    Value::TensorList(list)
+                }
+            }
+            tag::DOUBLE_LIST | tag::BOOL_LIST => {
+                // Copied into method memory: doubles as their bits, bools as 0 or 1.
+                let items = items();
+                let len = items.len();
+                let double = kind == tag::DOUBLE_LIST;
+                let elem = if double { 8 } else { 1 };
+                let copy = self.arena.allocate_n(len, elem as usize, elem as usize)?;
+                for k in 0..len {
+                    let v = items.uint(k, elem);
+                    // SAFETY: `k < len`; the allocation holds `len` elements of `elem`
+                    // bytes, aligned to `elem`.
+                    unsafe {
+                        if double {
+                            copy.cast::<u64>().as_ptr().add(k).write(v);
+                        } else {
+                            copy.as_ptr().add(k).write((v != 0) as u8);
+                        }
+                    }
+                }
+                if double {
+                    Value::DoubleList(copy.cast(), len)
+                } else {
+                    Value::BoolList(copy.cast(), len)
+                }
+            }
+            _ => return Err(Error::InvalidProgram),
+        })
+    }
+
+    /// Copies a vector of value indices (`elem`-byte signed integers) into method memory,
+    /// each checked to be below `n` (or -1 when `optional`, stored as [`NONE_INDEX`]).
+    pub(super) fn indices(
+        &self,
+        v: Vector<'a>,
+        elem: u32,
+        optional: bool,
+        n: usize,
+    ) -> Result<(NonNull<u32>, usize), Error> {
+        let len = v.len();
+        let out = self.arena.alloc_array::<u32>(len)?;
+        for k in 0..len {
+            let raw = v.uint(k, elem);
+            let raw = if elem == 4 {
+                raw as u32 as i32 as i64
+            } else {
+                raw as i64
+            };
+            let index = if optional && raw == -1 {
+                NONE_INDEX
+            } else {
+                in_range(raw, n).ok_or(Error::InvalidProgram)?
+            };
+            // SAFETY: `k < len`, the array's length.
+            unsafe { out.as_ptr().add(k).write(index) };
+        }
+        Ok((out, len))
+    }
+
+    /// The value indices of a call's `args` (required), checked against the value table.
+    pub(super) fn args(
+        &self,
+        call: Table<'a>,
+        vt: et_schema::reader::VOffsetT,
+    ) -> Result<&'a [u32], Error> {
+        let v = call.vector(vt).ok_or(Error::InvalidProgram)?;
+        let (p, len) = self.indices(v, 4, false, self.num_values)?;
+        // SAFETY: `indices` initialized `len` entries in the method arena, which lives for
+        // 'a and is only read from now on.
+        Ok(unsafe { core::slice::from_raw_parts(p.as_ptr(), len) })
+    }
+    /// An input or output list: value indices, each range-checked; tensors that are
+    /// neither planned nor constant get method memory (`back_with_method_memory`).
+    pub(super) fn io_list(
+        &self,
+        vt: et_schema::reader::VOffsetT,
+    ) -> Result<(NonNull<u32>, usize), Error> {
+        let list = self.meta.list(vt).ok_or(Error::InvalidProgram)?;
+        let (indices, len) = self.indices(list, 4, false, self.num_values)?;
+        for k in 0..len {
+            // SAFETY: `indices` holds `len` indices, each below `num_values`, the length
+            // of the value table built by `build_values`.
+            let v = unsafe { *self.values.as_ptr().add(*indices.as_ptr().add(k) as usize) };
+            if let Value::Tensor(t) = v {
+                self.back_with_method_memory(t)?;
+            }
+        }
+        Ok((indices, len))
+    }
+}

@@ -1,0 +1,203 @@
+//! The scalar interpreter behind every scalar prim op (and `sym_size`/`sym_numel`): one
+//! copy of the argument unboxing, the arithmetic and the result boxing, selected by
+//! [`Op`].
+
+use crate::error::{Error, KernelError, KernelResult};
+use crate::kernel::KernelArgs;
+use crate::scalar::Scalar;
+
+/// What a scalar prim op computes; each thunk in `thunks` passes one to [`scalar_prim`].
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub(super) enum Op {
+    // Binary on scalars, result by promotion (int when both are integral).
+    Add,
+    Sub,
+    Mul,
+    FloorDiv,
+    Mod,
+    Max,
+    Min,
+    // Binary on scalars, other results.
+    TrueDiv,
+    Eq,
+    Gt,
+    Lt,
+    Ge,
+    Le,
+    // Binary on ints.
+    FloorDivInt,
+    ModInt,
+    // Unary on a scalar.
+    Neg,
+    SymFloat,
+    SymInt,
+    SymNot,
+    Ceil,
+    Round,
+    Trunc,
+    // Ternary.
+    SymIte,
+    // On a tensor.
+    SymSize,
+    SymNumel,
+}
+
+/// Runs scalar prim op `op` on `args` and stores its result in the return slot.
+#[inline(never)]
+pub(super) fn scalar_prim(op: Op, args: &KernelArgs<'_>) -> KernelResult {
+    use Op::*;
+    let r = if matches!(op, SymSize | SymNumel) {
+        let t = args.tensor(0)?;
+        let n = if op == SymNumel {
+            t.numel()
+        } else {
+            let sizes = t.sizes();
+            let r = sizes.len() as i64;
+            let dim = args.int(1)?;
+            let d = if dim < 0 { dim.wrapping_add(r) } else { dim };
+            if d < 0 || d >= r.max(1) {
+                return Err(KernelError::invalid("dimension out of range"));
+            }
+            sizes.get(d as usize).copied().unwrap_or(1)
+        };
+        Scalar::Int(
+            i64::try_from(n).map_err(|_| KernelError::invalid("size does not fit in an int"))?,
+        )
+    } else {
+        let a = args.scalar(0)?;
+        // The second operand: the picked branch for `sym_ite`, none for unary ops.
+        let second = match op {
+            SymIte => Some(if a.to_bool() { 1 } else { 2 }),
+            Neg | SymFloat | SymInt | SymNot | Ceil | Round | Trunc => None,
+            _ => Some(1),
+        };
+        let b = match second {
+            Some(i) => args.scalar(i)?,
+            None => a,
+        };
+        match compute(op, a, b) {
+            Some(r) => r,
+            None => return Err(failure(op, a, b)),
+        }
+    };
+    args.set_return_scalar(r)
+}
+
+/// The result of scalar op `op` on `a` and `b` (`b` is `a` for unary ops, the picked
+/// branch for `sym_ite`); `None` when the op fails (see [`failure`]).
+#[inline(never)]
+fn compute(op: Op, a: Scalar, b: Scalar) -> Option<Scalar> {
+    use Op::*;
+    use Scalar::{Bool, Double, Int};
+    let integral = a.is_integral() && b.is_integral();
+    let (i, j) = (a.to_i64(), b.to_i64());
+    let (x, y) = (a.to_f64(), b.to_f64());
+    Some(match op {
+        FloorDivInt | ModInt => match (a, b) {
+            (Int(_), Int(_)) => Int(int_div(op == ModInt, i, j)?),
+            _ => return None,
+        },
+        Eq | Gt | Lt | Ge | Le => {
+            let ord = if integral {
+                Some(i.cmp(&j))
+            } else {
+                x.partial_cmp(&y)
+            };
+            Bool(ord.is_some_and(|o| match op {
+                Eq => o.is_eq(),
+                Gt => o.is_gt(),
+                Lt => o.is_lt(),
+                Ge => o.is_ge(),
+                _ => o.is_le(),
+            }))
+        }
+        TrueDiv => Double(x / y),
+        Add | Sub | Mul | FloorDiv | Mod | Max | Min if integral => Int(match op {
+            Add => i.wrapping_add(j),
+            Sub => i.wrapping_sub(j),
+            Mul => i.wrapping_mul(j),
+            Max => i.max(j),
+            Min => i.min(j),
+            _ => int_div(op == Mod, i, j)?,
+        }),
+        Add => Double(x + y),
+        Sub => Double(x - y),
+        Mul => Double(x * y),
+        FloorDiv => Double(floor_f64(x / y)),
+        Mod => Double(x - floor_f64(x / y) * y),
+        Max | Min if x.is_nan() || y.is_nan() => Double(f64::NAN),
+        Max => Double(x.max(y)),
+        Min => Double(x.min(y)),
+        Neg => match a {
+            Double(d) => Double(-d),
+            _ => Int(i.wrapping_neg()),
+        },
+        SymFloat => Double(x),
+        SymInt => Int(i),
+        SymNot => Bool(!a.to_bool()),
+        SymIte => b,
+        // Rounding an integral value keeps it; a double rounds (and must be finite).
+        _ if a.is_integral() => Int(i),
+        _ if !x.is_finite() => return None,
+        Ceil => Int(-floor_f64(-x) as i64),
+        Round => {
+            // Half to even.
+            let f = floor_f64(x);
+            let diff = x - f;
+            let odd = (f as i64) % 2 != 0;
+            Int((if diff > 0.5 || (diff == 0.5 && odd) {
+                f + 1.0
+            } else {
+                f
+            }) as i64)
+        }
+        _ => Int(i),
+    })
+}
+
+/// Why `compute` failed for these operands.
+#[cold]
+#[inline(never)]
+fn failure(op: Op, a: Scalar, b: Scalar) -> KernelError {
+    use Op::*;
+    match op {
+        FloorDivInt | ModInt if !matches!((a, b), (Scalar::Int(_), Scalar::Int(_))) => {
+            KernelError::new(
+                Error::InvalidProgram,
+                "argument has the wrong type for this kernel",
+            )
+        }
+        Mod | ModInt => KernelError::invalid("integer modulo by zero"),
+        FloorDiv | FloorDivInt => KernelError::invalid("integer division by zero"),
+        _ => KernelError::invalid("cannot round a non-finite value to an int"),
+    }
+}
+
+/// Python's floor division (`modulo == false`, rounds toward negative infinity) or
+/// modulo (`modulo == true`, the result takes the divisor's sign) of integers; `None`
+/// for a zero divisor.
+fn int_div(modulo: bool, a: i64, b: i64) -> Option<i64> {
+    if b == 0 {
+        return None;
+    }
+    let (q, r) = (a.wrapping_div(b), a.wrapping_rem(b));
+    let adjust = r != 0 && ((r < 0) != (b < 0));
+    Some(match (modulo, adjust) {
+        (false, false) => q,
+        (false, true) => q - 1,
+        (true, false) => r,
+        (true, true) => r + b,
+    })
+}
+
+/// `x` rounded toward negative infinity (as an `i64` round trip, like ExecuTorch's
+/// integer-valued floor).
+#[inline(never)]
+fn floor_f64(x: f64) -> f64 {
+    let t = x as i64 as f64;
+    if t > x {
+        t - 1.0
+    } else {
+        t
+    }
+}

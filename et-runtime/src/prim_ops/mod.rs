@@ -1,0 +1,46 @@
+//! The primitive operators ExecuTorch always registers: symbolic-shape arithmetic on
+//! scalars, `sym_size`/`sym_numel`, `_local_scalar_dense`, `et_view` and
+//! `et_copy_index`. They live in the same registry slice as library kernels.
+//!
+//! Size matters more than anything here, since every binary carries all of them: the
+//! scalar ops share one interpreter (`interpreter`) and each registered function is a
+//! two-instruction thunk naming its operation (`thunks`), so argument unboxing and result
+//! boxing exist once. The tensor prim ops are ordinary kernels (`tensor`).
+
+mod interpreter;
+mod tensor;
+mod thunks;
+
+#[cfg(test)]
+mod tests;
+
+pub(crate) use tensor::ET_VIEW;
+
+/// Registers prim op `$name` as the fallback entry `$id`, served by `$f`.
+macro_rules! prim {
+    ($id:ident, $name:literal, $sig:expr, $f:path) => {
+        #[linkme::distributed_slice(crate::__private::KERNELS)]
+        #[linkme(crate = linkme)]
+        pub(crate) static $id: crate::kernel::KernelEntry = crate::kernel::KernelEntry {
+            name: $name,
+            hash: crate::kernel::op_hash($name),
+            dtype: crate::kernel::DtypeKey::FALLBACK,
+            function: $f,
+            signature: $sig,
+        };
+    };
+}
+use prim;
+
+/// The signatures prim ops share (one static each, however many entries use it).
+macro_rules! signatures {
+    ($($sig:ident: [$($kind:ident),*] -> $ret:ident;)*) => {$(
+        static $sig: crate::kernel::KernelSignature = crate::kernel::KernelSignature {
+            args: &[$(crate::kernel::ArgKind::$kind),*],
+            returns: crate::kernel::ReturnKind::$ret,
+            crate_name: "et-runtime",
+            dtypes: crate::scalar_type::DtypeSet::ALL,
+        };
+    )*};
+}
+use signatures;

@@ -1,0 +1,161 @@
+//! The prim ops on tensors: `_local_scalar_dense`, `et_view` and `et_copy_index`.
+
+use super::{prim, signatures};
+use crate::error::{Error, KernelError, KernelResult};
+use crate::kernel::{KernelArgs, KernelContext};
+use crate::scalar::Scalar;
+use crate::scalar_type::ScalarType;
+use crate::tensor::MAX_DIM;
+
+signatures! {
+    TENSOR_TO_SCALAR: [Tensor] -> Scalar;
+    VIEW: [Tensor, IntList, TensorMut] -> Outs;
+    COPY_INDEX: [TensorMut, Tensor, Int] -> Outs;
+}
+
+/// `_local_scalar_dense(self)`: the one element of a tensor as a scalar.
+fn local_scalar_dense(_: &KernelContext<'_>, args: &KernelArgs<'_>) -> KernelResult {
+    let t = args.tensor(0)?;
+    if t.numel() != 1 {
+        return Err(KernelError::invalid(
+            "_local_scalar_dense needs a one-element tensor",
+        ));
+    }
+    // The element's bytes, little-endian, widened to 8 bytes (element sizes are 1..=8).
+    let mut raw = [0u8; 8];
+    for (d, s) in raw.iter_mut().zip(t.bytes()?) {
+        *d = *s;
+    }
+    let raw = u64::from_le_bytes(raw);
+    let v = match t.dtype() {
+        ScalarType::Bool => Scalar::Bool(raw != 0),
+        ScalarType::Byte => Scalar::Int(raw as u8 as i64),
+        ScalarType::Char => Scalar::Int(raw as i8 as i64),
+        ScalarType::Short => Scalar::Int(raw as i16 as i64),
+        ScalarType::Int => Scalar::Int(raw as i32 as i64),
+        ScalarType::Long => Scalar::Int(raw as i64),
+        ScalarType::Half => Scalar::Double(half::f16::from_bits(raw as u16).to_f64()),
+        ScalarType::Float => Scalar::Double(f32::from_bits(raw as u32) as f64),
+        ScalarType::Double => Scalar::Double(f64::from_bits(raw)),
+        _ => {
+            return Err(KernelError::unsupported(
+                "_local_scalar_dense: unsupported dtype",
+            ))
+        }
+    };
+    args.set_return_scalar(v)
+}
+prim!(
+    LOCAL_SCALAR_DENSE,
+    "aten::_local_scalar_dense",
+    &TENSOR_TO_SCALAR,
+    local_scalar_dense
+);
+
+/// `et_view(self, size, out)`: `out` becomes a view of `self`'s data with new sizes
+/// (one may be -1 and is inferred).
+fn et_view(_: &KernelContext<'_>, args: &KernelArgs<'_>) -> KernelResult {
+    let src = args.tensor(0)?;
+    let size = args.int_list(1)?;
+    // SAFETY: position 2 is taken once and only its shape and data pointer are changed;
+    // the planner may place a view's output on its input's memory, which is the point.
+    let out = unsafe { args.tensor_mut_for_view(2)? };
+    if size.len() != out.dim() || size.len() > MAX_DIM {
+        return Err(KernelError::invalid(
+            "et_view: size list does not match the output rank",
+        ));
+    }
+    if src.dtype() != out.dtype() {
+        return Err(KernelError::invalid("et_view: dtype mismatch"));
+    }
+    let numel = src.numel();
+    let mut sizes = [0usize; MAX_DIM];
+    let mut infer = None;
+    let mut known = 1usize;
+    for (&s, slot) in size.iter().zip(sizes.iter_mut()) {
+        if s == -1 {
+            if infer.replace(slot).is_some() {
+                return Err(KernelError::invalid(
+                    "et_view: more than one -1 in the size",
+                ));
+            }
+            continue;
+        }
+        *slot = usize::try_from(s).map_err(|_| KernelError::invalid("et_view: negative size"))?;
+        known = known
+            .checked_mul(*slot)
+            .ok_or(KernelError::invalid("et_view: size overflows"))?;
+    }
+    if let Some(slot) = infer {
+        if known == 0 || numel % known != 0 {
+            return Err(KernelError::invalid(
+                "et_view: cannot infer the -1 dimension",
+            ));
+        }
+        *slot = numel / known;
+    }
+    let sizes = sizes.get(..size.len()).unwrap_or_default();
+    if crate::tensor::checked_numel(sizes) != Some(numel) {
+        return Err(KernelError::invalid("et_view: element count differs"));
+    }
+    if numel > out.numel_bound() {
+        return Err(KernelError::invalid(
+            "et_view: view is larger than the output's bound",
+        ));
+    }
+    out.resize(sizes)?;
+    // SAFETY: `src`'s data is valid for its `numel` elements (== out's new numel) for the
+    // method's lifetime; a read-only source stays read-only through the view.
+    unsafe { out.set_data(src.data_ptr() as *mut u8, src.is_read_only()) };
+    Ok(())
+}
+prim!(ET_VIEW, "executorch_prim::et_view.default", &VIEW, et_view);
+
+/// `et_copy_index(copy_to, copy_from, index)`: writes `copy_from` into row `index` of
+/// `copy_to`, growing its first dimension (within its bound) when needed.
+fn et_copy_index(_: &KernelContext<'_>, args: &KernelArgs<'_>) -> KernelResult {
+    // SAFETY: position 0 is taken once and checked against the other arguments.
+    let to = unsafe { args.tensor_mut(0)? };
+    let from = args.tensor(1)?;
+    let index = usize::try_from(args.int(2)?)
+        .map_err(|_| KernelError::invalid("et_copy_index: negative index"))?;
+    let (rows, row_shape) = match to.sizes().split_first() {
+        Some((&rows, rest)) if to.dtype() == from.dtype() && rest.len() == from.dim() => {
+            (rows, rest)
+        }
+        _ => {
+            return Err(KernelError::invalid(
+                "et_copy_index: shapes or dtypes do not fit",
+            ))
+        }
+    };
+    if row_shape != from.sizes() {
+        return Err(KernelError::invalid("et_copy_index: row shape differs"));
+    }
+    let overflow = KernelError::invalid("et_copy_index: index overflows");
+    if rows <= index {
+        let mut sizes = [0usize; MAX_DIM];
+        for (d, s) in sizes.iter_mut().zip(to.sizes()) {
+            *d = *s;
+        }
+        sizes[0] = index.checked_add(1).ok_or(overflow)?;
+        to.resize(sizes.get(..to.dim()).unwrap_or_default())?;
+    }
+    let src = from.bytes()?;
+    let dst = to.bytes_mut()?;
+    let start = index.checked_mul(src.len()).ok_or(overflow)?;
+    let end = start.checked_add(src.len()).ok_or(overflow)?;
+    dst.get_mut(start..end)
+        .ok_or(KernelError::new(
+            Error::InvalidArgument,
+            "et_copy_index: index out of range",
+        ))?
+        .copy_from_slice(src);
+    Ok(())
+}
+prim!(
+    ET_COPY_INDEX,
+    "executorch_prim::et_copy_index.tensor",
+    &COPY_INDEX,
+    et_copy_index
+);
