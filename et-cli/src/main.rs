@@ -286,7 +286,7 @@ fn check(models: &[PathBuf]) -> Result<(), Failure> {
         let program = load(model, &loader)?;
         for name in program.method_names() {
             let meta = program.method_meta(name)?;
-            for call in et_runtime::missing_kernels(&meta) {
+            for call in et_runtime::registry::missing_kernels(&meta) {
                 let line = format!(
                     "{}: {} (kernel key {}) in method {name}",
                     model.display(),
@@ -298,7 +298,7 @@ fn check(models: &[PathBuf]) -> Result<(), Failure> {
                 }
             }
             for d in meta.delegates() {
-                if et_runtime::find_backend(d).is_none() {
+                if et_runtime::backend::find_backend(d).is_none() {
                     missing.push(format!("{}: backend {d} in method {name}", model.display()));
                 }
             }
@@ -312,7 +312,7 @@ fn check(models: &[PathBuf]) -> Result<(), Failure> {
     }
 }
 
-fn dtype_label(entry: &et_runtime::KernelEntry) -> String {
+fn dtype_label(entry: &et_runtime::registry::KernelEntry) -> String {
     match entry.dtype.dtype() {
         Some(t) => t.name().to_string(),
         None if entry.signature.dtypes == et_runtime::DtypeSet::ALL => "any".to_string(),
@@ -328,7 +328,7 @@ fn dtype_label(entry: &et_runtime::KernelEntry) -> String {
 }
 
 fn kernels(json: bool) {
-    let all = et_runtime::kernels();
+    let all = et_runtime::registry::kernels();
     if json {
         let rows: Vec<String> = all
             .iter()
@@ -341,7 +341,7 @@ fn kernels(json: bool) {
                 )
             })
             .collect();
-        let dups: Vec<String> = et_runtime::duplicates()
+        let dups: Vec<String> = et_runtime::registry::duplicates()
             .map(|(a, _)| format::json_str(a.name))
             .collect();
         println!(
@@ -362,7 +362,7 @@ fn kernels(json: bool) {
         println!("{name:width$}  {dtype:10}  {krate}");
     }
     println!("{} kernels registered", all.len());
-    for (a, b) in et_runtime::duplicates() {
+    for (a, b) in et_runtime::registry::duplicates() {
         println!(
             "duplicate: {} ({}) registered by {} and {}",
             a.name,

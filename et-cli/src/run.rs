@@ -117,7 +117,7 @@ fn pick_method<'p>(program: &Program<'p>, requested: Option<&str>) -> Result<&'p
 }
 
 fn missing_kernel_report(meta: &MethodMeta<'_>) -> String {
-    let mut lines: Vec<String> = et_runtime::missing_kernels(meta)
+    let mut lines: Vec<String> = et_runtime::registry::missing_kernels(meta)
         .map(|c| {
             format!(
                 "  {} (kernel key {}) at instruction {}",

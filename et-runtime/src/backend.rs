@@ -1,9 +1,10 @@
-//! Delegates: backends that execute a lowered part of a program (DelegateCall).
+//! Delegates: backends that execute a lowered part of a program (DelegateCall),
+//! registered in a link-time slice like kernels.
 
 use core::fmt;
 
 use crate::error::Error;
-use crate::kernel::{KernelArgs, KernelContext};
+pub use crate::kernel::{KernelArgs, KernelContext};
 use crate::memory::Arena;
 
 /// An opaque per-delegate state pointer a backend returns from `init`.

@@ -7,7 +7,7 @@ extern crate alloc;
 #[cfg(feature = "std")]
 extern crate std;
 
-mod backend;
+pub mod backend;
 mod error;
 mod kernel;
 mod loader;
@@ -15,8 +15,8 @@ pub mod log;
 mod memory;
 mod method;
 mod prim_ops;
-mod program;
-mod registry;
+pub mod program;
+pub mod registry;
 mod scalar;
 /// Element types, from et-schema (the one dtype table).
 mod scalar_type {
@@ -33,36 +33,30 @@ mod value;
 #[cfg(feature = "alloc")]
 mod tensor_buf;
 
-pub use backend::{
-    backends, find_backend, Backend, BackendEntry, BackendInitContext, CompileSpec, DelegateHandle,
-};
-pub use error::{Error, KernelError, KernelResult};
-/// Registers a kernel: see the `et-macros` crate for the forms and checks.
-#[cfg(feature = "macros")]
-pub use et_macros::kernel;
-pub use et_schema::Tag;
-pub use half::{bf16, f16};
-pub use kernel::{
-    op_hash, ArgKind, DtypeKey, KernelArgs, KernelContext, KernelEntry, KernelFn, KernelSignature,
-    ReturnKind, TensorListMut,
-};
+// Running programs: load, size memory, set inputs, execute, read outputs.
+pub use error::Error;
 pub use loader::{BufferLoader, DataLoader, PROGRAM_ALIGNMENT};
 #[cfg(feature = "std")]
 pub use loader::{FileLoader, MmapLoader};
 pub use memory::{Arena, MemoryManager};
 pub use method::{ExecuteError, LoadDetail, LoadError, Method, DEFAULT_INSTRUCTION_LIMIT};
 pub use program::{
-    method_allocator_estimate, missing_kernels, DataLoaderSync, ExtendedHeader, KernelCallInfo,
-    KernelKey, MethodMeta, OperatorName, Program, ProgramError, TensorInfo, Verification,
-    FILE_IDENTIFIER, MAX_SUPPORTED_VERSION,
+    method_allocator_estimate, MethodMeta, Program, ProgramError, TensorInfo, Verification,
 };
-pub use registry::{duplicates, find_kernel, has_operator, kernels, resolve_kernel};
+#[cfg(feature = "alloc")]
+pub use tensor_buf::{MethodBuffers, TensorBuf};
+pub use value::{EValue, Tag};
+
+// Writing kernels: `#[kernel]`, the context and argument types, element types, `et_switch!`.
+pub use error::{KernelError, KernelResult};
+/// Registers a kernel: see the `et-macros` crate for the forms and checks.
+#[cfg(feature = "macros")]
+pub use et_macros::kernel;
+pub use half::{bf16, f16};
+pub use kernel::{KernelContext, TensorListMut};
 pub use scalar::Scalar;
 pub use scalar_type::{Bool, DtypeSet, Element, ScalarType};
 pub use tensor::{checked_numel, ShapeDynamism, Tensor, MAX_DIM};
-#[cfg(feature = "alloc")]
-pub use tensor_buf::{MethodBuffers, TensorBuf};
-pub use value::EValue;
 
 /// Items used by code that `#[kernel]` generates. Not a stable API.
 #[doc(hidden)]
@@ -82,7 +76,7 @@ pub mod __private {
 
     /// Every delegate backend in the binary.
     #[linkme::distributed_slice]
-    pub static BACKENDS: [crate::BackendEntry];
+    pub static BACKENDS: [crate::backend::BackendEntry];
 
     /// The error for a dtype that an `et_switch!` did not handle.
     #[cold]

@@ -1,5 +1,6 @@
-//! `Program`: a loaded `.pte` file: the flatbuffer's root, segments and constants. The
-//! file format itself (header, schema, method metadata) is et-schema's.
+//! `Program`: a loaded `.pte` file: the flatbuffer's root, segments and constants; and
+//! the file-level facts a tool may want (header, identifier, verification levels, kernel
+//! call metadata), which come from et-schema.
 
 use core::fmt;
 
@@ -254,16 +255,6 @@ impl<'d> Program<'d> {
 unsafe impl Sync for Program<'_> {}
 // SAFETY: as above; nothing in a `Program` is tied to the thread that loaded it.
 unsafe impl Send for Program<'_> {}
-
-/// Kernel calls of `meta` that no kernel registered in this binary serves (by name and
-/// dtype key), each with its kernel key.
-pub fn missing_kernels<'m, 'd>(
-    meta: &'m MethodMeta<'d>,
-) -> impl Iterator<Item = KernelCallInfo<'d>> + 'm {
-    meta.kernel_calls()
-        .filter_map(|c| c.ok())
-        .filter(|c| crate::registry::resolve_kernel(&c.operator, &c.key).is_none())
-}
 
 /// A lower bound for the method allocator's size for `meta`: value table, tensor
 /// metadata and instruction table. Sizes the buffer passed to

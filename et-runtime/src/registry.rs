@@ -1,11 +1,15 @@
 //! The kernel registry: one link-time collected slice, and one rule for which entry
-//! serves a call ([`resolve`]), shared by `load_method` and every introspection function
-//! ([`find_kernel`], [`resolve_kernel`], [`missing_kernels`](crate::missing_kernels)), so what the tools
+//! serves a call (`resolve`), shared by `load_method` and every introspection function
+//! ([`find_kernel`], [`resolve_kernel`], [`missing_kernels`]), so what the tools
 //! report is what loading does.
 
-use crate::kernel::{op_hash_parts, DtypeKey, KernelEntry};
-use crate::program::{KernelKey, OperatorName};
+use crate::kernel::op_hash_parts;
+use crate::program::{KernelCallInfo, KernelKey, MethodMeta, OperatorName};
 use crate::scalar_type::{DtypeSet, ScalarType};
+
+pub use crate::kernel::{
+    op_hash, ArgKind, DtypeKey, KernelEntry, KernelFn, KernelSignature, ReturnKind,
+};
 
 /// Every kernel linked into this binary, in link order (prim ops included).
 pub fn kernels() -> &'static [KernelEntry] {
@@ -120,4 +124,14 @@ pub fn duplicates() -> impl Iterator<Item = (&'static KernelEntry, &'static Kern
             .filter(move |b| a.hash == b.hash && a.dtype == b.dtype && a.name == b.name)
             .map(move |b| (a, b))
     })
+}
+
+/// Kernel calls of `meta` that no kernel registered in this binary serves (by name and
+/// dtype key), each with its kernel key: what `load_method` would report as missing.
+pub fn missing_kernels<'m, 'd>(
+    meta: &'m MethodMeta<'d>,
+) -> impl Iterator<Item = KernelCallInfo<'d>> + 'm {
+    meta.kernel_calls()
+        .filter_map(|c| c.ok())
+        .filter(|c| resolve_kernel(&c.operator, &c.key).is_none())
 }

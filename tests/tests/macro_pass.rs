@@ -4,8 +4,8 @@
 use et_macros::kernel;
 use et_runtime::__private::{ArgKind, DtypeKey, ReturnKind};
 use et_runtime::{
-    et_switch, find_kernel, DtypeSet, Element, KernelContext, KernelError, KernelResult, Scalar,
-    ScalarType, Tensor, TensorListMut,
+    et_switch, registry::find_kernel, DtypeSet, Element, KernelContext, KernelError, KernelResult,
+    Scalar, ScalarType, Tensor, TensorListMut,
 };
 use etch_tests::{compare, fixtures_dir, run_case, IoSpec};
 
@@ -105,7 +105,7 @@ fn dtype_kernel_is_registered_for_its_dtype_only() {
     let entry = find_kernel("aten::add", "out", Some(ScalarType::Float)).expect("registered");
     assert_eq!(entry.name, "aten::add.out");
     assert_eq!(entry.dtype, DtypeKey::of(ScalarType::Float));
-    assert_eq!(entry.hash, et_runtime::op_hash("aten::add.out"));
+    assert_eq!(entry.hash, et_runtime::registry::op_hash("aten::add.out"));
     assert_eq!(
         entry.signature.args,
         &[
@@ -143,7 +143,7 @@ fn generic_kernel_has_one_entry_per_dtype() {
         );
     }
     assert!(find_kernel("aten::mul", "out", Some(ScalarType::Long)).is_none());
-    let count = et_runtime::kernels()
+    let count = et_runtime::registry::kernels()
         .iter()
         .filter(|e| e.name == "aten::mul.out")
         .count();
@@ -387,7 +387,7 @@ fn twice_b(_: &KernelContext<'_>, _out: &mut Tensor) -> KernelResult {
 
 #[test]
 fn duplicate_registrations_are_detected() {
-    let dups: Vec<_> = et_runtime::duplicates().collect();
+    let dups: Vec<_> = et_runtime::registry::duplicates().collect();
     assert_eq!(
         dups.len(),
         1,

@@ -164,7 +164,7 @@ fn missing_kernels_are_all_reported_with_keys() {
     else {
         panic!("{err}")
     };
-    let missing: Vec<String> = et_runtime::missing_kernels(&meta)
+    let missing: Vec<String> = et_runtime::registry::missing_kernels(&meta)
         .map(|c| format!("{} {}", c.operator, c.key))
         .collect();
     assert_eq!(count, missing.len());

@@ -58,7 +58,7 @@ fn mul(_: &KernelContext<'_>, _a: &Tensor, _b: &Tensor, _out: &mut Tensor) -> Ke
 }
 
 fn main() {
-    let mut lines: Vec<String> = et_runtime::kernels()
+    let mut lines: Vec<String> = et_runtime::registry::kernels()
         .iter()
         .filter(|e| e.name == "aten::add.out" || e.name == "aten::mul.out")
         .map(|e| {

@@ -39,7 +39,7 @@ pub enum LoadDetail<'d> {
         index: usize,
     },
     /// Some kernel calls have no registered kernel. Use
-    /// [`missing_kernels`](crate::missing_kernels) to list all of them with their kernel
+    /// [`missing_kernels`](crate::registry::missing_kernels) to list all of them with their kernel
     /// keys.
     MissingKernels {
         /// How many calls are unserved.

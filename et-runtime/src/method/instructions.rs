@@ -462,7 +462,7 @@ mod tests {
         assert_eq!(call.key.common_dtype(), Some(ScalarType::Float));
         assert!(resolve_kernel(&call.operator, &call.key).is_none());
         assert!(find_kernel("aten::add", "out", Some(ScalarType::Float)).is_none());
-        assert_eq!(crate::missing_kernels(&meta).count(), 1);
+        assert_eq!(crate::registry::missing_kernels(&meta).count(), 1);
         // The name is registered, and the entry serves the dtypes it was compiled for.
         assert!(has_operator("aten::add", "out"));
         let long = find_kernel("aten::add", "out", Some(ScalarType::Long));

@@ -10,7 +10,7 @@ use etch_tests::{fixture, MethodBuffers};
 
 #[test]
 fn forgetting_the_use_line_reports_missing_kernels() {
-    assert!(et_runtime::find_kernel("my_ops::mul3", "out", None).is_none());
+    assert!(et_runtime::registry::find_kernel("my_ops::mul3", "out", None).is_none());
     let loader = FileLoader::open(fixture("custom_ops.pte")).unwrap();
     let program = Program::load(&loader).unwrap();
     let meta = program.method_meta("forward").unwrap();
@@ -23,7 +23,7 @@ fn forgetting_the_use_line_reports_missing_kernels() {
         matches!(err.detail, LoadDetail::MissingKernels { count: 2, .. }),
         "{err}"
     );
-    let missing: Vec<String> = et_runtime::missing_kernels(&meta)
+    let missing: Vec<String> = et_runtime::registry::missing_kernels(&meta)
         .map(|c| c.operator.to_string())
         .collect();
     assert_eq!(missing, ["my_ops::mul3.out", "my_ops::scale_add.out"]);

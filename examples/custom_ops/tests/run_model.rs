@@ -16,8 +16,9 @@ fn custom_ops_program_matches_reference() {
 fn downstream_kernels_are_in_the_registry() {
     for name in ["my_ops::mul3.out", "my_ops::scale_add.out"] {
         let (op, overload) = name.split_once('.').unwrap();
-        let entry = et_runtime::find_kernel(op, overload, Some(et_runtime::ScalarType::Float))
-            .unwrap_or_else(|| panic!("{name} is not registered"));
+        let entry =
+            et_runtime::registry::find_kernel(op, overload, Some(et_runtime::ScalarType::Float))
+                .unwrap_or_else(|| panic!("{name} is not registered"));
         assert_eq!(entry.signature.crate_name, "custom_ops");
     }
 }

@@ -22,7 +22,10 @@ fn run(args: &[String]) -> Result<(), String> {
     let path = args
         .first()
         .ok_or("usage: selective_build MODEL.pte [INPUT.bin]...")?;
-    println!("{} kernels registered", et_runtime::kernels().len());
+    println!(
+        "{} kernels registered",
+        et_runtime::registry::kernels().len()
+    );
     let loader = FileLoader::open(path).map_err(|e| format!("{path}: {e}"))?;
     let program = Program::load(&loader).map_err(|e| format!("{path}: {e}"))?;
     let meta = program
@@ -32,7 +35,7 @@ fn run(args: &[String]) -> Result<(), String> {
     let (method_mem, mut planned, scratch) = buffers.split();
     let mut memory = MemoryManager::new(method_mem, &mut planned, scratch);
     let mut method = program.load_method("forward", &mut memory).map_err(|e| {
-        let missing: Vec<String> = et_runtime::missing_kernels(&meta)
+        let missing: Vec<String> = et_runtime::registry::missing_kernels(&meta)
             .map(|c| format!("  {} (kernel key {})", c.operator, c.key))
             .collect();
         format!("{path}: {e}\n{}", missing.join("\n"))

@@ -4,7 +4,9 @@
 use et_runtime::__private::{
     linkme, ArgKind, DtypeKey, KernelEntry, KernelSignature, ReturnKind, KERNELS,
 };
-use et_runtime::{DtypeSet, KernelArgs, KernelContext, KernelError, KernelResult, ScalarType};
+use et_runtime::{
+    backend::KernelArgs, DtypeSet, KernelContext, KernelError, KernelResult, ScalarType,
+};
 
 /// The broadcast shape of `a` and `b` (rank <= 16), without touching the heap.
 fn out_shape_broadcast(a: &[usize], b: &[usize]) -> Option<([usize; 16], usize)> {
@@ -99,7 +101,7 @@ macro_rules! register {
         #[linkme(crate = linkme)]
         static $id: KernelEntry = KernelEntry {
             name: $name,
-            hash: et_runtime::op_hash($name),
+            hash: et_runtime::registry::op_hash($name),
             dtype: DtypeKey::FALLBACK,
             function: $f,
             signature: &KernelSignature {

@@ -14,6 +14,6 @@ fn zeros(_ctx: &KernelContext<'_>, out: &mut Tensor) -> KernelResult {
 }
 
 fn main() {
-    let entry = et_runtime::find_kernel("my_ops::zeros", "out", None).unwrap();
+    let entry = et_runtime::registry::find_kernel("my_ops::zeros", "out", None).unwrap();
     assert_eq!(entry.signature.args.len(), 1);
 }

@@ -8,5 +8,5 @@ fn rank(_ctx: &KernelContext<'_>, t: &Tensor) -> KernelResult<i64> {
 }
 
 fn main() {
-    assert!(et_runtime::find_kernel("my_ops::rank", "", None).is_some());
+    assert!(et_runtime::registry::find_kernel("my_ops::rank", "", None).is_some());
 }

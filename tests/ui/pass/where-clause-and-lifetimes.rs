@@ -17,7 +17,7 @@ where
 
 fn main() {
     for dtype in [ScalarType::Float, ScalarType::Long] {
-        let entry = et_runtime::find_kernel("my_ops::copy", "out", Some(dtype)).unwrap();
+        let entry = et_runtime::registry::find_kernel("my_ops::copy", "out", Some(dtype)).unwrap();
         assert_eq!(entry.dtype.dtype(), Some(dtype));
     }
 }
