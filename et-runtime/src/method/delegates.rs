@@ -19,6 +19,8 @@ pub(super) struct Delegate {
 }
 
 impl<'a> Builder<'a, '_> {
+    /// Initializes every delegate in order. If one fails, those already initialized are
+    /// released: the method that would own them is never built.
     pub(super) fn init_delegates(&self) -> Result<(NonNull<Delegate>, usize), Error> {
         let list = self.meta.list(Plan::VT_DELEGATES).unwrap_or(Vector::EMPTY);
         let n = list.len();

@@ -161,6 +161,7 @@ impl<'a> Builder<'a, '_> {
         // 'a and is only read from now on.
         Ok(unsafe { core::slice::from_raw_parts(p.as_ptr(), len) })
     }
+
     /// An input or output list: value indices, each range-checked; tensors that are
     /// neither planned nor constant get method memory (`back_with_method_memory`).
     pub(super) fn io_list(
