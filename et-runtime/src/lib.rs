@@ -18,6 +18,7 @@ mod prim_ops;
 pub mod program;
 pub mod registry;
 mod scalar;
+mod selected;
 /// Element types, from et-schema (the one dtype table).
 mod scalar_type {
     pub use et_schema::scalar_type::*;
@@ -56,6 +57,7 @@ pub use half::{bf16, f16};
 pub use kernel::{KernelContext, TensorListMut};
 pub use scalar::Scalar;
 pub use scalar_type::{Bool, DtypeSet, Element, ScalarType};
+pub use selected::{AllDtypes, DtypeSelection, Selected};
 pub use tensor::{checked_numel, ShapeDynamism, Tensor, MAX_DIM};
 
 /// Items used by code that `#[kernel]` generates. Not a stable API.
@@ -65,7 +67,7 @@ pub mod __private {
         op_hash, ArgKind, DtypeKey, KernelArgs, KernelContext, KernelEntry, KernelSignature,
         ReturnKind,
     };
-    pub use crate::{DtypeSet, Error, KernelError, KernelResult, ScalarType};
+    pub use crate::{DtypeSet, Error, KernelError, KernelResult, ScalarType, Selected};
     // Element types `#[kernel(dtype = [..])]` instantiates generic kernels with.
     pub use crate::{bf16, f16, Bool};
     pub use linkme;

@@ -3,12 +3,14 @@
 /// Runs `body` with a type alias bound to the Rust element type of `dtype`.
 ///
 /// ```ignore
-/// et_switch!(in SELECTED, a.dtype(), [f32, f64, i32], T => add_impl::<T>(a, b, out))
+/// et_switch!(S, a.dtype(), [f32, f64, i32], T => add_impl::<T>(a, b, out))
+/// et_switch!(in DtypeSet::ALL, a.dtype(), @floats, T => scale::<T>(a, out))
 /// ```
 ///
-/// `SELECTED` is a [`DtypeSet`](crate::DtypeSet) constant; inside a `#[kernel]` function
-/// the shorter form `et_switch!(dtype, [..], T => ..)` uses the `__ET_SELECTED` constant
-/// the macro defines from the build's selection. Branches for dtypes outside the set are
+/// The first form takes a type implementing [`DtypeSelection`](crate::DtypeSelection):
+/// in a `#[kernel]` function, its selection parameter (`fn add<S: DtypeSelection>`),
+/// which the macro instantiates with the build's selection for the operator. The `in`
+/// form takes a [`DtypeSet`](crate::DtypeSet) constant expression. Branches for dtypes outside the set are
 /// `const`-false, so their generic code is never instantiated: that is how dtype-selective
 /// builds shrink. A dtype that is listed but not selected fails with `NotSupported`
 /// ("dtype not selected for this operator in this build"); one that is not listed fails
@@ -34,8 +36,8 @@ macro_rules! et_switch {
         let __et_dtype: $crate::ScalarType = $dtype;
         $crate::__et_switch_arms!($sel, __et_dtype, $T, $body, [$($t),+], $($t),+)
     }};
-    ($dtype:expr, $($rest:tt)+) => {
-        $crate::et_switch!(in __ET_SELECTED, $dtype, $($rest)+)
+    ($sel:ty, $dtype:expr, $($rest:tt)+) => {
+        $crate::et_switch!(in <$sel as $crate::DtypeSelection>::SET, $dtype, $($rest)+)
     };
 }
 

@@ -4,8 +4,8 @@
 use et_macros::kernel;
 use et_runtime::__private::{ArgKind, DtypeKey, ReturnKind};
 use et_runtime::{
-    et_switch, registry::find_kernel, DtypeSet, Element, KernelContext, KernelError, KernelResult,
-    Scalar, ScalarType, Tensor, TensorListMut,
+    et_switch, registry::find_kernel, DtypeSelection, DtypeSet, Element, KernelContext,
+    KernelError, KernelResult, Scalar, ScalarType, Tensor, TensorListMut,
 };
 use etch_tests::{compare, fixtures_dir, run_case, IoSpec};
 
@@ -167,16 +167,16 @@ fn sub_impl<T: Num>(a: &Tensor, b: &Tensor, alpha: Scalar, out: &mut Tensor) -> 
 }
 
 #[kernel("aten::sub.out")]
-fn sub(
+fn sub<S: DtypeSelection>(
     _ctx: &KernelContext<'_>,
     a: &Tensor,
     b: &Tensor,
     alpha: Scalar,
     out: &mut Tensor,
 ) -> KernelResult {
-    // No selection in this build: `__ET_SELECTED` is every dtype.
-    assert_eq!(__ET_SELECTED, DtypeSet::ALL);
-    et_switch!(a.dtype(), [f32, f64, i32, i64], T => sub_impl::<T>(a, b, alpha, out))
+    // No selection in this build: the selection parameter is every dtype.
+    assert_eq!(S::SET, DtypeSet::ALL);
+    et_switch!(S, a.dtype(), [f32, f64, i32, i64], T => sub_impl::<T>(a, b, alpha, out))
 }
 
 #[test]
@@ -444,8 +444,9 @@ fn several_out_tensors() {
 
 #[kernel("etch_test::stacked_a.out", dtype = f32)]
 #[kernel("etch_test::stacked_b.out", dtype = f32)]
-fn stacked(_: &KernelContext<'_>, _out: &mut Tensor) -> KernelResult {
-    assert_eq!(__ET_SELECTED, DtypeSet::ALL);
+fn stacked<S: DtypeSelection>(_: &KernelContext<'_>, _out: &mut Tensor) -> KernelResult {
+    // Both entries call one instantiation, with the union of both operators' dtypes.
+    assert_eq!(S::SET, DtypeSet::ALL);
     Ok(())
 }
 

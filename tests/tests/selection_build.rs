@@ -23,7 +23,7 @@ const VARS: [&str; 3] = [
 /// that exists shows up as a symbol.
 const PROBE_SOURCE: &str = r#"
 use et_macros::kernel;
-use et_runtime::{et_switch, Element, KernelContext, KernelResult, Scalar, ScalarType, Tensor};
+use et_runtime::{et_switch, DtypeSelection, Element, KernelContext, KernelResult, Scalar, ScalarType, Tensor};
 
 #[inline(never)]
 fn generic_probe<T: Element>() -> KernelResult {
@@ -48,8 +48,8 @@ fn add_i32(_: &KernelContext<'_>, _a: &Tensor, _b: &Tensor, _alpha: Scalar, _out
 }
 
 #[kernel("aten::add.out")]
-fn add_any(_: &KernelContext<'_>, a: &Tensor, _b: &Tensor, _alpha: Scalar, _out: &mut Tensor) -> KernelResult {
-    et_switch!(a.dtype(), [f32, i64], T => switch_probe::<T>())
+fn add_any<S: DtypeSelection>(_: &KernelContext<'_>, a: &Tensor, _b: &Tensor, _alpha: Scalar, _out: &mut Tensor) -> KernelResult {
+    et_switch!(S, a.dtype(), [f32, i64], T => switch_probe::<T>())
 }
 
 #[kernel("aten::mul.out")]

@@ -3,14 +3,17 @@
 
 use std::collections::HashSet;
 
-use syn::{GenericParam, Signature};
+use syn::punctuated::Punctuated;
+use syn::{GenericParam, Signature, Token, Type, TypeParam, TypeParamBound, WherePredicate};
 
 use super::args::{Args, Dtype, DtypeSpec, KeyValue, KEYS};
 use super::sig::{ArgKind, Context, Function, Return, Target};
 use super::{Errors, DTYPES};
 
-/// Runs every rule that applies.
-pub(crate) fn check(args: &Args, target: &Target, errors: &mut Errors) {
+/// Runs every rule that applies to one `#[kernel(..)]` attribute of the function. The
+/// rules about the function alone run for the `first` attribute only, so stacked
+/// attributes do not repeat them.
+pub(crate) fn check(args: &Args, target: &Target, first: bool, errors: &mut Errors) {
     check_op_name(args, errors);
     check_unknown_keys(args, errors);
     check_duplicate_keys(args, errors);
@@ -20,10 +23,24 @@ pub(crate) fn check(args: &Args, target: &Target, errors: &mut Errors) {
     let function = match target {
         Target::Fn(function) => function,
         Target::Other { tokens, what } => {
-            check_is_fn(tokens, what, errors);
+            if first {
+                check_is_fn(tokens, what, errors);
+            }
             return;
         }
     };
+    let sig = &function.item.sig;
+    if first {
+        check_function(function, errors);
+    }
+    check_generic_has_dtypes(args, sig, errors);
+    check_dtype_list_is_generic(args, sig, errors);
+    check_out_param_present(args, function, errors);
+    check_out_param_mut(args, function, errors);
+}
+
+/// The rules about the function itself, whatever the attribute says.
+fn check_function(function: &Function, errors: &mut Errors) {
     let sig = &function.item.sig;
     check_not_async(sig, errors);
     check_not_const(sig, errors);
@@ -32,14 +49,11 @@ pub(crate) fn check(args: &Args, target: &Target, errors: &mut Errors) {
     check_not_variadic(sig, errors);
     check_no_receiver(sig, errors);
     check_no_const_generics(sig, errors);
-    check_one_type_param(sig, errors);
-    check_generic_has_dtypes(args, sig, errors);
-    check_dtype_list_is_generic(args, sig, errors);
+    check_one_dtype_param(sig, errors);
+    check_one_selection_param(sig, errors);
     check_context(function, errors);
     check_param_types(function, errors);
     check_return_type(function, errors);
-    check_out_param_present(args, function, errors);
-    check_out_param_mut(args, function, errors);
 }
 
 /// The parts of `namespace::op.overload` (the overload may be absent).
@@ -226,9 +240,10 @@ fn check_no_const_generics(sig: &Signature, errors: &mut Errors) {
     }
 }
 
-// Rule: at most one type parameter, the element type the dtype list instantiates.
-fn check_one_type_param(sig: &Signature, errors: &mut Errors) {
-    for extra in sig.generics.type_params().skip(1) {
+// Rule: at most one element type parameter, the one the dtype list instantiates (besides
+// the selection parameter).
+fn check_one_dtype_param(sig: &Signature, errors: &mut Errors) {
+    for extra in dtype_params(sig).skip(1) {
         errors.spanned(
             &extra.ident,
             "#[kernel] functions can have at most one type parameter, the element type",
@@ -236,12 +251,53 @@ fn check_one_type_param(sig: &Signature, errors: &mut Errors) {
     }
 }
 
+// Rule: at most one parameter bounded by `DtypeSelection` (the build's selected dtypes).
+fn check_one_selection_param(sig: &Signature, errors: &mut Errors) {
+    for extra in sig
+        .generics
+        .type_params()
+        .filter(|p| is_selection_param(sig, p))
+        .skip(1)
+    {
+        errors.spanned(
+            &extra.ident,
+            "#[kernel] functions can have at most one `DtypeSelection` parameter",
+        );
+    }
+}
+
+/// Whether type parameter `param` is the dtype-selection marker: bounded by
+/// `DtypeSelection` (any path ending so) in its declaration or the where clause.
+pub(crate) fn is_selection_param(sig: &Signature, param: &TypeParam) -> bool {
+    let names_selection = |bounds: &Punctuated<TypeParamBound, Token![+]>| {
+        bounds.iter().any(|b| {
+            matches!(b, TypeParamBound::Trait(t)
+                if t.path.segments.last().is_some_and(|s| s.ident == "DtypeSelection"))
+        })
+    };
+    names_selection(&param.bounds)
+        || sig.generics.where_clause.as_ref().is_some_and(|w| {
+            w.predicates.iter().any(|p| {
+                matches!(p, WherePredicate::Type(t)
+                    if matches!(&t.bounded_ty, Type::Path(tp) if tp.path.is_ident(&param.ident))
+                        && names_selection(&t.bounds))
+            })
+        })
+}
+
+/// The element type parameters: every type parameter except the selection marker.
+pub(crate) fn dtype_params(sig: &Signature) -> impl Iterator<Item = &TypeParam> {
+    sig.generics
+        .type_params()
+        .filter(move |p| !is_selection_param(sig, p))
+}
+
 // Rule: a generic kernel names the dtypes its type parameter is instantiated with.
 fn check_generic_has_dtypes(args: &Args, sig: &Signature, errors: &mut Errors) {
     if args.dtype().is_some() {
         return;
     }
-    if let Some(param) = sig.generics.type_params().next() {
+    if let Some(param) = dtype_params(sig).next() {
         errors.spanned(
             &param.ident,
             format!(
@@ -255,7 +311,7 @@ fn check_generic_has_dtypes(args: &Args, sig: &Signature, errors: &mut Errors) {
 // Rule: a dtype list needs a type parameter to instantiate.
 fn check_dtype_list_is_generic(args: &Args, sig: &Signature, errors: &mut Errors) {
     if let Some(DtypeSpec::List { span, .. }) = args.dtype() {
-        if sig.generics.type_params().next().is_none() {
+        if dtype_params(sig).next().is_none() {
             errors.at(
                 *span,
                 "#[kernel] dtype lists need a function generic over the element type, e.g. fn add<T: Element>(..); use `dtype = f32` for one dtype",

@@ -1,10 +1,10 @@
 //! Code generation for a checked `#[kernel]` function.
 //!
 //! ```text
-//! fn user_fn(..) -> KernelResult { const __ET_SELECTED: DtypeSet = ..; <body> }
+//! fn user_fn<T: Real, S: DtypeSelection>(..) -> KernelResult { <body, unchanged> }
 //! const _: () = {
 //!     fn __et_wrapper_f32(ctx: &KernelContext<'_>, args: &KernelArgs<'_>) -> KernelResult {
-//!         user_fn::<f32>(ctx, args.tensor(0)?, .., unsafe { args.tensor_mut(3) }?)
+//!         user_fn::<f32, Selected<{ MASK_A | MASK_B }>>(ctx, args.tensor(0)?, ..)
 //!     }
 //!     static __ET_SIGNATURE: KernelSignature = KernelSignature { .. };
 //!     #[distributed_slice(KERNELS)]
@@ -12,7 +12,9 @@
 //! };
 //! ```
 //!
-//! Everything is a const initializer: no code runs before `main`.
+//! Everything is a const initializer: no code runs before `main`. Stacked attributes get
+//! one `const _` block each, and every wrapper names the same `Selected<..>` type (the
+//! union of the operators' selected dtypes), so the body is instantiated once.
 
 use proc_macro2::{Span, TokenStream};
 use quote::{format_ident, quote, quote_spanned};
@@ -20,6 +22,7 @@ use syn::spanned::Spanned;
 use syn::Ident;
 
 use super::args::{Args, Dtype};
+use super::check::{dtype_params, is_selection_param};
 use super::sig::{Function, Return, ReturnKind};
 use crate::selection::OpSelection;
 
@@ -31,13 +34,45 @@ struct Instance {
     type_arg: Option<(&'static Dtype, Span)>,
 }
 
-pub(crate) fn expand(args: &Args, function: &Function, selection: &OpSelection) -> TokenStream {
+pub(crate) fn expand(
+    attributes: &[Args],
+    function: &Function,
+    selections: &[OpSelection],
+) -> TokenStream {
+    let mut item = function.item.clone();
+    let registered: Vec<u32> = selections
+        .iter()
+        .filter(|s| s.registered)
+        .map(|s| s.mask)
+        .collect();
+    if registered.is_empty() {
+        // Not selected in this build: the function stays, nothing refers to it.
+        item.attrs.push(syn::parse_quote! {
+            #[allow(dead_code, reason = "operator not selected in this build")]
+        });
+    }
+    // The union as a const expression of the per-operator masks.
+    let union = quote!({ 0u32 #(| #registered)* });
+    let mut out = quote!(#item);
+    for (args, selection) in attributes.iter().zip(selections) {
+        out.extend(entries(args, function, selection, &union));
+    }
+    out
+}
+
+/// The registry entries of one attribute, in a `const _` block.
+fn entries(
+    args: &Args,
+    function: &Function,
+    selection: &OpSelection,
+    union: &TokenStream,
+) -> TokenStream {
     let krate = args.krate();
     let private = quote!(#krate::__private);
     let Some(op) = &args.op else {
         return TokenStream::new();
     };
-    let generic = function.item.sig.generics.type_params().next().is_some();
+    let generic = dtype_params(&function.item.sig).next().is_some();
 
     let mut instances = Vec::new();
     if selection.registered {
@@ -63,23 +98,13 @@ pub(crate) fn expand(args: &Args, function: &Function, selection: &OpSelection) 
         }
     }
 
-    let mut item = function.item.clone();
-    let mask = selection.mask;
-    inject_selected(&mut item, &private, mask);
-    if instances.is_empty() {
-        // Not selected in this build: the function stays, nothing refers to it.
-        item.attrs.push(syn::parse_quote! {
-            #[allow(dead_code, reason = "operator not selected in this build")]
-        });
-    }
-
     let tracking = &selection.tracking;
     if instances.is_empty() {
         return quote! {
-            #item
             const _: () = { #tracking };
         };
     }
+    let mask = selection.mask;
 
     let returns = match function.returns {
         Return::Known(kind) => kind,
@@ -90,20 +115,18 @@ pub(crate) fn expand(args: &Args, function: &Function, selection: &OpSelection) 
         quote!(#private::ArgKind::#v)
     });
     let return_variant = Ident::new(returns.variant(), Span::call_site());
+    let selected = quote!(#private::Selected<#union>);
 
     let mut items = TokenStream::new();
     for instance in &instances {
         let suffix = instance.key.map_or("fallback", |d| d.name);
         let wrapper = format_ident!("__et_wrapper_{}", suffix);
         let entry = format_ident!("__ET_KERNEL_{}", suffix.to_uppercase());
+        let dtype_arg = instance
+            .type_arg
+            .map(|(d, span)| (d.rust_type(&krate, span), span));
         items.extend(wrapper_fn(
-            &private,
-            function,
-            &wrapper,
-            instance
-                .type_arg
-                .map(|(d, span)| (d.rust_type(&krate, span), span)),
-            returns,
+            &private, function, &wrapper, dtype_arg, &selected, returns,
         ));
         let dtype_key = match instance.key {
             None => quote!(#private::DtypeKey::FALLBACK),
@@ -126,7 +149,6 @@ pub(crate) fn expand(args: &Args, function: &Function, selection: &OpSelection) 
     }
 
     quote! {
-        #item
         const _: () = {
             #tracking
             static __ET_SIGNATURE: #private::KernelSignature = #private::KernelSignature {
@@ -140,48 +162,13 @@ pub(crate) fn expand(args: &Args, function: &Function, selection: &OpSelection) 
     }
 }
 
-/// Defines `__ET_SELECTED`, the dtypes selected for the operator, at the top of the
-/// function's body (`et_switch!` reads it). A function under several `#[kernel]`
-/// attributes already has it from the outer one: it then covers every operator's dtypes.
-fn inject_selected(item: &mut syn::ItemFn, private: &TokenStream, mut mask: u32) {
-    let existing = item.block.stmts.iter().position(
-        |stmt| matches!(stmt, syn::Stmt::Item(syn::Item::Const(c)) if c.ident == "__ET_SELECTED"),
-    );
-    if let Some(index) = existing {
-        if let syn::Stmt::Item(syn::Item::Const(c)) = &item.block.stmts[index] {
-            mask |= previous_mask(&c.expr);
-        }
-        item.block.stmts.remove(index);
-    }
-    item.block.stmts.insert(
-        0,
-        syn::parse_quote! {
-            #[allow(dead_code)]
-            const __ET_SELECTED: #private::DtypeSet = #private::DtypeSet(#mask);
-        },
-    );
-}
-
-/// The mask in `DtypeSet(<mask>)` as an earlier `#[kernel]` wrote it.
-fn previous_mask(expr: &syn::Expr) -> u32 {
-    match expr {
-        syn::Expr::Call(call) => match call.args.first() {
-            Some(syn::Expr::Lit(syn::ExprLit {
-                lit: syn::Lit::Int(n),
-                ..
-            })) => n.base10_parse().unwrap_or(u32::MAX),
-            _ => u32::MAX,
-        },
-        _ => u32::MAX,
-    }
-}
-
 /// The boxed wrapper: unboxes positions `0..n` and calls the user's function.
 fn wrapper_fn(
     private: &TokenStream,
     function: &Function,
     wrapper: &Ident,
-    type_arg: Option<(TokenStream, Span)>,
+    dtype_arg: Option<(TokenStream, Span)>,
+    selected: &TokenStream,
     returns: ReturnKind,
 ) -> TokenStream {
     let name = &function.item.sig.ident;
@@ -204,13 +191,27 @@ fn wrapper_fn(
             quote_spanned!(span=> #access?)
         }
     });
-    let callee = match type_arg {
-        Some((ty, span)) => {
-            // Entirely at the dtype's name, so an unmet bound on `T` points there.
-            let name = Ident::new(&name.to_string(), span);
-            quote_spanned!(span=> #name::<#ty>)
+    // Type arguments in declaration order: the selection marker gets the build's
+    // selected dtypes, the element type parameter the entry's dtype.
+    let sig = &function.item.sig;
+    let mut type_args = Vec::new();
+    let mut span_of_dtype = None;
+    for param in sig.generics.type_params() {
+        if is_selection_param(sig, param) {
+            type_args.push(selected.clone());
+        } else if let Some((ty, span)) = &dtype_arg {
+            span_of_dtype = Some(*span);
+            type_args.push(ty.clone());
         }
-        None => quote!(#name),
+    }
+    let callee = match span_of_dtype {
+        // Entirely at the dtype's name, so an unmet bound on `T` points there.
+        Some(span) => {
+            let name = Ident::new(&name.to_string(), span);
+            quote_spanned!(span=> #name::<#(#type_args),*>)
+        }
+        None if type_args.is_empty() => quote!(#name),
+        None => quote!(#name::<#(#type_args),*>),
     };
     let call = quote!(#callee(__et_ctx, #(#values),*));
     let body = match returns.setter() {

@@ -19,39 +19,76 @@ use crate::selection::SelectionError;
 pub(crate) use args::DTYPES;
 
 /// The attribute's entry point: never panics on user input.
+///
+/// The first `#[kernel]` on a function also takes every `#[kernel(..)]` stacked under it
+/// (and removes them), so the registry entries of all of them call one instantiation of
+/// the body, with the union of their operators' selected dtypes.
 pub(crate) fn kernel(attr: TokenStream, item: TokenStream) -> TokenStream {
     let mut errors = Errors::default();
-    let args = args::parse(attr, &mut errors);
-    match try_expand(&args, item.clone(), errors) {
-        Ok(tokens) => tokens,
-        Err(errors) => fallback::emit(item, &args, errors),
+    let (item, stacked) = take_stacked(item);
+    let mut attributes = vec![args::parse(attr, &mut errors)];
+    for tokens in stacked {
+        attributes.push(args::parse(tokens, &mut errors));
     }
+    match try_expand(&attributes, item.clone(), errors) {
+        Ok(tokens) => tokens,
+        Err(errors) => fallback::emit(item, errors),
+    }
+}
+
+/// The item without its stacked `#[kernel(..)]` attributes, and their argument tokens.
+fn take_stacked(item: TokenStream) -> (TokenStream, Vec<TokenStream>) {
+    let Ok(mut function) = syn::parse2::<syn::ItemFn>(item.clone()) else {
+        return (item, Vec::new());
+    };
+    let mut stacked = Vec::new();
+    function.attrs.retain(|attr| {
+        let is_kernel = attr
+            .path()
+            .segments
+            .last()
+            .is_some_and(|s| s.ident == "kernel");
+        if is_kernel {
+            stacked.push(match &attr.meta {
+                syn::Meta::List(list) => list.tokens.clone(),
+                _ => TokenStream::new(),
+            });
+        }
+        !is_kernel
+    });
+    if stacked.is_empty() {
+        return (item, stacked);
+    }
+    (function.into_token_stream(), stacked)
 }
 
 /// Parse -> check -> expand, collecting every problem before giving up.
 fn try_expand(
-    args: &args::Args,
+    attributes: &[args::Args],
     item: TokenStream,
     mut errors: Errors,
 ) -> Result<TokenStream, Vec<syn::Error>> {
     let target = sig::parse(item);
-    check::check(args, &target, &mut errors);
-    let selection = match &args.op {
-        Some(op) if !errors.has_errors() => match crate::selection::for_op(&op.value()) {
-            Ok(selection) => Some(selection),
-            Err(SelectionError::Report(message)) => {
-                errors.at(op.span(), message);
-                None
-            }
+    for (i, args) in attributes.iter().enumerate() {
+        check::check(args, &target, i == 0, &mut errors);
+    }
+    let mut selections = Vec::new();
+    for args in attributes {
+        let Some(op) = &args.op else { continue };
+        if errors.has_errors() {
+            break;
+        }
+        match crate::selection::for_op(&op.value()) {
+            Ok(selection) => selections.push(selection),
+            Err(SelectionError::Report(message)) => errors.at(op.span(), message),
             // Reported at another kernel of this crate: emit the function alone.
             Err(SelectionError::Reported) => return Err(Vec::new()),
-        },
-        _ => None,
-    };
+        }
+    }
     errors.finish()?;
-    match (target, selection) {
-        (sig::Target::Fn(function), Some(selection)) => {
-            Ok(expand::expand(args, &function, &selection))
+    match target {
+        sig::Target::Fn(function) if selections.len() == attributes.len() => {
+            Ok(expand::expand(attributes, &function, &selections))
         }
         // Unreachable: every path that leaves these unset reported an error. Kept as an
         // error rather than a panic.

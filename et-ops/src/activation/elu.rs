@@ -1,7 +1,7 @@
 //! `aten::elu.out`.
 
-use et_macros::kernel;
-use et_runtime::{et_switch, KernelContext, KernelResult, Scalar, Tensor};
+use et_runtime::kernel;
+use et_runtime::{et_switch, DtypeSelection, KernelContext, KernelResult, Scalar, Tensor};
 
 use super::float_input;
 use crate::util::dtype::Num;
@@ -13,7 +13,7 @@ use crate::util::promote::{compute_dtype, compute_set};
 /// `scale * alpha * (e^(input_scale * x) - 1)` (computed with `expm1`, accurate near 0).
 /// NaN stays NaN.
 #[kernel("aten::elu.out")]
-pub fn elu_out(
+pub fn elu_out<Sel: DtypeSelection>(
     _ctx: &KernelContext<'_>,
     input: &Tensor,
     alpha: Scalar,
@@ -22,12 +22,12 @@ pub fn elu_out(
     out: &mut Tensor,
 ) -> KernelResult {
     let common = float_input(input)?;
-    et_switch!(in compute_set(__ET_SELECTED), compute_dtype(common), [f32, f64], C => {
+    et_switch!(in compute_set(Sel::SET), compute_dtype(common), [f32, f64], C => {
         // PyTorch folds the coefficients in the compute type, as here.
         let neg = C::from_scalar(alpha) * C::from_scalar(scale);
         let pos = C::from_scalar(scale);
         let ins = C::from_scalar(input_scale);
-        unary::<C, C, { __ET_SELECTED.0 }>(input, out, common, move |x| {
+        unary::<C, C, Sel>(input, out, common, move |x| {
             if x > C::ZERO { x * pos } else { Float::exp_m1(x * ins) * neg }
         })
     })
@@ -37,6 +37,7 @@ pub fn elu_out(
 mod tests {
     use super::*;
     use crate::util::elementwise::with_ctx;
+    use et_runtime::AllDtypes;
     use et_runtime::{ScalarType, TensorBuf};
 
     #[test]
@@ -45,12 +46,12 @@ mod tests {
             let x = TensorBuf::from_slice(&[4], &[-1.0f64, 0.0, 2.0, f64::NAN]).unwrap();
             let mut o = TensorBuf::zeros(ScalarType::Double, &[4]).unwrap();
             let one = Scalar::Int(1);
-            elu_out(ctx, &x, one, one, one, &mut o).unwrap();
+            elu_out::<AllDtypes>(ctx, &x, one, one, one, &mut o).unwrap();
             let v = o.data::<f64>().unwrap();
             assert!((v[0] - (-0.6321205588285577)).abs() < 1e-15);
             assert_eq!(&v[1..3], &[0.0, 2.0]);
             assert!(v[3].is_nan());
-            elu_out(
+            elu_out::<AllDtypes>(
                 ctx,
                 &x,
                 Scalar::Double(2.0),

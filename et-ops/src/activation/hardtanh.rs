@@ -1,7 +1,9 @@
 //! `aten::hardtanh.out`.
 
-use et_macros::kernel;
-use et_runtime::{et_switch, KernelContext, KernelError, KernelResult, Scalar, ScalarType, Tensor};
+use et_runtime::kernel;
+use et_runtime::{
+    et_switch, DtypeSelection, KernelContext, KernelError, KernelResult, Scalar, ScalarType, Tensor,
+};
 
 use crate::util::dtype::Num;
 use crate::util::elementwise::{scalar_as, unary, Compute};
@@ -10,7 +12,7 @@ use crate::util::promote::{compute_dtype, compute_set};
 /// Elementwise `min(max(x, min_val), max_val)` in the input's dtype (ReLU6 is
 /// `hardtanh(x, 0, 6)`); NaN stays NaN. The bounds are converted to the input's dtype.
 #[kernel("aten::hardtanh.out")]
-pub fn hardtanh_out(
+pub fn hardtanh_out<Sel: DtypeSelection>(
     _ctx: &KernelContext<'_>,
     input: &Tensor,
     min_val: Scalar,
@@ -23,14 +25,14 @@ pub fn hardtanh_out(
             "hardtanh is not supported for bool tensors",
         ));
     }
-    et_switch!(in compute_set(__ET_SELECTED), compute_dtype(common), [i64, f32, f64], C => {
-        let lo = scalar_as::<C, { __ET_SELECTED.0 }>(min_val, common)?;
-        let hi = scalar_as::<C, { __ET_SELECTED.0 }>(max_val, common)?;
+    et_switch!(in compute_set(Sel::SET), compute_dtype(common), [i64, f32, f64], C => {
+        let lo = scalar_as::<C, Sel>(min_val, common)?;
+        let hi = scalar_as::<C, Sel>(max_val, common)?;
         if C::IS_FLOAT && (lo.is_nan() || hi.is_nan()) {
             // A NaN bound makes every element NaN (as clamp does).
-            return unary::<C, C, { __ET_SELECTED.0 }>(input, out, common, move |x| x.max_nan(lo).min_nan(hi));
+            return unary::<C, C, Sel>(input, out, common, move |x| x.max_nan(lo).min_nan(hi));
         }
-        unary::<C, C, { __ET_SELECTED.0 }>(input, out, common, move |x| x.at_least(lo).at_most(hi))
+        unary::<C, C, Sel>(input, out, common, move |x| x.at_least(lo).at_most(hi))
     })
 }
 
@@ -38,6 +40,7 @@ pub fn hardtanh_out(
 mod tests {
     use super::*;
     use crate::util::elementwise::with_ctx;
+    use et_runtime::AllDtypes;
     use et_runtime::TensorBuf;
 
     #[test]
@@ -45,14 +48,16 @@ mod tests {
         with_ctx(|ctx| {
             let x = TensorBuf::from_slice(&[4], &[-1.0f32, 3.0, 7.5, f32::NAN]).unwrap();
             let mut o = TensorBuf::zeros(ScalarType::Float, &[4]).unwrap();
-            hardtanh_out(ctx, &x, Scalar::Int(0), Scalar::Int(6), &mut o).unwrap();
+            hardtanh_out::<AllDtypes>(ctx, &x, Scalar::Int(0), Scalar::Int(6), &mut o).unwrap();
             let v = o.data::<f32>().unwrap();
             assert_eq!(&v[..3], &[0.0, 3.0, 6.0]);
             assert!(v[3].is_nan());
             let mut o2 = TensorBuf::zeros(ScalarType::Float, &[4]).unwrap();
-            hardtanh_out(ctx, &x, Scalar::Double(-0.5), Scalar::Double(0.5), &mut o2).unwrap();
+            hardtanh_out::<AllDtypes>(ctx, &x, Scalar::Double(-0.5), Scalar::Double(0.5), &mut o2)
+                .unwrap();
             assert_eq!(&o2.data::<f32>().unwrap()[..3], &[-0.5, 0.5, 0.5]);
-            hardtanh_out(ctx, &x, Scalar::Double(f64::NAN), Scalar::Int(1), &mut o2).unwrap();
+            hardtanh_out::<AllDtypes>(ctx, &x, Scalar::Double(f64::NAN), Scalar::Int(1), &mut o2)
+                .unwrap();
             assert!(o2.data::<f32>().unwrap().iter().all(|v| v.is_nan()));
         });
     }

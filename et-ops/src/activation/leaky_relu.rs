@@ -1,7 +1,7 @@
 //! `aten::leaky_relu.out`.
 
-use et_macros::kernel;
-use et_runtime::{et_switch, KernelContext, KernelResult, Scalar, Tensor};
+use et_runtime::kernel;
+use et_runtime::{et_switch, DtypeSelection, KernelContext, KernelResult, Scalar, Tensor};
 
 use super::float_input;
 use crate::util::dtype::Num;
@@ -10,16 +10,16 @@ use crate::util::promote::{compute_dtype, compute_set};
 
 /// Elementwise `x > 0 ? x : x * negative_slope` for floating tensors; NaN stays NaN.
 #[kernel("aten::leaky_relu.out")]
-pub fn leaky_relu_out(
+pub fn leaky_relu_out<Sel: DtypeSelection>(
     _ctx: &KernelContext<'_>,
     input: &Tensor,
     negative_slope: Scalar,
     out: &mut Tensor,
 ) -> KernelResult {
     let common = float_input(input)?;
-    et_switch!(in compute_set(__ET_SELECTED), compute_dtype(common), [f32, f64], C => {
-        let slope = scalar_opmath::<C, { __ET_SELECTED.0 }>(negative_slope, common)?;
-        unary::<C, C, { __ET_SELECTED.0 }>(input, out, common, move |x| {
+    et_switch!(in compute_set(Sel::SET), compute_dtype(common), [f32, f64], C => {
+        let slope = scalar_opmath::<C, Sel>(negative_slope, common)?;
+        unary::<C, C, Sel>(input, out, common, move |x| {
             if x > C::ZERO { x } else { x * slope }
         })
     })
@@ -29,6 +29,7 @@ pub fn leaky_relu_out(
 mod tests {
     use super::*;
     use crate::util::elementwise::with_ctx;
+    use et_runtime::AllDtypes;
     use et_runtime::{ScalarType, TensorBuf};
 
     #[test]
@@ -36,13 +37,13 @@ mod tests {
         with_ctx(|ctx| {
             let x = TensorBuf::from_slice(&[4], &[-2.0f64, 0.0, 3.0, f64::NAN]).unwrap();
             let mut o = TensorBuf::zeros(ScalarType::Double, &[4]).unwrap();
-            leaky_relu_out(ctx, &x, Scalar::Double(0.1), &mut o).unwrap();
+            leaky_relu_out::<AllDtypes>(ctx, &x, Scalar::Double(0.1), &mut o).unwrap();
             let v = o.data::<f64>().unwrap();
             assert_eq!(&v[..3], &[-0.2, 0.0, 3.0]);
             assert!(v[3].is_nan());
             let i = TensorBuf::from_slice(&[1], &[1i32]).unwrap();
             let mut oi = TensorBuf::zeros(ScalarType::Int, &[1]).unwrap();
-            assert!(leaky_relu_out(ctx, &i, Scalar::Double(0.1), &mut oi).is_err());
+            assert!(leaky_relu_out::<AllDtypes>(ctx, &i, Scalar::Double(0.1), &mut oi).is_err());
         });
     }
 }

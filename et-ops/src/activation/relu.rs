@@ -1,7 +1,9 @@
 //! `aten::relu.out`.
 
-use et_macros::kernel;
-use et_runtime::{et_switch, KernelContext, KernelError, KernelResult, ScalarType, Tensor};
+use et_runtime::kernel;
+use et_runtime::{
+    et_switch, DtypeSelection, KernelContext, KernelError, KernelResult, ScalarType, Tensor,
+};
 
 use crate::util::dtype::Num;
 use crate::util::elementwise::{unary, Compute};
@@ -9,15 +11,19 @@ use crate::util::promote::{compute_dtype, compute_set};
 
 /// Elementwise `max(x, 0)` in the input's dtype; NaN stays NaN. Bool is rejected.
 #[kernel("aten::relu.out")]
-pub fn relu_out(_ctx: &KernelContext<'_>, input: &Tensor, out: &mut Tensor) -> KernelResult {
+pub fn relu_out<Sel: DtypeSelection>(
+    _ctx: &KernelContext<'_>,
+    input: &Tensor,
+    out: &mut Tensor,
+) -> KernelResult {
     let common = input.dtype();
     if common == ScalarType::Bool {
         return Err(KernelError::invalid(
             "relu is not supported for bool tensors",
         ));
     }
-    et_switch!(in compute_set(__ET_SELECTED), compute_dtype(common), [i64, f32, f64], C => {
-        unary::<C, C, { __ET_SELECTED.0 }>(input, out, common, |x| x.at_least(C::ZERO))
+    et_switch!(in compute_set(Sel::SET), compute_dtype(common), [i64, f32, f64], C => {
+        unary::<C, C, Sel>(input, out, common, |x| x.at_least(C::ZERO))
     })
 }
 
@@ -25,6 +31,7 @@ pub fn relu_out(_ctx: &KernelContext<'_>, input: &Tensor, out: &mut Tensor) -> K
 mod tests {
     use super::*;
     use crate::util::elementwise::with_ctx;
+    use et_runtime::AllDtypes;
     use et_runtime::TensorBuf;
 
     #[test]
@@ -32,13 +39,13 @@ mod tests {
         with_ctx(|ctx| {
             let x = TensorBuf::from_slice(&[4], &[-1.0f32, 0.0, 2.5, f32::NAN]).unwrap();
             let mut o = TensorBuf::zeros(ScalarType::Float, &[4]).unwrap();
-            relu_out(ctx, &x, &mut o).unwrap();
+            relu_out::<AllDtypes>(ctx, &x, &mut o).unwrap();
             let v = o.data::<f32>().unwrap();
             assert_eq!(&v[..3], &[0.0, 0.0, 2.5]);
             assert!(v[3].is_nan());
             let i = TensorBuf::from_slice(&[2], &[-3i32, 3]).unwrap();
             let mut oi = TensorBuf::zeros(ScalarType::Int, &[2]).unwrap();
-            relu_out(ctx, &i, &mut oi).unwrap();
+            relu_out::<AllDtypes>(ctx, &i, &mut oi).unwrap();
             assert_eq!(oi.data::<i32>().unwrap(), &[0, 3]);
         });
     }

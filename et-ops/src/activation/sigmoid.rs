@@ -1,7 +1,7 @@
 //! `aten::sigmoid.out`.
 
-use et_macros::kernel;
-use et_runtime::{KernelContext, KernelResult, Tensor};
+use et_runtime::kernel;
+use et_runtime::{DtypeSelection, KernelContext, KernelResult, Tensor};
 
 use crate::unary::{float_unary, FloatFn};
 use crate::util::math::Float;
@@ -19,19 +19,24 @@ impl FloatFn for Sigmoid {
 /// Elementwise logistic function `1 / (1 + e^-x)`. Bool and integer inputs give float32;
 /// float16 computes in float32.
 #[kernel("aten::sigmoid.out")]
-pub fn sigmoid_out(_ctx: &KernelContext<'_>, input: &Tensor, out: &mut Tensor) -> KernelResult {
-    float_unary::<Sigmoid, { __ET_SELECTED.0 }>(input, out)
+pub fn sigmoid_out<Sel: DtypeSelection>(
+    _ctx: &KernelContext<'_>,
+    input: &Tensor,
+    out: &mut Tensor,
+) -> KernelResult {
+    float_unary::<Sigmoid, Sel>(input, out)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::unary::test_support::check_float_unary;
+    use et_runtime::AllDtypes;
 
     #[test]
     fn values() {
         check_float_unary(
-            sigmoid_out,
+            sigmoid_out::<AllDtypes>,
             &[0.0, 2.0, -2.0, -1000.0, 1000.0, f64::NAN],
             &[
                 0.5,

@@ -1,7 +1,7 @@
 //! `aten::bitwise_and.Tensor_out`: bitwise and of integers, logical and of bools.
 
-use et_macros::kernel;
-use et_runtime::{et_switch, KernelContext, KernelError, KernelResult, Tensor};
+use et_runtime::kernel;
+use et_runtime::{et_switch, DtypeSelection, KernelContext, KernelError, KernelResult, Tensor};
 
 use crate::util::elementwise::binary;
 use crate::util::promote::{compute_dtype, compute_set, result_type};
@@ -10,7 +10,7 @@ use crate::util::promote::{compute_dtype, compute_set, result_type};
 /// promotion). Integers are sign-extended to int64 and truncated back, which keeps every
 /// bit of the narrow result; bools hold 0 or 1, so the result is logical.
 #[kernel("aten::bitwise_and.Tensor_out")]
-pub fn bitwise_and_tensor_out(
+pub fn bitwise_and_tensor_out<Sel: DtypeSelection>(
     _ctx: &KernelContext<'_>,
     a: &Tensor,
     b: &Tensor,
@@ -22,8 +22,8 @@ pub fn bitwise_and_tensor_out(
             "bitwise ops need integer or bool tensors",
         ));
     }
-    et_switch!(in compute_set(__ET_SELECTED), compute_dtype(common), [i64], _C => {
-        binary::<i64, i64, { __ET_SELECTED.0 }>(a, b, out, common, |x, y| x & y)
+    et_switch!(in compute_set(Sel::SET), compute_dtype(common), [i64], _C => {
+        binary::<i64, i64, Sel>(a, b, out, common, |x, y| x & y)
     })
 }
 
@@ -31,6 +31,7 @@ pub fn bitwise_and_tensor_out(
 mod tests {
     use super::*;
     use crate::util::elementwise::with_ctx;
+    use et_runtime::AllDtypes;
     use et_runtime::{Bool, ScalarType, TensorBuf};
 
     #[test]
@@ -39,16 +40,16 @@ mod tests {
             let a = TensorBuf::from_slice(&[3], &[0b1100i32, -1, 7]).unwrap();
             let b = TensorBuf::from_slice(&[3], &[0b1010i32, -8, 0]).unwrap();
             let mut out = TensorBuf::zeros(ScalarType::Int, &[3]).unwrap();
-            bitwise_and_tensor_out(ctx, &a, &b, &mut out).unwrap();
+            bitwise_and_tensor_out::<AllDtypes>(ctx, &a, &b, &mut out).unwrap();
             assert_eq!(out.data::<i32>().unwrap(), &[0b1000, -8, 0]);
             let t = TensorBuf::from_slice(&[2], &[Bool(1), Bool(1)]).unwrap();
             let f = TensorBuf::from_slice(&[2], &[Bool(1), Bool(0)]).unwrap();
             let mut ob = TensorBuf::zeros(ScalarType::Bool, &[2]).unwrap();
-            bitwise_and_tensor_out(ctx, &t, &f, &mut ob).unwrap();
+            bitwise_and_tensor_out::<AllDtypes>(ctx, &t, &f, &mut ob).unwrap();
             assert_eq!(ob.data::<Bool>().unwrap(), &[Bool(1), Bool(0)]);
             let x = TensorBuf::from_slice(&[1], &[1.0f32]).unwrap();
             let mut of = TensorBuf::zeros(ScalarType::Float, &[1]).unwrap();
-            assert!(bitwise_and_tensor_out(ctx, &x, &x, &mut of).is_err());
+            assert!(bitwise_and_tensor_out::<AllDtypes>(ctx, &x, &x, &mut of).is_err());
         });
     }
 }

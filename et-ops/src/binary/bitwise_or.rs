@@ -1,7 +1,7 @@
 //! `aten::bitwise_or.Tensor_out`: bitwise or of integers, logical or of bools.
 
-use et_macros::kernel;
-use et_runtime::{et_switch, KernelContext, KernelError, KernelResult, Tensor};
+use et_runtime::kernel;
+use et_runtime::{et_switch, DtypeSelection, KernelContext, KernelError, KernelResult, Tensor};
 
 use crate::util::elementwise::binary;
 use crate::util::promote::{compute_dtype, compute_set, result_type};
@@ -10,7 +10,7 @@ use crate::util::promote::{compute_dtype, compute_set, result_type};
 /// promotion). Integers are sign-extended to int64 and truncated back, which keeps every
 /// bit of the narrow result; bools hold 0 or 1, so the result is logical.
 #[kernel("aten::bitwise_or.Tensor_out")]
-pub fn bitwise_or_tensor_out(
+pub fn bitwise_or_tensor_out<Sel: DtypeSelection>(
     _ctx: &KernelContext<'_>,
     a: &Tensor,
     b: &Tensor,
@@ -22,8 +22,8 @@ pub fn bitwise_or_tensor_out(
             "bitwise ops need integer or bool tensors",
         ));
     }
-    et_switch!(in compute_set(__ET_SELECTED), compute_dtype(common), [i64], _C => {
-        binary::<i64, i64, { __ET_SELECTED.0 }>(a, b, out, common, |x, y| x | y)
+    et_switch!(in compute_set(Sel::SET), compute_dtype(common), [i64], _C => {
+        binary::<i64, i64, Sel>(a, b, out, common, |x, y| x | y)
     })
 }
 
@@ -31,6 +31,7 @@ pub fn bitwise_or_tensor_out(
 mod tests {
     use super::*;
     use crate::util::elementwise::with_ctx;
+    use et_runtime::AllDtypes;
     use et_runtime::{Bool, ScalarType, TensorBuf};
 
     #[test]
@@ -39,12 +40,12 @@ mod tests {
             let a = TensorBuf::from_slice(&[2], &[0b1100i64, i64::MIN]).unwrap();
             let b = TensorBuf::from_slice(&[2], &[0b1010i64, 1]).unwrap();
             let mut out = TensorBuf::zeros(ScalarType::Long, &[2]).unwrap();
-            bitwise_or_tensor_out(ctx, &a, &b, &mut out).unwrap();
+            bitwise_or_tensor_out::<AllDtypes>(ctx, &a, &b, &mut out).unwrap();
             assert_eq!(out.data::<i64>().unwrap(), &[0b1110, i64::MIN + 1]);
             let t = TensorBuf::from_slice(&[2], &[Bool(0), Bool(0)]).unwrap();
             let f = TensorBuf::from_slice(&[2], &[Bool(1), Bool(0)]).unwrap();
             let mut ob = TensorBuf::zeros(ScalarType::Bool, &[2]).unwrap();
-            bitwise_or_tensor_out(ctx, &t, &f, &mut ob).unwrap();
+            bitwise_or_tensor_out::<AllDtypes>(ctx, &t, &f, &mut ob).unwrap();
             assert_eq!(ob.data::<Bool>().unwrap(), &[Bool(1), Bool(0)]);
         });
     }

@@ -2,8 +2,8 @@
 
 use core::cell::Cell;
 
-use et_macros::kernel;
-use et_runtime::{et_switch, KernelContext, KernelError, KernelResult, Tensor};
+use et_runtime::kernel;
+use et_runtime::{et_switch, DtypeSelection, KernelContext, KernelError, KernelResult, Tensor};
 
 use crate::util::dtype::Num;
 use crate::util::elementwise::{binary, Compute};
@@ -15,7 +15,7 @@ use crate::util::promote::{compute_dtype, compute_set, float_compute_set, result
 /// infinity, both keeping integer dtypes. Floats follow IEEE for a zero divisor; integer
 /// division by zero is an error, as in PyTorch.
 #[kernel("aten::div.out_mode")]
-pub fn div_out_mode(
+pub fn div_out_mode<Sel: DtypeSelection>(
     _ctx: &KernelContext<'_>,
     a: &Tensor,
     b: &Tensor,
@@ -25,8 +25,8 @@ pub fn div_out_mode(
     let floor = match rounding_mode {
         None => {
             let common = to_float(result_type(a, b)?);
-            return et_switch!(in float_compute_set(__ET_SELECTED), compute_dtype(common), [f32, f64], C => {
-                binary::<C, C, { __ET_SELECTED.0 }>(a, b, out, common, Float::div)
+            return et_switch!(in float_compute_set(Sel::SET), compute_dtype(common), [f32, f64], C => {
+                binary::<C, C, Sel>(a, b, out, common, Float::div)
             });
         }
         Some("trunc") => false,
@@ -40,18 +40,18 @@ pub fn div_out_mode(
     let common = result_type(a, b)?;
     // Integer division by zero is reported after the pass; the closure only notes it.
     let zero = Cell::new(false);
-    et_switch!(in compute_set(__ET_SELECTED), compute_dtype(common), [i64, f32, f64], C => {
+    et_switch!(in compute_set(Sel::SET), compute_dtype(common), [i64, f32, f64], C => {
         let check = !C::IS_FLOAT;
         let zero = &zero;
         if floor {
-            binary::<C, C, { __ET_SELECTED.0 }>(a, b, out, common, move |x, y| {
+            binary::<C, C, Sel>(a, b, out, common, move |x, y| {
                 if check && y == C::ZERO {
                     zero.set(true);
                 }
                 x.floor_div(y)
             })
         } else {
-            binary::<C, C, { __ET_SELECTED.0 }>(a, b, out, common, move |x, y| {
+            binary::<C, C, Sel>(a, b, out, common, move |x, y| {
                 if check && y == C::ZERO {
                     zero.set(true);
                 }
@@ -69,6 +69,7 @@ pub fn div_out_mode(
 mod tests {
     use super::*;
     use crate::util::elementwise::with_ctx;
+    use et_runtime::AllDtypes;
     use et_runtime::{ScalarType, TensorBuf};
 
     #[test]
@@ -77,23 +78,23 @@ mod tests {
             let a = TensorBuf::from_slice(&[4], &[-7i32, 7, -2, 5]).unwrap();
             let b = TensorBuf::from_slice(&[4], &[2i32, -2, 4, 5]).unwrap();
             let mut out = TensorBuf::zeros(ScalarType::Int, &[4]).unwrap();
-            div_out_mode(ctx, &a, &b, Some("floor"), &mut out).unwrap();
+            div_out_mode::<AllDtypes>(ctx, &a, &b, Some("floor"), &mut out).unwrap();
             assert_eq!(out.data::<i32>().unwrap(), &[-4, -4, -1, 1]);
-            div_out_mode(ctx, &a, &b, Some("trunc"), &mut out).unwrap();
+            div_out_mode::<AllDtypes>(ctx, &a, &b, Some("trunc"), &mut out).unwrap();
             assert_eq!(out.data::<i32>().unwrap(), &[-3, -3, 0, 1]);
             let mut of = TensorBuf::zeros(ScalarType::Float, &[4]).unwrap();
-            div_out_mode(ctx, &a, &b, None, &mut of).unwrap();
+            div_out_mode::<AllDtypes>(ctx, &a, &b, None, &mut of).unwrap();
             assert_eq!(of.data::<f32>().unwrap(), &[-3.5, -3.5, -0.5, 1.0]);
             let z = TensorBuf::from_slice(&[1], &[0i32]).unwrap();
-            assert!(div_out_mode(ctx, &a, &z, Some("floor"), &mut out).is_err());
-            assert!(div_out_mode(ctx, &a, &b, Some("round"), &mut out).is_err());
+            assert!(div_out_mode::<AllDtypes>(ctx, &a, &z, Some("floor"), &mut out).is_err());
+            assert!(div_out_mode::<AllDtypes>(ctx, &a, &b, Some("round"), &mut out).is_err());
 
             let x = TensorBuf::from_slice(&[4], &[-7.5f32, 7.5, -0.5, 1.0]).unwrap();
             let y = TensorBuf::from_slice(&[4], &[2.0f32, -2.0, 4.0, 0.0]).unwrap();
             let mut o = TensorBuf::zeros(ScalarType::Float, &[4]).unwrap();
-            div_out_mode(ctx, &x, &y, Some("floor"), &mut o).unwrap();
+            div_out_mode::<AllDtypes>(ctx, &x, &y, Some("floor"), &mut o).unwrap();
             assert_eq!(o.data::<f32>().unwrap(), &[-4.0, -4.0, -1.0, f32::INFINITY]);
-            div_out_mode(ctx, &x, &y, Some("trunc"), &mut o).unwrap();
+            div_out_mode::<AllDtypes>(ctx, &x, &y, Some("trunc"), &mut o).unwrap();
             let t = o.data::<f32>().unwrap();
             assert_eq!(t, &[-3.0, -3.0, -0.0, f32::INFINITY]);
             assert!(t[2].is_sign_negative());

@@ -1,7 +1,9 @@
 //! `aten::pow.Tensor_Scalar_out`: `out = self ** exponent` with a scalar exponent.
 
-use et_macros::kernel;
-use et_runtime::{et_switch, KernelContext, KernelError, KernelResult, Scalar, Tensor};
+use et_runtime::kernel;
+use et_runtime::{
+    et_switch, DtypeSelection, KernelContext, KernelError, KernelResult, Scalar, Tensor,
+};
 
 use crate::util::dtype::Num;
 use crate::util::elementwise::{scalar_as, unary, Compute};
@@ -13,7 +15,7 @@ use crate::util::promote::{compute_dtype, compute_set, result_type_scalar};
 /// negative integer exponent of an integer tensor is an error, as in PyTorch. Float
 /// exponents 2 and 0.5 use `x * x` and `sqrt`, which are correctly rounded.
 #[kernel("aten::pow.Tensor_Scalar_out")]
-pub fn pow_tensor_scalar_out(
+pub fn pow_tensor_scalar_out<Sel: DtypeSelection>(
     _ctx: &KernelContext<'_>,
     a: &Tensor,
     exponent: Scalar,
@@ -25,14 +27,14 @@ pub fn pow_tensor_scalar_out(
             "integers to negative integer powers are not allowed",
         ));
     }
-    et_switch!(in compute_set(__ET_SELECTED), compute_dtype(common), [i64, f32, f64], C => {
-        let e = scalar_as::<C, { __ET_SELECTED.0 }>(exponent, common)?;
+    et_switch!(in compute_set(Sel::SET), compute_dtype(common), [i64, f32, f64], C => {
+        let e = scalar_as::<C, Sel>(exponent, common)?;
         if C::IS_FLOAT && e == C::from_f64(2.0) {
-            unary::<C, C, { __ET_SELECTED.0 }>(a, out, common, |x| x.mul(x))
+            unary::<C, C, Sel>(a, out, common, |x| x.mul(x))
         } else if C::IS_FLOAT && e == C::from_f64(0.5) {
-            unary::<C, C, { __ET_SELECTED.0 }>(a, out, common, sqrt_of)
+            unary::<C, C, Sel>(a, out, common, sqrt_of)
         } else {
-            unary::<C, C, { __ET_SELECTED.0 }>(a, out, common, move |x| x.power(e))
+            unary::<C, C, Sel>(a, out, common, move |x| x.power(e))
         }
     })
 }
@@ -46,6 +48,7 @@ fn sqrt_of<C: Compute>(x: C) -> C {
 mod tests {
     use super::*;
     use crate::util::elementwise::with_ctx;
+    use et_runtime::AllDtypes;
     use et_runtime::{ScalarType, TensorBuf};
 
     #[test]
@@ -53,19 +56,21 @@ mod tests {
         with_ctx(|ctx| {
             let a = TensorBuf::from_slice(&[4], &[-2i32, 3, 0, 1 << 16]).unwrap();
             let mut out = TensorBuf::zeros(ScalarType::Int, &[4]).unwrap();
-            pow_tensor_scalar_out(ctx, &a, Scalar::Int(2), &mut out).unwrap();
+            pow_tensor_scalar_out::<AllDtypes>(ctx, &a, Scalar::Int(2), &mut out).unwrap();
             assert_eq!(out.data::<i32>().unwrap(), &[4, 9, 0, 0]);
-            assert!(pow_tensor_scalar_out(ctx, &a, Scalar::Int(-1), &mut out).is_err());
+            assert!(
+                pow_tensor_scalar_out::<AllDtypes>(ctx, &a, Scalar::Int(-1), &mut out).is_err()
+            );
             let mut of = TensorBuf::zeros(ScalarType::Float, &[4]).unwrap();
-            pow_tensor_scalar_out(ctx, &a, Scalar::Double(0.5), &mut of).unwrap();
+            pow_tensor_scalar_out::<AllDtypes>(ctx, &a, Scalar::Double(0.5), &mut of).unwrap();
             let o = of.data::<f32>().unwrap();
             assert!(o[0].is_nan());
             assert_eq!(&o[1..], &[3.0f32.sqrt(), 0.0, 256.0]);
             let x = TensorBuf::from_slice(&[3], &[2.0f64, -1.5, 0.0]).unwrap();
             let mut od = TensorBuf::zeros(ScalarType::Double, &[3]).unwrap();
-            pow_tensor_scalar_out(ctx, &x, Scalar::Int(3), &mut od).unwrap();
+            pow_tensor_scalar_out::<AllDtypes>(ctx, &x, Scalar::Int(3), &mut od).unwrap();
             assert_eq!(od.data::<f64>().unwrap(), &[8.0, -3.375, 0.0]);
-            pow_tensor_scalar_out(ctx, &x, Scalar::Int(-1), &mut od).unwrap();
+            pow_tensor_scalar_out::<AllDtypes>(ctx, &x, Scalar::Int(-1), &mut od).unwrap();
             assert_eq!(od.data::<f64>().unwrap(), &[0.5, -1.0 / 1.5, f64::INFINITY]);
         });
     }

@@ -2,8 +2,8 @@
 
 use core::cell::Cell;
 
-use et_macros::kernel;
-use et_runtime::{et_switch, KernelContext, KernelError, KernelResult, Tensor};
+use et_runtime::kernel;
+use et_runtime::{et_switch, DtypeSelection, KernelContext, KernelError, KernelResult, Tensor};
 
 use crate::util::dtype::Num;
 use crate::util::elementwise::{binary, Compute};
@@ -13,7 +13,7 @@ use crate::util::promote::{compute_dtype, compute_set, result_type};
 /// Floats use `fmod` and shift by `b` when the signs differ; a zero float divisor gives
 /// NaN; an integer zero divisor is an error, as in PyTorch.
 #[kernel("aten::remainder.Tensor_out")]
-pub fn remainder_tensor_out(
+pub fn remainder_tensor_out<Sel: DtypeSelection>(
     _ctx: &KernelContext<'_>,
     a: &Tensor,
     b: &Tensor,
@@ -21,10 +21,10 @@ pub fn remainder_tensor_out(
 ) -> KernelResult {
     let common = result_type(a, b)?;
     let zero = Cell::new(false);
-    et_switch!(in compute_set(__ET_SELECTED), compute_dtype(common), [i64, f32, f64], C => {
+    et_switch!(in compute_set(Sel::SET), compute_dtype(common), [i64, f32, f64], C => {
         let check = !C::IS_FLOAT;
         let zero = &zero;
-        binary::<C, C, { __ET_SELECTED.0 }>(a, b, out, common, move |x, y| {
+        binary::<C, C, Sel>(a, b, out, common, move |x, y| {
             if check && y == C::ZERO {
                 zero.set(true);
             }
@@ -41,6 +41,7 @@ pub fn remainder_tensor_out(
 mod tests {
     use super::*;
     use crate::util::elementwise::with_ctx;
+    use et_runtime::AllDtypes;
     use et_runtime::{ScalarType, TensorBuf};
 
     #[test]
@@ -49,14 +50,14 @@ mod tests {
             let a = TensorBuf::from_slice(&[4], &[-1i32, 4, -3, 5]).unwrap();
             let b = TensorBuf::from_slice(&[4], &[3i32, 3, -2, -5]).unwrap();
             let mut out = TensorBuf::zeros(ScalarType::Int, &[4]).unwrap();
-            remainder_tensor_out(ctx, &a, &b, &mut out).unwrap();
+            remainder_tensor_out::<AllDtypes>(ctx, &a, &b, &mut out).unwrap();
             assert_eq!(out.data::<i32>().unwrap(), &[2, 1, -1, 0]);
             let z = TensorBuf::from_slice(&[], &[0i32]).unwrap();
-            assert!(remainder_tensor_out(ctx, &a, &z, &mut out).is_err());
+            assert!(remainder_tensor_out::<AllDtypes>(ctx, &a, &z, &mut out).is_err());
             let x = TensorBuf::from_slice(&[3], &[-1.5f64, 5.0, 1.0]).unwrap();
             let y = TensorBuf::from_slice(&[3], &[1.0f64, -3.0, 0.0]).unwrap();
             let mut o = TensorBuf::zeros(ScalarType::Double, &[3]).unwrap();
-            remainder_tensor_out(ctx, &x, &y, &mut o).unwrap();
+            remainder_tensor_out::<AllDtypes>(ctx, &x, &y, &mut o).unwrap();
             let o = o.data::<f64>().unwrap();
             assert_eq!(&o[..2], &[0.5, -1.0]);
             assert!(o[2].is_nan());

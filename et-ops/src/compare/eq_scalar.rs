@@ -1,7 +1,7 @@
 //! `aten::eq.Scalar_out`.
 
-use et_macros::kernel;
-use et_runtime::{KernelContext, KernelResult, Scalar, Tensor};
+use et_runtime::kernel;
+use et_runtime::{DtypeSelection, KernelContext, KernelResult, Scalar, Tensor};
 
 use super::compare_scalar;
 use super::eq_tensor::Eq;
@@ -9,19 +9,20 @@ use super::eq_tensor::Eq;
 /// Elementwise `a == b` (equal to) with a scalar `b`, as bools; the scalar is cast to
 /// the common dtype first.
 #[kernel("aten::eq.Scalar_out")]
-pub fn eq_scalar_out(
+pub fn eq_scalar_out<Sel: DtypeSelection>(
     _ctx: &KernelContext<'_>,
     a: &Tensor,
     b: Scalar,
     out: &mut Tensor,
 ) -> KernelResult {
-    compare_scalar::<Eq, { __ET_SELECTED.0 }>(a, b, out)
+    compare_scalar::<Eq, Sel>(a, b, out)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::util::elementwise::with_ctx;
+    use et_runtime::AllDtypes;
     use et_runtime::{Bool, ScalarType, TensorBuf};
 
     #[test]
@@ -30,7 +31,7 @@ mod tests {
             let a = TensorBuf::from_slice(&[4], &[1.0f32, 2.0, 3.0, f32::NAN]).unwrap();
             let b = Scalar::Double(2.0);
             let mut out = TensorBuf::zeros(ScalarType::Bool, &[4]).unwrap();
-            eq_scalar_out(ctx, &a, b, &mut out).unwrap();
+            eq_scalar_out::<AllDtypes>(ctx, &a, b, &mut out).unwrap();
             assert_eq!(
                 out.data::<Bool>().unwrap(),
                 &[Bool(0), Bool(1), Bool(0), Bool(0)]
@@ -38,7 +39,7 @@ mod tests {
             let ai = TensorBuf::from_slice(&[3], &[1i32, 2, 3]).unwrap();
             let bi = Scalar::Int(2);
             let mut oi = TensorBuf::zeros(ScalarType::Bool, &[3]).unwrap();
-            eq_scalar_out(ctx, &ai, bi, &mut oi).unwrap();
+            eq_scalar_out::<AllDtypes>(ctx, &ai, bi, &mut oi).unwrap();
             assert_eq!(oi.data::<Bool>().unwrap(), &[Bool(0), Bool(1), Bool(0)]);
         });
     }

@@ -1,7 +1,7 @@
 //! `aten::eq.Tensor_out`.
 
-use et_macros::kernel;
-use et_runtime::{KernelContext, KernelResult, Tensor};
+use et_runtime::kernel;
+use et_runtime::{DtypeSelection, KernelContext, KernelResult, Tensor};
 
 use super::{compare_tensors, Cmp};
 
@@ -17,19 +17,20 @@ impl Cmp for Eq {
 
 /// Elementwise `a == b` (equal to) with broadcasting and type promotion, as bools.
 #[kernel("aten::eq.Tensor_out")]
-pub fn eq_tensor_out(
+pub fn eq_tensor_out<Sel: DtypeSelection>(
     _ctx: &KernelContext<'_>,
     a: &Tensor,
     b: &Tensor,
     out: &mut Tensor,
 ) -> KernelResult {
-    compare_tensors::<Eq, { __ET_SELECTED.0 }>(a, b, out)
+    compare_tensors::<Eq, Sel>(a, b, out)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::util::elementwise::with_ctx;
+    use et_runtime::AllDtypes;
     use et_runtime::{Bool, ScalarType, TensorBuf};
 
     #[test]
@@ -38,7 +39,7 @@ mod tests {
             let a = TensorBuf::from_slice(&[4], &[1.0f32, 2.0, 3.0, f32::NAN]).unwrap();
             let b = TensorBuf::from_slice(&[], &[2.0f32]).unwrap();
             let mut out = TensorBuf::zeros(ScalarType::Bool, &[4]).unwrap();
-            eq_tensor_out(ctx, &a, &b, &mut out).unwrap();
+            eq_tensor_out::<AllDtypes>(ctx, &a, &b, &mut out).unwrap();
             assert_eq!(
                 out.data::<Bool>().unwrap(),
                 &[Bool(0), Bool(1), Bool(0), Bool(0)]
@@ -46,7 +47,7 @@ mod tests {
             let ai = TensorBuf::from_slice(&[3], &[1i32, 2, 3]).unwrap();
             let bi = TensorBuf::from_slice(&[1], &[2i64]).unwrap();
             let mut oi = TensorBuf::zeros(ScalarType::Bool, &[3]).unwrap();
-            eq_tensor_out(ctx, &ai, &bi, &mut oi).unwrap();
+            eq_tensor_out::<AllDtypes>(ctx, &ai, &bi, &mut oi).unwrap();
             assert_eq!(oi.data::<Bool>().unwrap(), &[Bool(0), Bool(1), Bool(0)]);
         });
     }

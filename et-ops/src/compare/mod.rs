@@ -5,7 +5,7 @@
 //! there, so `int32 < 2.5` compares in float32; NaN compares false except under `ne`. The
 //! out tensor is usually bool but may be any dtype (it receives 0 or 1).
 
-use et_runtime::{et_switch, Bool, DtypeSet, KernelResult, Scalar, Tensor};
+use et_runtime::{et_switch, Bool, DtypeSelection, KernelResult, Scalar, Tensor};
 
 use crate::util::elementwise::{binary, scalar_as, unary};
 use crate::util::promote::{compute_dtype, compute_set, result_type, result_type_scalar};
@@ -30,26 +30,26 @@ pub(crate) trait Cmp {
 }
 
 /// `out = a OP b` for two tensors.
-pub(crate) fn compare_tensors<O: Cmp, const SEL: u32>(
+pub(crate) fn compare_tensors<O: Cmp, Sel: DtypeSelection>(
     a: &Tensor,
     b: &Tensor,
     out: &mut Tensor,
 ) -> KernelResult {
     let common = result_type(a, b)?;
-    et_switch!(in compute_set(DtypeSet(SEL)), compute_dtype(common), [i64, f32, f64], C => {
-        binary::<C, Bool, SEL>(a, b, out, common, |x, y| Bool::from(O::test(x, y)))
+    et_switch!(in compute_set(Sel::SET), compute_dtype(common), [i64, f32, f64], C => {
+        binary::<C, Bool, Sel>(a, b, out, common, |x, y| Bool::from(O::test(x, y)))
     })
 }
 
 /// `out = a OP s` for a tensor and a scalar (the scalar is first cast to the common dtype).
-pub(crate) fn compare_scalar<O: Cmp, const SEL: u32>(
+pub(crate) fn compare_scalar<O: Cmp, Sel: DtypeSelection>(
     a: &Tensor,
     s: Scalar,
     out: &mut Tensor,
 ) -> KernelResult {
     let common = result_type_scalar(a, s)?;
-    et_switch!(in compute_set(DtypeSet(SEL)), compute_dtype(common), [i64, f32, f64], C => {
-        let s = scalar_as::<C, SEL>(s, common)?;
-        unary::<C, Bool, SEL>(a, out, common, move |x| Bool::from(O::test(x, s)))
+    et_switch!(in compute_set(Sel::SET), compute_dtype(common), [i64, f32, f64], C => {
+        let s = scalar_as::<C, Sel>(s, common)?;
+        unary::<C, Bool, Sel>(a, out, common, move |x| Bool::from(O::test(x, s)))
     })
 }

@@ -1,7 +1,7 @@
 //! `aten::convolution.out`: 1-d and 2-d convolutions, grouped, dilated, transposed.
 
-use et_macros::kernel;
-use et_runtime::{et_switch, KernelContext, KernelResult, ScalarType, Tensor};
+use et_runtime::kernel;
+use et_runtime::{et_switch, DtypeSelection, KernelContext, KernelResult, ScalarType, Tensor};
 
 use super::direct::conv_direct;
 use super::fast::conv_f32;
@@ -18,7 +18,7 @@ use crate::util::dtype::Num;
     clippy::too_many_arguments,
     reason = "the operator's own argument list"
 )]
-pub fn convolution_out(
+pub fn convolution_out<Sel: DtypeSelection>(
     ctx: &KernelContext<'_>,
     input: &Tensor,
     weight: &Tensor,
@@ -54,10 +54,7 @@ pub fn convolution_out(
     }
     let os = strides4(out);
     // The f32 fast paths exist only in builds that select f32 for this operator.
-    if __ET_SELECTED.contains(ScalarType::Float)
-        && input.dtype() == ScalarType::Float
-        && !transposed
-    {
+    if Sel::SET.contains(ScalarType::Float) && input.dtype() == ScalarType::Float && !transposed {
         let b = match bias {
             Some(b) => Some(b.data::<f32>()?),
             None => None,
@@ -72,7 +69,7 @@ pub fn convolution_out(
             os,
         );
     }
-    et_switch!(input.dtype(), @floats, T => direct::<T>(&g, input, weight, bias, out, os))
+    et_switch!(Sel, input.dtype(), @floats, T => direct::<T>(&g, input, weight, bias, out, os))
 }
 
 fn direct<T: Num>(
@@ -99,6 +96,7 @@ fn direct<T: Num>(
 
 #[cfg(test)]
 mod tests {
+    use et_runtime::AllDtypes;
     extern crate std;
     use super::*;
     use et_runtime::{Arena, ShapeDynamism, TensorBuf};
@@ -370,7 +368,7 @@ mod tests {
             {
                 let arena = Arena::new(&mut scratch);
                 let ctx = KernelContext::new(&arena);
-                convolution_out(
+                convolution_out::<AllDtypes>(
                     &ctx,
                     &x,
                     &w,
@@ -412,7 +410,7 @@ mod tests {
         let x = TensorBuf::from_slice(&[1, 1, 2], &[1.0f64, 10.0]).unwrap();
         let w = TensorBuf::from_slice(&[1, 1, 2], &[1.0f64, 2.0]).unwrap();
         let mut out = TensorBuf::zeros(ScalarType::Double, &[1, 1, 4]).unwrap();
-        convolution_out(
+        convolution_out::<AllDtypes>(
             &ctx,
             &x,
             &w,
@@ -431,7 +429,7 @@ mod tests {
         let x = TensorBuf::from_slice(&[1, 1, 2], &[1.0f32, 10.0]).unwrap();
         let w = TensorBuf::from_slice(&[1, 1, 2], &[1.0f32, 2.0]).unwrap();
         let mut out = TensorBuf::zeros(ScalarType::Float, &[1, 1, 5]).unwrap();
-        convolution_out(
+        convolution_out::<AllDtypes>(
             &ctx,
             &x,
             &w,
@@ -457,7 +455,7 @@ mod tests {
         let w = TensorBuf::zeros(ScalarType::Float, &[2, 3, 3, 3]).unwrap();
         let mut out = TensorBuf::zeros(ScalarType::Float, &[1, 2, 3, 3]).unwrap();
         // Channel mismatch.
-        assert!(convolution_out(
+        assert!(convolution_out::<AllDtypes>(
             &ctx,
             &x,
             &w,
@@ -473,7 +471,7 @@ mod tests {
         .is_err());
         let w = TensorBuf::zeros(ScalarType::Float, &[2, 4, 7, 7]).unwrap();
         // Kernel larger than the input.
-        assert!(convolution_out(
+        assert!(convolution_out::<AllDtypes>(
             &ctx,
             &x,
             &w,
@@ -489,7 +487,7 @@ mod tests {
         .is_err());
         let w = TensorBuf::zeros(ScalarType::Float, &[2, 4, 3, 3]).unwrap();
         // Zero stride, bad groups, wrong out shape, wrong bias.
-        assert!(convolution_out(
+        assert!(convolution_out::<AllDtypes>(
             &ctx,
             &x,
             &w,
@@ -503,7 +501,7 @@ mod tests {
             &mut out
         )
         .is_err());
-        assert!(convolution_out(
+        assert!(convolution_out::<AllDtypes>(
             &ctx,
             &x,
             &w,
@@ -517,7 +515,7 @@ mod tests {
             &mut out
         )
         .is_err());
-        assert!(convolution_out(
+        assert!(convolution_out::<AllDtypes>(
             &ctx,
             &x,
             &w,
@@ -532,7 +530,7 @@ mod tests {
         )
         .is_err());
         let b = TensorBuf::zeros(ScalarType::Float, &[3]).unwrap();
-        assert!(convolution_out(
+        assert!(convolution_out::<AllDtypes>(
             &ctx,
             &x,
             &w,
@@ -546,7 +544,7 @@ mod tests {
             &mut out
         )
         .is_err());
-        convolution_out(
+        convolution_out::<AllDtypes>(
             &ctx,
             &x,
             &w,
@@ -565,6 +563,7 @@ mod tests {
 
 #[cfg(test)]
 mod bench {
+    use et_runtime::AllDtypes;
     extern crate std;
     use super::*;
     use et_runtime::{Arena, TensorBuf};
@@ -616,7 +615,7 @@ mod bench {
                 let arena = Arena::new(&mut scratch);
                 let ctx = KernelContext::new(&arena);
                 let t = std::time::Instant::now();
-                convolution_out(
+                convolution_out::<AllDtypes>(
                     &ctx,
                     &x,
                     &w,

@@ -1,7 +1,9 @@
 //! Concatenation along a dim.
 
-use et_macros::kernel;
-use et_runtime::{et_switch, KernelContext, KernelError, KernelResult, Tensor, MAX_DIM};
+use et_runtime::kernel;
+use et_runtime::{
+    et_switch, DtypeSelection, KernelContext, KernelError, KernelResult, Tensor, MAX_DIM,
+};
 
 use crate::util::promote::can_cast;
 use crate::util::shape::{istrides, loader, normalize_dim, storer, Walk};
@@ -16,7 +18,7 @@ fn is_legacy_empty(t: &Tensor) -> bool {
 /// to `out`'s dtype, which must be castable from it (no float to integer, no non-bool to
 /// bool).
 #[kernel("aten::cat.out")]
-pub fn cat_out(
+pub fn cat_out<Sel: DtypeSelection>(
     _ctx: &KernelContext<'_>,
     tensors: &[&Tensor],
     dim: i64,
@@ -62,7 +64,7 @@ pub fn cat_out(
     let os = istrides(out)?;
     let out_elem = out.dtype().element_size();
     let to = if tensors.iter().any(|t| t.dtype() != out.dtype()) {
-        Some(et_switch!(out.dtype(), @all, T => Ok(storer::<T>()))?)
+        Some(et_switch!(Sel, out.dtype(), @all, T => Ok(storer::<T>()))?)
     } else {
         None
     };
@@ -74,7 +76,7 @@ pub fn cat_out(
         let src = t.bytes()?;
         match to {
             Some(to) if t.dtype() != out.dtype() => {
-                let from = et_switch!(t.dtype(), @all, T => Ok(loader::<T>()))?;
+                let from = et_switch!(Sel, t.dtype(), @all, T => Ok(loader::<T>()))?;
                 walk.convert(out.bytes_mut()?, base, to, src, 0, from)?;
             }
             _ => walk.move_bytes(out_elem, out.bytes_mut()?, base, src, 0)?,
@@ -86,6 +88,7 @@ pub fn cat_out(
 
 #[cfg(test)]
 mod tests {
+    use et_runtime::AllDtypes;
     extern crate std;
     use super::*;
     use et_runtime::{Arena, ScalarType, ShapeDynamism, TensorBuf};
@@ -102,16 +105,16 @@ mod tests {
             let a = TensorBuf::from_slice(&[2, 2], &[1f32, 2., 3., 4.]).unwrap();
             let b = TensorBuf::from_slice(&[2, 3], &[5f32, 6., 7., 8., 9., 10.]).unwrap();
             let mut o = TensorBuf::zeros(ScalarType::Float, &[2, 5]).unwrap();
-            cat_out(ctx, &[&a, &b], -1, &mut o).unwrap();
+            cat_out::<AllDtypes>(ctx, &[&a, &b], -1, &mut o).unwrap();
             assert_eq!(
                 o.data::<f32>().unwrap(),
                 &[1., 2., 5., 6., 7., 3., 4., 8., 9., 10.]
             );
             let mut o = TensorBuf::zeros(ScalarType::Float, &[4, 2]).unwrap();
             let e = TensorBuf::zeros(ScalarType::Float, &[0]).unwrap();
-            cat_out(ctx, &[&a, &e, &a], 0, &mut o).unwrap();
+            cat_out::<AllDtypes>(ctx, &[&a, &e, &a], 0, &mut o).unwrap();
             assert_eq!(o.data::<f32>().unwrap(), &[1., 2., 3., 4., 1., 2., 3., 4.]);
-            assert!(cat_out(ctx, &[&a, &b], 0, &mut o).is_err());
+            assert!(cat_out::<AllDtypes>(ctx, &[&a, &b], 0, &mut o).is_err());
         });
     }
 
@@ -123,10 +126,10 @@ mod tests {
             let mut o =
                 TensorBuf::with_layout(ScalarType::Double, &[2, 2], &[1, 0], ShapeDynamism::Static)
                     .unwrap();
-            cat_out(ctx, &[&a, &b], 0, &mut o).unwrap();
+            cat_out::<AllDtypes>(ctx, &[&a, &b], 0, &mut o).unwrap();
             assert_eq!(o.data::<f64>().unwrap(), &[1., 0.5, 2., 1.5]);
             let mut i = TensorBuf::zeros(ScalarType::Int, &[2, 2]).unwrap();
-            assert!(cat_out(ctx, &[&a, &b], 0, &mut i).is_err());
+            assert!(cat_out::<AllDtypes>(ctx, &[&a, &b], 0, &mut i).is_err());
         });
     }
 }

@@ -1,6 +1,6 @@
 //! Copy into a given dim order (`Tensor.clone(memory_format=...)`).
 
-use et_macros::kernel;
+use et_runtime::kernel;
 use et_runtime::{KernelContext, KernelResult, Tensor};
 
 use crate::util::shape::{check_dim_order_arg, check_same_dtype, copy_same_shape};

@@ -1,7 +1,9 @@
 //! Pad (or crop) the trailing dims with a constant.
 
-use et_macros::kernel;
-use et_runtime::{et_switch, KernelContext, KernelError, KernelResult, Scalar, Tensor, MAX_DIM};
+use et_runtime::kernel;
+use et_runtime::{
+    et_switch, DtypeSelection, KernelContext, KernelError, KernelResult, Scalar, Tensor, MAX_DIM,
+};
 
 use crate::util::shape::{check_same_dtype, fill_bytes, istrides, scalar_bytes, Walk};
 
@@ -9,7 +11,7 @@ use crate::util::shape::{check_same_dtype, fill_bytes, istrides, scalar_bytes, W
 /// with the last dim. Negative padding crops. The value must fit the dtype (PyTorch's
 /// `fill_` check).
 #[kernel("aten::constant_pad_nd.out")]
-pub fn constant_pad_nd_out(
+pub fn constant_pad_nd_out<Sel: DtypeSelection>(
     _ctx: &KernelContext<'_>,
     input: &Tensor,
     pad: &[i64],
@@ -39,7 +41,7 @@ pub fn constant_pad_nd_out(
             usize::try_from(s).map_err(|_| KernelError::invalid("padding makes a dim negative"))?;
     }
     out.resize(&sizes[..n])?;
-    let elem = et_switch!(out.dtype(), @all, T => scalar_bytes::<T>(value))?;
+    let elem = et_switch!(Sel, out.dtype(), @all, T => scalar_bytes::<T>(value))?;
     let width = out.dtype().element_size();
     fill_bytes(out.bytes_mut()?, &elem[..width])?;
 
@@ -65,6 +67,7 @@ pub fn constant_pad_nd_out(
 
 #[cfg(test)]
 mod tests {
+    use et_runtime::AllDtypes;
     extern crate std;
     use super::*;
     use et_runtime::{Arena, ScalarType, TensorBuf};
@@ -76,20 +79,23 @@ mod tests {
         let ctx = KernelContext::new(&arena);
         let x = TensorBuf::from_slice(&[2, 3], &[1f32, 2., 3., 4., 5., 6.]).unwrap();
         let mut o = TensorBuf::zeros(ScalarType::Float, &[3, 6]).unwrap();
-        constant_pad_nd_out(&ctx, &x, &[1, 2, 0, 1], Scalar::Double(9.0), &mut o).unwrap();
+        constant_pad_nd_out::<AllDtypes>(&ctx, &x, &[1, 2, 0, 1], Scalar::Double(9.0), &mut o)
+            .unwrap();
         assert_eq!(
             o.data::<f32>().unwrap(),
             &[9., 1., 2., 3., 9., 9., 9., 4., 5., 6., 9., 9., 9., 9., 9., 9., 9., 9.]
         );
         let mut o = TensorBuf::zeros(ScalarType::Float, &[2, 2]).unwrap();
-        constant_pad_nd_out(&ctx, &x, &[-1, 0], Scalar::Int(0), &mut o).unwrap();
+        constant_pad_nd_out::<AllDtypes>(&ctx, &x, &[-1, 0], Scalar::Int(0), &mut o).unwrap();
         assert_eq!(o.data::<f32>().unwrap(), &[2., 3., 5., 6.]);
         let mut o = TensorBuf::zeros(ScalarType::Float, &[2, 3]).unwrap();
-        constant_pad_nd_out(&ctx, &x, &[-2, 2], Scalar::Int(0), &mut o).unwrap();
+        constant_pad_nd_out::<AllDtypes>(&ctx, &x, &[-2, 2], Scalar::Int(0), &mut o).unwrap();
         assert_eq!(o.data::<f32>().unwrap(), &[3., 0., 0., 6., 0., 0.]);
-        assert!(constant_pad_nd_out(&ctx, &x, &[1], Scalar::Int(0), &mut o).is_err());
+        assert!(constant_pad_nd_out::<AllDtypes>(&ctx, &x, &[1], Scalar::Int(0), &mut o).is_err());
         let b = TensorBuf::from_slice(&[2], &[1u8, 2]).unwrap();
         let mut o = TensorBuf::zeros(ScalarType::Byte, &[3]).unwrap();
-        assert!(constant_pad_nd_out(&ctx, &b, &[1, 0], Scalar::Int(300), &mut o).is_err());
+        assert!(
+            constant_pad_nd_out::<AllDtypes>(&ctx, &b, &[1, 0], Scalar::Int(300), &mut o).is_err()
+        );
     }
 }

@@ -1,6 +1,6 @@
 //! One index along a dim, removing that dim.
 
-use et_macros::kernel;
+use et_runtime::kernel;
 use et_runtime::{KernelContext, KernelError, KernelResult, Tensor, MAX_DIM};
 
 use crate::util::shape::{copy_view, istrides, normalize_dim, wrap_index};

@@ -1,6 +1,6 @@
 //! Split into pieces of given sizes along a dim.
 
-use et_macros::kernel;
+use et_runtime::kernel;
 use et_runtime::{KernelContext, KernelError, KernelResult, Tensor, TensorListMut, MAX_DIM};
 
 use crate::util::shape::{copy_view, istrides, normalize_dim};

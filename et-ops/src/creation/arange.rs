@@ -1,7 +1,9 @@
 //! Evenly spaced values in a half-open interval.
 
-use et_macros::kernel;
-use et_runtime::{et_switch, KernelContext, KernelError, KernelResult, Scalar, Tensor};
+use et_runtime::kernel;
+use et_runtime::{
+    et_switch, DtypeSelection, KernelContext, KernelError, KernelResult, Scalar, Tensor,
+};
 
 use crate::util::dtype::Num;
 
@@ -12,14 +14,14 @@ use crate::util::dtype::Num;
 /// `start + i * step` computed in the output's accumulation type (double for
 /// float32/float64, float for float16, int64 for integers), then cast once.
 #[kernel("aten::arange.start_out")]
-pub fn arange_start_out(
+pub fn arange_start_out<Sel: DtypeSelection>(
     _ctx: &KernelContext<'_>,
     start: Scalar,
     end: Scalar,
     step: Scalar,
     out: &mut Tensor,
 ) -> KernelResult {
-    et_switch!(out.dtype(), @reals, T => fill::<T>(start, end, step, out))
+    et_switch!(Sel, out.dtype(), @reals, T => fill::<T>(start, end, step, out))
 }
 
 fn fill<T: Num>(start: Scalar, end: Scalar, step: Scalar, out: &mut Tensor) -> KernelResult {
@@ -89,6 +91,7 @@ fn length<T: Num>(start: Scalar, end: Scalar, step: Scalar) -> KernelResult<usiz
 
 #[cfg(test)]
 mod tests {
+    use et_runtime::AllDtypes;
     extern crate std;
     use super::*;
     use et_runtime::{Arena, ScalarType, ShapeDynamism, TensorBuf};
@@ -99,10 +102,11 @@ mod tests {
         let arena = Arena::new(&mut scratch);
         let ctx = KernelContext::new(&arena);
         let mut o = TensorBuf::zeros(ScalarType::Float, &[5]).unwrap();
-        arange_start_out(&ctx, Scalar::Int(0), Scalar::Int(5), Scalar::Int(1), &mut o).unwrap();
+        arange_start_out::<AllDtypes>(&ctx, Scalar::Int(0), Scalar::Int(5), Scalar::Int(1), &mut o)
+            .unwrap();
         assert_eq!(o.data::<f32>().unwrap(), &[0., 1., 2., 3., 4.]);
         let mut o = TensorBuf::zeros(ScalarType::Long, &[4]).unwrap();
-        arange_start_out(
+        arange_start_out::<AllDtypes>(
             &ctx,
             Scalar::Int(10),
             Scalar::Int(2),
@@ -113,7 +117,7 @@ mod tests {
         assert_eq!(o.data::<i64>().unwrap(), &[10, 8, 6, 4]);
         let mut o = TensorBuf::zeros(ScalarType::Double, &[3]).unwrap();
         // (0.3 - 0) / 0.1 is 2.9999999999999996 in double: three elements, as in PyTorch.
-        arange_start_out(
+        arange_start_out::<AllDtypes>(
             &ctx,
             Scalar::Double(0.),
             Scalar::Double(0.3),
@@ -124,7 +128,7 @@ mod tests {
         assert_eq!(o.data::<f64>().unwrap(), &[0., 0.1, 0.2]);
         let mut d =
             TensorBuf::with_layout(ScalarType::Double, &[8], &[0], ShapeDynamism::Bound).unwrap();
-        arange_start_out(
+        arange_start_out::<AllDtypes>(
             &ctx,
             Scalar::Double(1.),
             Scalar::Double(2.),
@@ -133,10 +137,15 @@ mod tests {
         )
         .unwrap();
         assert_eq!(d.data::<f64>().unwrap(), &[1., 1.25, 1.5, 1.75]);
-        assert!(
-            arange_start_out(&ctx, Scalar::Int(0), Scalar::Int(5), Scalar::Int(0), &mut d).is_err()
-        );
-        assert!(arange_start_out(
+        assert!(arange_start_out::<AllDtypes>(
+            &ctx,
+            Scalar::Int(0),
+            Scalar::Int(5),
+            Scalar::Int(0),
+            &mut d
+        )
+        .is_err());
+        assert!(arange_start_out::<AllDtypes>(
             &ctx,
             Scalar::Int(0),
             Scalar::Int(5),

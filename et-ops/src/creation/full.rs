@@ -1,13 +1,13 @@
 //! A tensor of a given shape filled with one value.
 
-use et_macros::kernel;
-use et_runtime::{et_switch, KernelContext, KernelResult, Scalar, Tensor, MAX_DIM};
+use et_runtime::kernel;
+use et_runtime::{et_switch, DtypeSelection, KernelContext, KernelResult, Scalar, Tensor, MAX_DIM};
 
 use crate::util::shape::{fill_bytes, scalar_bytes, sizes_from_i64};
 
 /// `out = torch.full(size, fill_value, dtype=out.dtype)`: the value must fit the dtype.
 #[kernel("aten::full.out")]
-pub fn full_out(
+pub fn full_out<Sel: DtypeSelection>(
     _ctx: &KernelContext<'_>,
     size: &[i64],
     fill_value: Scalar,
@@ -16,13 +16,14 @@ pub fn full_out(
     let mut sizes = [0usize; MAX_DIM];
     let n = sizes_from_i64(size, &mut sizes)?;
     out.resize(&sizes[..n])?;
-    let elem = et_switch!(out.dtype(), @all, T => scalar_bytes::<T>(fill_value))?;
+    let elem = et_switch!(Sel, out.dtype(), @all, T => scalar_bytes::<T>(fill_value))?;
     let width = out.dtype().element_size();
     fill_bytes(out.bytes_mut()?, &elem[..width])
 }
 
 #[cfg(test)]
 mod tests {
+    use et_runtime::AllDtypes;
     extern crate std;
     use super::*;
     use et_runtime::{Arena, Bool, ScalarType, TensorBuf};
@@ -33,15 +34,15 @@ mod tests {
         let arena = Arena::new(&mut scratch);
         let ctx = KernelContext::new(&arena);
         let mut o = TensorBuf::zeros(ScalarType::Bool, &[2, 2]).unwrap();
-        full_out(&ctx, &[2, 2], Scalar::Bool(true), &mut o).unwrap();
+        full_out::<AllDtypes>(&ctx, &[2, 2], Scalar::Bool(true), &mut o).unwrap();
         assert_eq!(o.data::<Bool>().unwrap(), &[Bool(1); 4]);
         let mut o = TensorBuf::zeros(ScalarType::Double, &[3]).unwrap();
-        full_out(&ctx, &[3], Scalar::Double(2.5), &mut o).unwrap();
+        full_out::<AllDtypes>(&ctx, &[3], Scalar::Double(2.5), &mut o).unwrap();
         assert_eq!(o.data::<f64>().unwrap(), &[2.5; 3]);
         let mut o = TensorBuf::zeros(ScalarType::Long, &[3]).unwrap();
-        full_out(&ctx, &[3], Scalar::Double(2.5), &mut o).unwrap();
+        full_out::<AllDtypes>(&ctx, &[3], Scalar::Double(2.5), &mut o).unwrap();
         assert_eq!(o.data::<i64>().unwrap(), &[2; 3]);
-        assert!(full_out(&ctx, &[4], Scalar::Int(1), &mut o).is_err());
-        assert!(full_out(&ctx, &[-3], Scalar::Int(1), &mut o).is_err());
+        assert!(full_out::<AllDtypes>(&ctx, &[4], Scalar::Int(1), &mut o).is_err());
+        assert!(full_out::<AllDtypes>(&ctx, &[-3], Scalar::Int(1), &mut o).is_err());
     }
 }

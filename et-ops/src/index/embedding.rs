@@ -1,6 +1,6 @@
 //! Embedding lookup: rows of a table gathered by index.
 
-use et_macros::kernel;
+use et_runtime::kernel;
 use et_runtime::{KernelContext, KernelError, KernelResult, Tensor, MAX_DIM};
 
 use crate::util::shape::{check_same_dtype, istrides, IndexData, Walk};

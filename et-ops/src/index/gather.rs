@@ -1,6 +1,6 @@
 //! Elements picked along one dim by an index tensor of the output's shape.
 
-use et_macros::kernel;
+use et_runtime::kernel;
 use et_runtime::{KernelContext, KernelError, KernelResult, Tensor, MAX_DIM};
 
 use crate::util::shape::{check_same_dtype, istrides, normalize_dim, IndexData, Walk};

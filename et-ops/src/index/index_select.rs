@@ -1,6 +1,6 @@
 //! Whole slices picked by a vector of indices.
 
-use et_macros::kernel;
+use et_runtime::kernel;
 use et_runtime::{KernelContext, KernelError, KernelResult, Tensor, MAX_DIM};
 
 use crate::util::shape::{check_same_dtype, istrides, normalize_dim, IndexData, Walk};

@@ -1,6 +1,6 @@
 //! Advanced indexing: `self[i0, i1, ...]` with tensor indices.
 
-use et_macros::kernel;
+use et_runtime::kernel;
 use et_runtime::{Bool, KernelContext, KernelError, KernelResult, ScalarType, Tensor, MAX_DIM};
 
 use crate::util::elementwise::broadcast_shapes;

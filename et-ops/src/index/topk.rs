@@ -1,7 +1,9 @@
 //! The `k` largest (or smallest) elements along a dim, with their indices.
 
-use et_macros::kernel;
-use et_runtime::{et_switch, KernelContext, KernelError, KernelResult, Tensor, MAX_DIM};
+use et_runtime::kernel;
+use et_runtime::{
+    et_switch, DtypeSelection, KernelContext, KernelError, KernelResult, Tensor, MAX_DIM,
+};
 
 use crate::util::dtype::Num;
 use crate::util::shape::{check_same_dtype, istrides, normalize_dim, Walk};
@@ -16,7 +18,7 @@ use crate::util::shape::{check_same_dtype, istrides, normalize_dim, Walk};
 /// algorithms step for step, so ties resolve to the same indices.
 #[kernel("aten::topk.values")]
 #[allow(clippy::too_many_arguments, reason = "the operator's schema")]
-pub fn topk_values(
+pub fn topk_values<Sel: DtypeSelection>(
     ctx: &KernelContext<'_>,
     input: &Tensor,
     k: i64,
@@ -48,7 +50,7 @@ pub fn topk_values(
         return Ok(());
     }
     let order = ctx.alloc_temp::<i64>(size)?;
-    et_switch!(input.dtype(), @reals, T => select::<T>(input, d, k, largest, sorted, order, values, indices))
+    et_switch!(Sel, input.dtype(), @reals, T => select::<T>(input, d, k, largest, sorted, order, values, indices))
 }
 
 #[allow(
@@ -357,6 +359,7 @@ mod stl {
 
 #[cfg(test)]
 mod tests {
+    use et_runtime::AllDtypes;
     extern crate std;
     use super::*;
     use et_runtime::{Arena, ScalarType, TensorBuf};
@@ -379,7 +382,7 @@ mod tests {
         osh[d] = k as usize;
         let mut v = TensorBuf::zeros(T::DTYPE, &osh).unwrap();
         let mut i = TensorBuf::zeros(ScalarType::Long, &osh).unwrap();
-        topk_values(&ctx, &t, k, dim, largest, sorted, &mut v, &mut i).unwrap();
+        topk_values::<AllDtypes>(&ctx, &t, k, dim, largest, sorted, &mut v, &mut i).unwrap();
         (
             v.data::<T>().unwrap().to_vec(),
             i.data::<i64>().unwrap().to_vec(),

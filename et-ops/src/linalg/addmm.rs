@@ -1,7 +1,9 @@
 //! `aten::addmm.out`: `beta * self + alpha * (mat1 @ mat2)`.
 
-use et_macros::kernel;
-use et_runtime::{et_switch, KernelContext, KernelError, KernelResult, Scalar, Tensor};
+use et_runtime::kernel;
+use et_runtime::{
+    et_switch, DtypeSelection, KernelContext, KernelError, KernelResult, Scalar, Tensor,
+};
 
 use super::{mat_at, mat_mut_at};
 use crate::util::gemm::GemmElem;
@@ -10,7 +12,7 @@ use crate::util::gemm::GemmElem;
 /// `[p]`, `[1, p]`, `[n, 1]` or `[n, p]`). As in PyTorch, `beta == 0` ignores `self`
 /// entirely (NaN or inf in it do not propagate).
 #[kernel("aten::addmm.out")]
-pub fn addmm_out(
+pub fn addmm_out<Sel: DtypeSelection>(
     ctx: &KernelContext<'_>,
     input: &Tensor,
     a: &Tensor,
@@ -32,7 +34,7 @@ pub fn addmm_out(
     let (n, p) = (a.size(0), b.size(1));
     let (bs0, bs1) = bias_strides(input, n, p)?;
     out.resize(&[n, p])?;
-    et_switch!(dt, @floats, T => addmm_impl::<T>(ctx, input, (bs0, bs1), a, b, beta.to_f64(), alpha.to_f64(), out))
+    et_switch!(Sel, dt, @floats, T => addmm_impl::<T>(ctx, input, (bs0, bs1), a, b, beta.to_f64(), alpha.to_f64(), out))
 }
 
 /// Strides that read `self` as an `[n, p]` matrix (0 along broadcast dims).
@@ -92,6 +94,7 @@ fn addmm_impl<T: GemmElem>(
 
 #[cfg(test)]
 mod tests {
+    use et_runtime::AllDtypes;
     extern crate std;
     use super::*;
     use et_runtime::{Arena, ScalarType, TensorBuf};
@@ -106,7 +109,7 @@ mod tests {
         let id = TensorBuf::from_slice(&[2, 2], &[1.0f32, 0.0, 0.0, 1.0]).unwrap();
         let bias = TensorBuf::from_slice(&[2], &[10.0f32, 20.0]).unwrap();
         let mut out = TensorBuf::zeros(ScalarType::Float, &[2, 2]).unwrap();
-        addmm_out(
+        addmm_out::<AllDtypes>(
             &ctx,
             &bias,
             &a,
@@ -120,7 +123,7 @@ mod tests {
 
         // Column bias [2, 1].
         let col = TensorBuf::from_slice(&[2, 1], &[1.0f32, -1.0]).unwrap();
-        addmm_out(
+        addmm_out::<AllDtypes>(
             &ctx,
             &col,
             &a,
@@ -134,7 +137,7 @@ mod tests {
 
         // beta = 0 ignores NaN in self.
         let nan = TensorBuf::from_slice(&[], &[f32::NAN]).unwrap();
-        addmm_out(
+        addmm_out::<AllDtypes>(
             &ctx,
             &nan,
             &a,
@@ -147,7 +150,7 @@ mod tests {
         assert_eq!(out.data::<f32>().unwrap(), &[1.0, 2.0, 3.0, 4.0]);
 
         let bad = TensorBuf::from_slice(&[3], &[1.0f32, 2.0, 3.0]).unwrap();
-        assert!(addmm_out(
+        assert!(addmm_out::<AllDtypes>(
             &ctx,
             &bad,
             &a,
@@ -168,7 +171,7 @@ mod tests {
         let b = TensorBuf::from_slice(&[2, 1], &[3.0f64, 4.0]).unwrap();
         let s = TensorBuf::from_slice(&[1], &[1.0f64]).unwrap();
         let mut out = TensorBuf::zeros(ScalarType::Double, &[1, 1]).unwrap();
-        addmm_out(&ctx, &s, &a, &b, Scalar::Int(1), Scalar::Int(1), &mut out).unwrap();
+        addmm_out::<AllDtypes>(&ctx, &s, &a, &b, Scalar::Int(1), Scalar::Int(1), &mut out).unwrap();
         assert_eq!(out.data::<f64>().unwrap(), &[12.0]);
     }
 }

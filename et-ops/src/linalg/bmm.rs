@@ -1,7 +1,7 @@
 //! `aten::bmm.out`: batched matrix product of two 3-D tensors.
 
-use et_macros::kernel;
-use et_runtime::{et_switch, KernelContext, KernelError, KernelResult, Tensor};
+use et_runtime::kernel;
+use et_runtime::{et_switch, DtypeSelection, KernelContext, KernelError, KernelResult, Tensor};
 
 use super::{mat_at, mat_mut_at};
 use crate::util::gemm::GemmElem;
@@ -9,7 +9,12 @@ use crate::util::gemm::GemmElem;
 /// `out[i] = self[i] @ mat2[i]` for `self: [b, n, m]`, `mat2: [b, m, p]`,
 /// `out: [b, n, p]`, all one float dtype; each batch is one gemm.
 #[kernel("aten::bmm.out")]
-pub fn bmm_out(ctx: &KernelContext<'_>, a: &Tensor, b: &Tensor, out: &mut Tensor) -> KernelResult {
+pub fn bmm_out<Sel: DtypeSelection>(
+    ctx: &KernelContext<'_>,
+    a: &Tensor,
+    b: &Tensor,
+    out: &mut Tensor,
+) -> KernelResult {
     if a.dim() != 3 || b.dim() != 3 {
         return Err(KernelError::invalid("bmm expects 3-D tensors"));
     }
@@ -23,7 +28,7 @@ pub fn bmm_out(ctx: &KernelContext<'_>, a: &Tensor, b: &Tensor, out: &mut Tensor
         return Err(KernelError::invalid("bmm tensors must share one dtype"));
     }
     out.resize(&[a.size(0), a.size(1), b.size(2)])?;
-    et_switch!(a.dtype(), @floats, T => bmm_impl::<T>(ctx, a, b, out))
+    et_switch!(Sel, a.dtype(), @floats, T => bmm_impl::<T>(ctx, a, b, out))
 }
 
 fn bmm_impl<T: GemmElem>(
@@ -43,6 +48,7 @@ fn bmm_impl<T: GemmElem>(
 
 #[cfg(test)]
 mod tests {
+    use et_runtime::AllDtypes;
     extern crate std;
     use super::*;
     use et_runtime::{Arena, ScalarType, TensorBuf};
@@ -56,14 +62,14 @@ mod tests {
         let a = TensorBuf::from_slice(&[2, 1, 2], &[1.0f32, 2.0, 3.0, 4.0]).unwrap();
         let b = TensorBuf::from_slice(&[2, 2, 1], &[1.0f32, 1.0, 2.0, -1.0]).unwrap();
         let mut out = TensorBuf::zeros(ScalarType::Float, &[2, 1, 1]).unwrap();
-        bmm_out(&ctx, &a, &b, &mut out).unwrap();
+        bmm_out::<AllDtypes>(&ctx, &a, &b, &mut out).unwrap();
         assert_eq!(out.data::<f32>().unwrap(), &[3.0, 2.0]);
         let mut out = TensorBuf::zeros(ScalarType::Double, &[2, 1, 1]).unwrap();
-        assert!(bmm_out(&ctx, &a, &b, &mut out).is_err());
+        assert!(bmm_out::<AllDtypes>(&ctx, &a, &b, &mut out).is_err());
         // Empty batch.
         let e = TensorBuf::zeros(ScalarType::Float, &[0, 1, 2]).unwrap();
         let f = TensorBuf::zeros(ScalarType::Float, &[0, 2, 1]).unwrap();
         let mut out = TensorBuf::zeros(ScalarType::Float, &[0, 1, 1]).unwrap();
-        bmm_out(&ctx, &e, &f, &mut out).unwrap();
+        bmm_out::<AllDtypes>(&ctx, &e, &f, &mut out).unwrap();
     }
 }

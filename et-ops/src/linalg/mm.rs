@@ -1,7 +1,7 @@
 //! `aten::mm.out`: matrix product of two 2-D tensors.
 
-use et_macros::kernel;
-use et_runtime::{et_switch, KernelContext, KernelError, KernelResult, Tensor};
+use et_runtime::kernel;
+use et_runtime::{et_switch, DtypeSelection, KernelContext, KernelError, KernelResult, Tensor};
 
 use super::{mat_at, mat_mut_at};
 use crate::util::gemm::GemmElem;
@@ -10,7 +10,12 @@ use crate::util::gemm::GemmElem;
 /// dtype. f32 runs the blocked SIMD gemm; f16 and f64 a reference loop (f16 accumulates
 /// in f64 and rounds once).
 #[kernel("aten::mm.out")]
-pub fn mm_out(ctx: &KernelContext<'_>, a: &Tensor, b: &Tensor, out: &mut Tensor) -> KernelResult {
+pub fn mm_out<Sel: DtypeSelection>(
+    ctx: &KernelContext<'_>,
+    a: &Tensor,
+    b: &Tensor,
+    out: &mut Tensor,
+) -> KernelResult {
     if a.dim() != 2 || b.dim() != 2 {
         return Err(KernelError::invalid("mm expects 2-D tensors"));
     }
@@ -21,7 +26,7 @@ pub fn mm_out(ctx: &KernelContext<'_>, a: &Tensor, b: &Tensor, out: &mut Tensor)
         return Err(KernelError::invalid("mm tensors must share one dtype"));
     }
     out.resize(&[a.size(0), b.size(1)])?;
-    et_switch!(a.dtype(), @floats, T => mm_impl::<T>(ctx, a, b, out))
+    et_switch!(Sel, a.dtype(), @floats, T => mm_impl::<T>(ctx, a, b, out))
 }
 
 fn mm_impl<T: GemmElem>(
@@ -37,6 +42,7 @@ fn mm_impl<T: GemmElem>(
 
 #[cfg(test)]
 mod tests {
+    use et_runtime::AllDtypes;
     extern crate std;
     use super::*;
     use et_runtime::{Arena, ScalarType, ShapeDynamism, TensorBuf};
@@ -50,12 +56,12 @@ mod tests {
         let a = TensorBuf::from_slice(&[2, 3], &[1.0f32, 2.0, 3.0, 4.0, 5.0, 6.0]).unwrap();
         let b = TensorBuf::from_slice(&[3, 2], &[7.0f32, 8.0, 9.0, 10.0, 11.0, 12.0]).unwrap();
         let mut out = TensorBuf::zeros(ScalarType::Float, &[2, 2]).unwrap();
-        mm_out(&ctx, &a, &b, &mut out).unwrap();
+        mm_out::<AllDtypes>(&ctx, &a, &b, &mut out).unwrap();
         assert_eq!(out.data::<f32>().unwrap(), &[58.0, 64.0, 139.0, 154.0]);
 
         let a = TensorBuf::from_slice(&[2, 2], &[1.0f64, 2.0, 3.0, 4.0]).unwrap();
         let mut out = TensorBuf::zeros(ScalarType::Double, &[2, 2]).unwrap();
-        mm_out(&ctx, &a, &a, &mut out).unwrap();
+        mm_out::<AllDtypes>(&ctx, &a, &a, &mut out).unwrap();
         assert_eq!(out.data::<f64>().unwrap(), &[7.0, 10.0, 15.0, 22.0]);
     }
 
@@ -73,14 +79,14 @@ mod tests {
             .copy_from_slice(&[1.0, 4.0, 2.0, 5.0, 3.0, 6.0]);
         let b = TensorBuf::from_slice(&[3, 1], &[1.0f32, 1.0, 1.0]).unwrap();
         let mut out = TensorBuf::zeros(ScalarType::Float, &[2, 1]).unwrap();
-        mm_out(&ctx, &a, &b, &mut out).unwrap();
+        mm_out::<AllDtypes>(&ctx, &a, &b, &mut out).unwrap();
         assert_eq!(out.data::<f32>().unwrap(), &[6.0, 15.0]);
 
         let mut bad = TensorBuf::zeros(ScalarType::Float, &[3, 3]).unwrap();
-        assert!(mm_out(&ctx, &a, &b, &mut bad).is_err());
-        assert!(mm_out(&ctx, &a, &a, &mut out).is_err());
+        assert!(mm_out::<AllDtypes>(&ctx, &a, &b, &mut bad).is_err());
+        assert!(mm_out::<AllDtypes>(&ctx, &a, &a, &mut out).is_err());
         let i = TensorBuf::from_slice(&[1, 1], &[1i32]).unwrap();
         let mut io = TensorBuf::zeros(ScalarType::Int, &[1, 1]).unwrap();
-        assert!(mm_out(&ctx, &i, &i, &mut io).is_err());
+        assert!(mm_out::<AllDtypes>(&ctx, &i, &i, &mut io).is_err());
     }
 }

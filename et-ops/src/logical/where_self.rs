@@ -1,7 +1,9 @@
 //! `aten::where.self_out`.
 
-use et_macros::kernel;
-use et_runtime::{et_switch, KernelContext, KernelError, KernelResult, ScalarType, Tensor};
+use et_runtime::kernel;
+use et_runtime::{
+    et_switch, DtypeSelection, KernelContext, KernelError, KernelResult, ScalarType, Tensor,
+};
 
 use crate::util::dtype::Num;
 use crate::util::elementwise::ternary;
@@ -10,7 +12,7 @@ use crate::util::promote::{compute_dtype, compute_set, result_type};
 /// Elementwise `condition ? a : b` with broadcasting over all three; `a` and `b` promote
 /// to their common dtype. The condition must be a bool tensor.
 #[kernel("aten::where.self_out")]
-pub fn where_self_out(
+pub fn where_self_out<Sel: DtypeSelection>(
     _ctx: &KernelContext<'_>,
     condition: &Tensor,
     a: &Tensor,
@@ -21,9 +23,9 @@ pub fn where_self_out(
         return Err(KernelError::invalid("where needs a bool condition"));
     }
     let common = result_type(a, b)?;
-    et_switch!(in compute_set(__ET_SELECTED), compute_dtype(common), [i64, f32, f64], C => {
+    et_switch!(in compute_set(Sel::SET), compute_dtype(common), [i64, f32, f64], C => {
         // The condition arrives converted to `C` (0 or 1); NaN never appears there.
-        ternary::<C, C, { __ET_SELECTED.0 }>(condition, a, b, out, common, |c, x, y| {
+        ternary::<C, C, Sel>(condition, a, b, out, common, |c, x, y| {
             if c != C::ZERO { x } else { y }
         })
     })
@@ -33,6 +35,7 @@ pub fn where_self_out(
 mod tests {
     use super::*;
     use crate::util::elementwise::with_ctx;
+    use et_runtime::AllDtypes;
     use et_runtime::{Bool, TensorBuf};
 
     #[test]
@@ -42,7 +45,7 @@ mod tests {
             let a = TensorBuf::from_slice(&[2], &[1.0f32, f32::NAN]).unwrap();
             let b = TensorBuf::from_slice(&[], &[-1.0f32]).unwrap();
             let mut o = TensorBuf::zeros(ScalarType::Float, &[2, 2]).unwrap();
-            where_self_out(ctx, &c, &a, &b, &mut o).unwrap();
+            where_self_out::<AllDtypes>(ctx, &c, &a, &b, &mut o).unwrap();
             let v = o.data::<f32>().unwrap();
             assert_eq!(&v[..3], &[1.0, -1.0, -1.0]);
             assert!(v[3].is_nan());
@@ -51,10 +54,10 @@ mod tests {
             let y = TensorBuf::from_slice(&[], &[-7i64]).unwrap();
             let c1 = TensorBuf::from_slice(&[2], &[Bool(0), Bool(1)]).unwrap();
             let mut oi = TensorBuf::zeros(ScalarType::Int, &[2]).unwrap();
-            where_self_out(ctx, &c1, &x, &y, &mut oi).unwrap();
+            where_self_out::<AllDtypes>(ctx, &c1, &x, &y, &mut oi).unwrap();
             assert_eq!(oi.data::<i32>().unwrap(), &[-7, 6]);
             let bad = TensorBuf::from_slice(&[2], &[1i32, 0]).unwrap();
-            assert!(where_self_out(ctx, &bad, &x, &y, &mut oi).is_err());
+            assert!(where_self_out::<AllDtypes>(ctx, &bad, &x, &y, &mut oi).is_err());
         });
     }
 }

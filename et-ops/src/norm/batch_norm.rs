@@ -1,7 +1,9 @@
 //! `aten::_native_batch_norm_legit_no_training.out`: inference batch norm.
 
-use et_macros::kernel;
-use et_runtime::{et_switch, KernelContext, KernelError, KernelResult, Tensor, MAX_DIM};
+use et_runtime::kernel;
+use et_runtime::{
+    et_switch, DtypeSelection, KernelContext, KernelError, KernelResult, Tensor, MAX_DIM,
+};
 
 use super::{check_param, memory_order};
 use crate::util::gemm::avx2_fma_available;
@@ -17,7 +19,7 @@ use crate::util::reduce::{OpMath, Space};
     clippy::too_many_arguments,
     reason = "the operator's own argument list"
 )]
-pub fn batch_norm_no_training_out(
+pub fn batch_norm_no_training_out<Sel: DtypeSelection>(
     ctx: &KernelContext<'_>,
     input: &Tensor,
     weight: Option<&Tensor>,
@@ -67,7 +69,7 @@ pub fn batch_norm_no_training_out(
         }
         s.resize(&[0])?;
     }
-    et_switch!(input.dtype(), @floats, T => bn_impl::<T>(ctx, input, weight, bias, running_mean, running_var, eps, out))
+    et_switch!(Sel, input.dtype(), @floats, T => bn_impl::<T>(ctx, input, weight, bias, running_mean, running_var, eps, out))
 }
 
 #[allow(
@@ -174,6 +176,7 @@ fn apply<T: OpMath>(space: &Space<3>, x: &[T], y: &mut [T], alpha: &[T::C], beta
 
 #[cfg(test)]
 mod tests {
+    use et_runtime::AllDtypes;
     extern crate std;
     use super::*;
     use et_runtime::{Arena, ScalarType, ShapeDynamism, TensorBuf};
@@ -193,7 +196,7 @@ mod tests {
         let mut out = TensorBuf::zeros(ScalarType::Float, &[1, 2, 1, 2]).unwrap();
         let mut m = TensorBuf::zeros(ScalarType::Float, &[0]).unwrap();
         let mut r = TensorBuf::zeros(ScalarType::Float, &[0]).unwrap();
-        batch_norm_no_training_out(
+        batch_norm_no_training_out::<AllDtypes>(
             &ctx,
             &x,
             Some(&w),
@@ -227,14 +230,14 @@ mod tests {
             ShapeDynamism::Static,
         )
         .unwrap();
-        batch_norm_no_training_out(
+        batch_norm_no_training_out::<AllDtypes>(
             &ctx, &xl, None, None, &mean, &var, 0.1, 0.0, &mut ol, &mut m, &mut r,
         )
         .unwrap();
         assert_eq!(ol.data::<f32>().unwrap(), &[0.0, 0.0, 1.0, 1.0]);
 
         let bad = TensorBuf::from_slice(&[3], &[1.0f32, 1.0, 1.0]).unwrap();
-        assert!(batch_norm_no_training_out(
+        assert!(batch_norm_no_training_out::<AllDtypes>(
             &ctx,
             &x,
             Some(&bad),

@@ -1,7 +1,9 @@
 //! `aten::native_group_norm.out`: group normalization with its statistics.
 
-use et_macros::kernel;
-use et_runtime::{et_switch, KernelContext, KernelError, KernelResult, Tensor, MAX_DIM};
+use et_runtime::kernel;
+use et_runtime::{
+    et_switch, DtypeSelection, KernelContext, KernelError, KernelResult, Tensor, MAX_DIM,
+};
 
 use super::check_param;
 use crate::util::math::Float;
@@ -15,7 +17,7 @@ use crate::util::reduce::{OpMath, Space};
     clippy::too_many_arguments,
     reason = "the operator's own argument list"
 )]
-pub fn native_group_norm_out(
+pub fn native_group_norm_out<Sel: DtypeSelection>(
     _ctx: &KernelContext<'_>,
     input: &Tensor,
     weight: Option<&Tensor>,
@@ -63,7 +65,7 @@ pub fn native_group_norm_out(
     out.resize(sizes)?;
     mean.resize(&[nn, g])?;
     rstd.resize(&[nn, g])?;
-    et_switch!(dt, @floats, T => gn_impl::<T>(input, weight, bias, g, eps, out, mean, rstd))
+    et_switch!(Sel, dt, @floats, T => gn_impl::<T>(input, weight, bias, g, eps, out, mean, rstd))
 }
 
 #[allow(
@@ -132,6 +134,7 @@ fn gn_impl<T: OpMath>(
 
 #[cfg(test)]
 mod tests {
+    use et_runtime::AllDtypes;
     extern crate std;
     use super::*;
     use et_runtime::{Arena, ScalarType, TensorBuf};
@@ -149,7 +152,7 @@ mod tests {
         let mut out = TensorBuf::zeros(ScalarType::Double, &[1, 4, 1]).unwrap();
         let mut m = TensorBuf::zeros(ScalarType::Double, &[1, 2]).unwrap();
         let mut r = TensorBuf::zeros(ScalarType::Double, &[1, 2]).unwrap();
-        native_group_norm_out(
+        native_group_norm_out::<AllDtypes>(
             &ctx,
             &x,
             Some(&w),
@@ -167,11 +170,11 @@ mod tests {
         assert_eq!(out.data::<f64>().unwrap(), &[-1.0, 1.0, -2.0, 11.0]);
         assert_eq!(m.data::<f64>().unwrap(), &[1.0, 5.0]);
         assert_eq!(r.data::<f64>().unwrap(), &[1.0, 1.0]);
-        assert!(native_group_norm_out(
+        assert!(native_group_norm_out::<AllDtypes>(
             &ctx, &x, None, None, 1, 4, 1, 3, 0.0, &mut out, &mut m, &mut r
         )
         .is_err());
-        assert!(native_group_norm_out(
+        assert!(native_group_norm_out::<AllDtypes>(
             &ctx, &x, None, None, 2, 4, 1, 2, 0.0, &mut out, &mut m, &mut r
         )
         .is_err());

@@ -1,7 +1,9 @@
 //! `aten::native_layer_norm.out`: layer normalization with its statistics.
 
-use et_macros::kernel;
-use et_runtime::{et_switch, KernelContext, KernelError, KernelResult, Tensor, MAX_DIM};
+use et_runtime::kernel;
+use et_runtime::{
+    et_switch, DtypeSelection, KernelContext, KernelError, KernelResult, Tensor, MAX_DIM,
+};
 
 use crate::util::math::Float;
 use crate::util::reduce::{split, strides_over_input, OpMath};
@@ -14,7 +16,7 @@ use crate::util::reduce::{split, strides_over_input, OpMath};
     clippy::too_many_arguments,
     reason = "the operator's own argument list"
 )]
-pub fn native_layer_norm_out(
+pub fn native_layer_norm_out<Sel: DtypeSelection>(
     _ctx: &KernelContext<'_>,
     input: &Tensor,
     normalized_shape: &[i64],
@@ -59,7 +61,7 @@ pub fn native_layer_norm_out(
     ssz[..lead].copy_from_slice(&sizes[..lead]);
     mean.resize(&ssz[..nd])?;
     rstd.resize(&ssz[..nd])?;
-    et_switch!(dt, @floats, T => ln_impl::<T>(input, lead, weight, bias, eps, out, mean, rstd))
+    et_switch!(Sel, dt, @floats, T => ln_impl::<T>(input, lead, weight, bias, eps, out, mean, rstd))
 }
 
 #[allow(
@@ -137,6 +139,7 @@ fn ln_impl<T: OpMath>(
 
 #[cfg(test)]
 mod tests {
+    use et_runtime::AllDtypes;
     extern crate std;
     use super::*;
     use et_runtime::{Arena, ScalarType, TensorBuf};
@@ -153,7 +156,7 @@ mod tests {
         let mut out = TensorBuf::zeros(ScalarType::Float, &[2, 2]).unwrap();
         let mut m = TensorBuf::zeros(ScalarType::Float, &[2, 1]).unwrap();
         let mut r = TensorBuf::zeros(ScalarType::Float, &[2, 1]).unwrap();
-        native_layer_norm_out(
+        native_layer_norm_out::<AllDtypes>(
             &ctx,
             &x,
             &[2],
@@ -170,9 +173,17 @@ mod tests {
         assert_eq!(r.data::<f32>().unwrap()[0], 1.0);
         // Constant row with eps = 0: 0 * inf = NaN, as in PyTorch.
         assert!(out.data::<f32>().unwrap()[2].is_nan());
-        assert!(
-            native_layer_norm_out(&ctx, &x, &[3], None, None, 0.0, &mut out, &mut m, &mut r)
-                .is_err()
-        );
+        assert!(native_layer_norm_out::<AllDtypes>(
+            &ctx,
+            &x,
+            &[3],
+            None,
+            None,
+            0.0,
+            &mut out,
+            &mut m,
+            &mut r
+        )
+        .is_err());
     }
 }

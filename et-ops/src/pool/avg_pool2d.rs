@@ -1,7 +1,7 @@
 //! `aten::avg_pool2d.out`: 2-d average pooling.
 
-use et_macros::kernel;
-use et_runtime::{et_switch, KernelContext, KernelError, KernelResult, Tensor};
+use et_runtime::kernel;
+use et_runtime::{et_switch, DtypeSelection, KernelContext, KernelError, KernelResult, Tensor};
 
 use super::{strides4, Pool};
 use crate::util::dtype::Num;
@@ -14,7 +14,7 @@ use crate::util::dtype::Num;
     clippy::too_many_arguments,
     reason = "the operator's own argument list"
 )]
-pub fn avg_pool2d_out(
+pub fn avg_pool2d_out<Sel: DtypeSelection>(
     _ctx: &KernelContext<'_>,
     input: &Tensor,
     kernel_size: &[i64],
@@ -35,7 +35,7 @@ pub fn avg_pool2d_out(
         return Err(KernelError::invalid("avg pool divisor must not be zero"));
     }
     p.resize(input, out)?;
-    et_switch!(input.dtype(), @floats, T => avg_pool::<T>(&p, input, count_include_pad, divisor_override, out))
+    et_switch!(Sel, input.dtype(), @floats, T => avg_pool::<T>(&p, input, count_include_pad, divisor_override, out))
 }
 
 fn avg_pool<T: Num>(
@@ -91,6 +91,7 @@ fn avg_pool<T: Num>(
 
 #[cfg(test)]
 mod tests {
+    use et_runtime::AllDtypes;
     extern crate std;
     use super::*;
     use et_runtime::{Arena, ScalarType, TensorBuf};
@@ -103,22 +104,36 @@ mod tests {
         let ctx = KernelContext::new(&arena);
         let x = TensorBuf::from_slice(&[1, 1, 2, 2], &[1.0f32, 2.0, 3.0, 4.0]).unwrap();
         let mut o = TensorBuf::zeros(ScalarType::Float, &[1, 1, 1, 1]).unwrap();
-        avg_pool2d_out(&ctx, &x, &[2], &[], &[0], false, true, None, &mut o).unwrap();
+        avg_pool2d_out::<AllDtypes>(&ctx, &x, &[2], &[], &[0], false, true, None, &mut o).unwrap();
         assert_eq!(o.data::<f32>().unwrap(), &[2.5]);
         // 3x3 window, padding 1, stride 2: the single window covers all four inputs.
         let mut o = TensorBuf::zeros(ScalarType::Float, &[1, 1, 1, 1]).unwrap();
-        avg_pool2d_out(&ctx, &x, &[3], &[2], &[1], false, true, None, &mut o).unwrap();
+        avg_pool2d_out::<AllDtypes>(&ctx, &x, &[3], &[2], &[1], false, true, None, &mut o).unwrap();
         assert_eq!(o.data::<f32>().unwrap(), &[10.0 / 9.0]);
-        avg_pool2d_out(&ctx, &x, &[3], &[2], &[1], false, false, None, &mut o).unwrap();
+        avg_pool2d_out::<AllDtypes>(&ctx, &x, &[3], &[2], &[1], false, false, None, &mut o)
+            .unwrap();
         assert_eq!(o.data::<f32>().unwrap(), &[2.5]);
-        avg_pool2d_out(&ctx, &x, &[3], &[2], &[1], false, false, Some(2), &mut o).unwrap();
+        avg_pool2d_out::<AllDtypes>(&ctx, &x, &[3], &[2], &[1], false, false, Some(2), &mut o)
+            .unwrap();
         assert_eq!(o.data::<f32>().unwrap(), &[5.0]);
         // ceil_mode adds a partial window.
         let mut o = TensorBuf::zeros(ScalarType::Float, &[1, 1, 1, 1]).unwrap();
-        assert!(avg_pool2d_out(&ctx, &x, &[2], &[], &[0], false, true, Some(0), &mut o).is_err());
+        assert!(avg_pool2d_out::<AllDtypes>(
+            &ctx,
+            &x,
+            &[2],
+            &[],
+            &[0],
+            false,
+            true,
+            Some(0),
+            &mut o
+        )
+        .is_err());
         let x3 = TensorBuf::from_slice(&[1, 1, 3], &[1.0f64, 2.0, 3.0]).unwrap();
         let mut o3 = TensorBuf::zeros(ScalarType::Double, &[1, 1, 2]).unwrap();
-        avg_pool2d_out(&ctx, &x3, &[1, 2], &[1, 2], &[0], true, true, None, &mut o3).unwrap();
+        avg_pool2d_out::<AllDtypes>(&ctx, &x3, &[1, 2], &[1, 2], &[0], true, true, None, &mut o3)
+            .unwrap();
         assert_eq!(o3.data::<f64>().unwrap(), &[1.5, 3.0]);
     }
 }

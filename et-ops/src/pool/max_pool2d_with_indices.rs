@@ -1,7 +1,9 @@
 //! `aten::max_pool2d_with_indices.out`: 2-d max pooling with argmax indices.
 
-use et_macros::kernel;
-use et_runtime::{et_switch, KernelContext, KernelError, KernelResult, ScalarType, Tensor};
+use et_runtime::kernel;
+use et_runtime::{
+    et_switch, DtypeSelection, KernelContext, KernelError, KernelResult, ScalarType, Tensor,
+};
 
 use super::{strides4, Pool};
 use crate::util::dtype::Num;
@@ -14,7 +16,7 @@ use crate::util::dtype::Num;
     clippy::too_many_arguments,
     reason = "the operator's own argument list"
 )]
-pub fn max_pool2d_with_indices_out(
+pub fn max_pool2d_with_indices_out<Sel: DtypeSelection>(
     _ctx: &KernelContext<'_>,
     input: &Tensor,
     kernel_size: &[i64],
@@ -38,7 +40,7 @@ pub fn max_pool2d_with_indices_out(
     }
     p.resize(input, out)?;
     p.resize(input, indices)?;
-    et_switch!(input.dtype(), @reals, T => max_pool::<T>(&p, input, out, indices))
+    et_switch!(Sel, input.dtype(), @reals, T => max_pool::<T>(&p, input, out, indices))
 }
 
 fn max_pool<T: Num>(
@@ -92,6 +94,7 @@ fn max_pool<T: Num>(
 
 #[cfg(test)]
 mod tests {
+    use et_runtime::AllDtypes;
     extern crate std;
     use super::*;
     use et_runtime::{Arena, TensorBuf};
@@ -107,7 +110,7 @@ mod tests {
         let x = TensorBuf::from_slice(&[1, 1, 4, 4], &vals).unwrap();
         let mut o = TensorBuf::zeros(ScalarType::Float, &[1, 1, 2, 2]).unwrap();
         let mut i = TensorBuf::zeros(ScalarType::Long, &[1, 1, 2, 2]).unwrap();
-        max_pool2d_with_indices_out(
+        max_pool2d_with_indices_out::<AllDtypes>(
             &ctx,
             &x,
             &[2, 2],
@@ -130,11 +133,21 @@ mod tests {
         .unwrap();
         let mut o3 = TensorBuf::zeros(ScalarType::Float, &[1, 2, 2]).unwrap();
         let mut i3 = TensorBuf::zeros(ScalarType::Long, &[1, 2, 2]).unwrap();
-        max_pool2d_with_indices_out(&ctx, &x3, &[3], &[2], &[1], &[1], true, &mut o3, &mut i3)
-            .unwrap();
+        max_pool2d_with_indices_out::<AllDtypes>(
+            &ctx,
+            &x3,
+            &[3],
+            &[2],
+            &[1],
+            &[1],
+            true,
+            &mut o3,
+            &mut i3,
+        )
+        .unwrap();
         assert!(o3.data::<f32>().unwrap().iter().all(|v| v.is_nan()));
         assert_eq!(i3.data::<i64>().unwrap(), &[4, 4, 4, 4]);
-        assert!(max_pool2d_with_indices_out(
+        assert!(max_pool2d_with_indices_out::<AllDtypes>(
             &ctx,
             &x,
             &[2],

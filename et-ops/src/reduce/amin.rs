@@ -1,7 +1,7 @@
 //! `aten::amin.out`: min over dims.
 
-use et_macros::kernel;
-use et_runtime::{et_switch, KernelContext, KernelError, KernelResult, Tensor};
+use et_runtime::kernel;
+use et_runtime::{et_switch, DtypeSelection, KernelContext, KernelError, KernelResult, Tensor};
 
 use super::extreme;
 use crate::util::reduce::{dim_mask, resize_reduced};
@@ -9,7 +9,7 @@ use crate::util::reduce::{dim_mask, resize_reduced};
 /// The min of `self` over `dim` (`[]`: every dim) into `out` of the same dtype. NaN
 /// propagates; reducing an empty dimension is an error.
 #[kernel("aten::amin.out")]
-pub fn amin_out(
+pub fn amin_out<Sel: DtypeSelection>(
     _ctx: &KernelContext<'_>,
     input: &Tensor,
     dim: &[i64],
@@ -23,11 +23,12 @@ pub fn amin_out(
     }
     let mask = dim_mask(Some(dim), input.dim())?;
     resize_reduced(input, mask, keepdim, out)?;
-    et_switch!(input.dtype(), @all, T => extreme::<T>(input, mask, out, |x, b| x < b))
+    et_switch!(Sel, input.dtype(), @all, T => extreme::<T>(input, mask, out, |x, b| x < b))
 }
 
 #[cfg(test)]
 mod tests {
+    use et_runtime::AllDtypes;
     extern crate std;
     use super::*;
     use et_runtime::{Arena, ScalarType, TensorBuf};
@@ -40,11 +41,11 @@ mod tests {
         let ctx = KernelContext::new(&arena);
         let x = TensorBuf::from_slice(&[2, 2], &[1.0f64, -3.0, f64::NAN, 0.5]).unwrap();
         let mut o = TensorBuf::zeros(ScalarType::Double, &[1, 2]).unwrap();
-        amin_out(&ctx, &x, &[0], true, &mut o).unwrap();
+        amin_out::<AllDtypes>(&ctx, &x, &[0], true, &mut o).unwrap();
         let d = o.data::<f64>().unwrap();
         assert!(d[0].is_nan());
         assert_eq!(d[1], -3.0);
         let mut wrong = TensorBuf::zeros(ScalarType::Float, &[1, 2]).unwrap();
-        assert!(amin_out(&ctx, &x, &[0], true, &mut wrong).is_err());
+        assert!(amin_out::<AllDtypes>(&ctx, &x, &[0], true, &mut wrong).is_err());
     }
 }

@@ -1,7 +1,9 @@
 //! `aten::any.out`: whether any element along a dim is non-zero.
 
-use et_macros::kernel;
-use et_runtime::{et_switch, KernelContext, KernelError, KernelResult, ScalarType, Tensor};
+use et_runtime::kernel;
+use et_runtime::{
+    et_switch, DtypeSelection, KernelContext, KernelError, KernelResult, ScalarType, Tensor,
+};
 
 use crate::util::dtype::Num;
 use crate::util::reduce::{dim_mask_one, reduce_spaces, resize_reduced, DimMask};
@@ -9,7 +11,7 @@ use crate::util::reduce::{dim_mask_one, reduce_spaces, resize_reduced, DimMask};
 /// True where any element of `self` along `dim` is non-zero (NaN counts as non-zero). The
 /// out is bool, or uint8 for a uint8 input, as in PyTorch. An empty reduction is false.
 #[kernel("aten::any.out")]
-pub fn any_out(
+pub fn any_out<Sel: DtypeSelection>(
     _ctx: &KernelContext<'_>,
     input: &Tensor,
     dim: i64,
@@ -26,7 +28,7 @@ pub fn any_out(
     let mask = dim_mask_one(Some(dim), input.dim())?;
     resize_reduced(input, mask, keepdim, out)?;
     // bool and uint8 outs are both one byte holding 0 or 1.
-    et_switch!(input.dtype(), @all, T => any_impl::<T>(input, mask, out))
+    et_switch!(Sel, input.dtype(), @all, T => any_impl::<T>(input, mask, out))
 }
 
 fn any_impl<T: Num>(input: &Tensor, mask: DimMask, out: &mut Tensor) -> KernelResult {
@@ -45,6 +47,7 @@ fn any_impl<T: Num>(input: &Tensor, mask: DimMask, out: &mut Tensor) -> KernelRe
 
 #[cfg(test)]
 mod tests {
+    use et_runtime::AllDtypes;
     extern crate std;
     use super::*;
     use et_runtime::{Arena, Bool, TensorBuf};
@@ -57,13 +60,13 @@ mod tests {
         let ctx = KernelContext::new(&arena);
         let x = TensorBuf::from_slice(&[2, 2], &[Bool(0), Bool(0), Bool(0), Bool(1)]).unwrap();
         let mut o = TensorBuf::zeros(ScalarType::Bool, &[2]).unwrap();
-        any_out(&ctx, &x, 1, false, &mut o).unwrap();
+        any_out::<AllDtypes>(&ctx, &x, 1, false, &mut o).unwrap();
         assert_eq!(o.data::<Bool>().unwrap(), &[Bool(0), Bool(1)]);
         let f = TensorBuf::from_slice(&[3], &[0.0f32, f32::NAN, 0.0]).unwrap();
         let mut o = TensorBuf::zeros(ScalarType::Bool, &[1]).unwrap();
-        any_out(&ctx, &f, 0, true, &mut o).unwrap();
+        any_out::<AllDtypes>(&ctx, &f, 0, true, &mut o).unwrap();
         assert_eq!(o.data::<Bool>().unwrap(), &[Bool(1)]);
         let mut wrong = TensorBuf::zeros(ScalarType::Float, &[1]).unwrap();
-        assert!(any_out(&ctx, &f, 0, true, &mut wrong).is_err());
+        assert!(any_out::<AllDtypes>(&ctx, &f, 0, true, &mut wrong).is_err());
     }
 }

@@ -1,7 +1,9 @@
 //! `aten::argmax.out`: index of the largest element.
 
-use et_macros::kernel;
-use et_runtime::{et_switch, KernelContext, KernelError, KernelResult, ScalarType, Tensor};
+use et_runtime::kernel;
+use et_runtime::{
+    et_switch, DtypeSelection, KernelContext, KernelError, KernelResult, ScalarType, Tensor,
+};
 
 use super::arg_extreme;
 use crate::util::reduce::{dim_mask_one, resize_reduced};
@@ -9,7 +11,7 @@ use crate::util::reduce::{dim_mask_one, resize_reduced};
 /// The index of the largest element of `self` along `dim` (`None`: of the flattened
 /// tensor) into an int64 `out`. Ties keep the first occurrence; the first NaN wins.
 #[kernel("aten::argmax.out")]
-pub fn argmax_out(
+pub fn argmax_out<Sel: DtypeSelection>(
     _ctx: &KernelContext<'_>,
     input: &Tensor,
     dim: Option<i64>,
@@ -21,11 +23,12 @@ pub fn argmax_out(
     }
     let mask = dim_mask_one(dim, input.dim())?;
     resize_reduced(input, mask, keepdim, out)?;
-    et_switch!(input.dtype(), @reals, T => arg_extreme::<T>(input, mask, out, |x, b| x > b))
+    et_switch!(Sel, input.dtype(), @reals, T => arg_extreme::<T>(input, mask, out, |x, b| x > b))
 }
 
 #[cfg(test)]
 mod tests {
+    use et_runtime::AllDtypes;
     extern crate std;
     use super::*;
     use et_runtime::{Arena, TensorBuf};
@@ -38,16 +41,16 @@ mod tests {
         let ctx = KernelContext::new(&arena);
         let x = TensorBuf::from_slice(&[2, 3], &[5.0f32, 1.0, 5.0, 0.0, f32::NAN, 9.0]).unwrap();
         let mut o = TensorBuf::zeros(ScalarType::Long, &[2]).unwrap();
-        argmax_out(&ctx, &x, Some(1), false, &mut o).unwrap();
+        argmax_out::<AllDtypes>(&ctx, &x, Some(1), false, &mut o).unwrap();
         assert_eq!(o.data::<i64>().unwrap(), &[0, 1]);
         let mut all = TensorBuf::zeros(ScalarType::Long, &[]).unwrap();
-        argmax_out(&ctx, &x, None, false, &mut all).unwrap();
+        argmax_out::<AllDtypes>(&ctx, &x, None, false, &mut all).unwrap();
         assert_eq!(all.data::<i64>().unwrap(), &[4]);
         let mut keep = TensorBuf::zeros(ScalarType::Long, &[1, 1]).unwrap();
-        argmax_out(&ctx, &x, None, true, &mut keep).unwrap();
+        argmax_out::<AllDtypes>(&ctx, &x, None, true, &mut keep).unwrap();
         assert_eq!(keep.data::<i64>().unwrap(), &[4]);
         let mut wrong = TensorBuf::zeros(ScalarType::Int, &[2]).unwrap();
-        assert!(argmax_out(&ctx, &x, Some(1), false, &mut wrong).is_err());
-        assert!(argmax_out(&ctx, &x, Some(2), false, &mut o).is_err());
+        assert!(argmax_out::<AllDtypes>(&ctx, &x, Some(1), false, &mut wrong).is_err());
+        assert!(argmax_out::<AllDtypes>(&ctx, &x, Some(2), false, &mut o).is_err());
     }
 }

@@ -1,7 +1,9 @@
 //! `aten::argmin.out`: index of the smallest element.
 
-use et_macros::kernel;
-use et_runtime::{et_switch, KernelContext, KernelError, KernelResult, ScalarType, Tensor};
+use et_runtime::kernel;
+use et_runtime::{
+    et_switch, DtypeSelection, KernelContext, KernelError, KernelResult, ScalarType, Tensor,
+};
 
 use super::arg_extreme;
 use crate::util::reduce::{dim_mask_one, resize_reduced};
@@ -9,7 +11,7 @@ use crate::util::reduce::{dim_mask_one, resize_reduced};
 /// The index of the smallest element of `self` along `dim` (`None`: of the flattened
 /// tensor) into an int64 `out`. Ties keep the first occurrence; the first NaN wins.
 #[kernel("aten::argmin.out")]
-pub fn argmin_out(
+pub fn argmin_out<Sel: DtypeSelection>(
     _ctx: &KernelContext<'_>,
     input: &Tensor,
     dim: Option<i64>,
@@ -21,11 +23,12 @@ pub fn argmin_out(
     }
     let mask = dim_mask_one(dim, input.dim())?;
     resize_reduced(input, mask, keepdim, out)?;
-    et_switch!(input.dtype(), @reals, T => arg_extreme::<T>(input, mask, out, |x, b| x < b))
+    et_switch!(Sel, input.dtype(), @reals, T => arg_extreme::<T>(input, mask, out, |x, b| x < b))
 }
 
 #[cfg(test)]
 mod tests {
+    use et_runtime::AllDtypes;
     extern crate std;
     use super::*;
     use et_runtime::{Arena, ShapeDynamism, TensorBuf};
@@ -47,7 +50,7 @@ mod tests {
         // memory: (w0,c0)=3 (w0,c1)=1 (w1,c0)=-2 (w1,c1)=7
         x.data_mut::<i32>().unwrap().copy_from_slice(&[3, 1, -2, 7]);
         let mut o = TensorBuf::zeros(ScalarType::Long, &[1, 2, 1]).unwrap();
-        argmin_out(&ctx, &x, Some(-1), false, &mut o).unwrap();
+        argmin_out::<AllDtypes>(&ctx, &x, Some(-1), false, &mut o).unwrap();
         assert_eq!(o.data::<i64>().unwrap(), &[1, 0]);
     }
 }

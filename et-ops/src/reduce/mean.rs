@@ -1,7 +1,9 @@
 //! `aten::mean.out`: arithmetic mean over dims.
 
-use et_macros::kernel;
-use et_runtime::{et_switch, KernelContext, KernelError, KernelResult, ScalarType, Tensor};
+use et_runtime::kernel;
+use et_runtime::{
+    et_switch, DtypeSelection, KernelContext, KernelError, KernelResult, ScalarType, Tensor,
+};
 
 use crate::util::dtype::Num;
 use crate::util::reduce::{dim_mask, reduce_spaces, resize_reduced, store_at, val_storer, DimMask};
@@ -11,7 +13,7 @@ use crate::util::shape::{Storer, Val};
 /// (accumulated in f64, divided once, rounded once). A given `dtype` must equal the
 /// out's. An empty reduction is NaN (0/0), as in PyTorch.
 #[kernel("aten::mean.out")]
-pub fn mean_out(
+pub fn mean_out<Sel: DtypeSelection>(
     _ctx: &KernelContext<'_>,
     input: &Tensor,
     dim: Option<&[i64]>,
@@ -31,8 +33,8 @@ pub fn mean_out(
     }
     let mask = dim_mask(dim, input.dim())?;
     resize_reduced(input, mask, keepdim, out)?;
-    let st = val_storer::<{ __ET_SELECTED.0 }>(out.dtype())?;
-    et_switch!(input.dtype(), @reals, T => mean_impl::<T>(input, mask, out, st))
+    let st = val_storer::<Sel>(out.dtype())?;
+    et_switch!(Sel, input.dtype(), @reals, T => mean_impl::<T>(input, mask, out, st))
 }
 
 fn mean_impl<T: Num>(input: &Tensor, mask: DimMask, out: &mut Tensor, st: Storer) -> KernelResult {
@@ -54,6 +56,7 @@ fn mean_impl<T: Num>(input: &Tensor, mask: DimMask, out: &mut Tensor, st: Storer
 
 #[cfg(test)]
 mod tests {
+    use et_runtime::AllDtypes;
     extern crate std;
     use super::*;
     use et_runtime::{Arena, TensorBuf};
@@ -67,18 +70,18 @@ mod tests {
         let x = TensorBuf::from_slice(&[1, 2, 2, 2], &[1.0f32, 2.0, 3.0, 4.0, 5.0, 6.0, 7.0, 9.0])
             .unwrap();
         let mut o = TensorBuf::zeros(ScalarType::Float, &[1, 2, 1, 1]).unwrap();
-        mean_out(&ctx, &x, Some(&[-1, -2]), true, None, &mut o).unwrap();
+        mean_out::<AllDtypes>(&ctx, &x, Some(&[-1, -2]), true, None, &mut o).unwrap();
         assert_eq!(o.data::<f32>().unwrap(), &[2.5, 6.75]);
         let mut all = TensorBuf::zeros(ScalarType::Float, &[]).unwrap();
-        mean_out(&ctx, &x, None, false, None, &mut all).unwrap();
+        mean_out::<AllDtypes>(&ctx, &x, None, false, None, &mut all).unwrap();
         assert_eq!(all.data::<f32>().unwrap(), &[4.625]);
         // Integer input needs an explicit dtype.
         let i = TensorBuf::from_slice(&[2], &[1i64, 2]).unwrap();
-        assert!(mean_out(&ctx, &i, None, false, None, &mut all).is_err());
-        mean_out(&ctx, &i, None, false, Some(ScalarType::Float), &mut all).unwrap();
+        assert!(mean_out::<AllDtypes>(&ctx, &i, None, false, None, &mut all).is_err());
+        mean_out::<AllDtypes>(&ctx, &i, None, false, Some(ScalarType::Float), &mut all).unwrap();
         assert_eq!(all.data::<f32>().unwrap(), &[1.5]);
         let e = TensorBuf::zeros(ScalarType::Float, &[0]).unwrap();
-        mean_out(&ctx, &e, None, false, None, &mut all).unwrap();
+        mean_out::<AllDtypes>(&ctx, &e, None, false, None, &mut all).unwrap();
         assert!(all.data::<f32>().unwrap()[0].is_nan());
     }
 }

@@ -1,7 +1,9 @@
 //! `aten::sum.IntList_out`: sum over dims.
 
-use et_macros::kernel;
-use et_runtime::{et_switch, KernelContext, KernelError, KernelResult, ScalarType, Tensor};
+use et_runtime::kernel;
+use et_runtime::{
+    et_switch, DtypeSelection, KernelContext, KernelError, KernelResult, ScalarType, Tensor,
+};
 
 use crate::util::dtype::Num;
 use crate::util::reduce::{dim_mask, reduce_spaces, resize_reduced, store_at, val_storer, DimMask};
@@ -12,7 +14,7 @@ use crate::util::shape::{Storer, Val};
 /// (so int32 inputs summed into the default int64 out never overflow early). A given
 /// `dtype` must equal the out's. An empty reduction is 0.
 #[kernel("aten::sum.IntList_out")]
-pub fn sum_out(
+pub fn sum_out<Sel: DtypeSelection>(
     _ctx: &KernelContext<'_>,
     input: &Tensor,
     dim: Option<&[i64]>,
@@ -27,9 +29,9 @@ pub fn sum_out(
     }
     let mask = dim_mask(dim, input.dim())?;
     resize_reduced(input, mask, keepdim, out)?;
-    let st = val_storer::<{ __ET_SELECTED.0 }>(out.dtype())?;
+    let st = val_storer::<Sel>(out.dtype())?;
     let float_acc = out.dtype().is_floating();
-    et_switch!(input.dtype(), @all, T => sum_impl::<T>(input, mask, out, st, float_acc))
+    et_switch!(Sel, input.dtype(), @all, T => sum_impl::<T>(input, mask, out, st, float_acc))
 }
 
 fn sum_impl<T: Num>(
@@ -59,6 +61,7 @@ fn sum_impl<T: Num>(
 
 #[cfg(test)]
 mod tests {
+    use et_runtime::AllDtypes;
     extern crate std;
     use super::*;
     use et_runtime::{Arena, TensorBuf};
@@ -71,15 +74,15 @@ mod tests {
         let ctx = KernelContext::new(&arena);
         let x = TensorBuf::from_slice(&[2, 3], &[1.0f32, 2.0, 3.0, 4.0, 5.0, 6.0]).unwrap();
         let mut all = TensorBuf::zeros(ScalarType::Float, &[]).unwrap();
-        sum_out(&ctx, &x, Some(&[]), false, None, &mut all).unwrap();
+        sum_out::<AllDtypes>(&ctx, &x, Some(&[]), false, None, &mut all).unwrap();
         assert_eq!(all.data::<f32>().unwrap(), &[21.0]);
         let mut rows = TensorBuf::zeros(ScalarType::Float, &[2, 1]).unwrap();
-        sum_out(&ctx, &x, Some(&[-1]), true, None, &mut rows).unwrap();
+        sum_out::<AllDtypes>(&ctx, &x, Some(&[-1]), true, None, &mut rows).unwrap();
         assert_eq!(rows.data::<f32>().unwrap(), &[6.0, 15.0]);
         // int32 -> int64 without overflow; bool -> int64 counts.
         let i = TensorBuf::from_slice(&[2], &[i32::MAX, i32::MAX]).unwrap();
         let mut o = TensorBuf::zeros(ScalarType::Long, &[]).unwrap();
-        sum_out(&ctx, &i, None, false, None, &mut o).unwrap();
+        sum_out::<AllDtypes>(&ctx, &i, None, false, None, &mut o).unwrap();
         assert_eq!(o.data::<i64>().unwrap(), &[2 * i32::MAX as i64]);
         let b = TensorBuf::from_slice(
             &[3],
@@ -90,14 +93,17 @@ mod tests {
             ],
         )
         .unwrap();
-        sum_out(&ctx, &b, None, false, None, &mut o).unwrap();
+        sum_out::<AllDtypes>(&ctx, &b, None, false, None, &mut o).unwrap();
         assert_eq!(o.data::<i64>().unwrap(), &[2]);
         // Empty reduction, dtype mismatch, duplicate dims.
         let e = TensorBuf::zeros(ScalarType::Float, &[0, 2]).unwrap();
         let mut eo = TensorBuf::zeros(ScalarType::Float, &[2]).unwrap();
-        sum_out(&ctx, &e, Some(&[0]), false, None, &mut eo).unwrap();
+        sum_out::<AllDtypes>(&ctx, &e, Some(&[0]), false, None, &mut eo).unwrap();
         assert_eq!(eo.data::<f32>().unwrap(), &[0.0, 0.0]);
-        assert!(sum_out(&ctx, &x, None, false, Some(ScalarType::Double), &mut all).is_err());
-        assert!(sum_out(&ctx, &x, Some(&[0, -2]), false, None, &mut rows).is_err());
+        assert!(
+            sum_out::<AllDtypes>(&ctx, &x, None, false, Some(ScalarType::Double), &mut all)
+                .is_err()
+        );
+        assert!(sum_out::<AllDtypes>(&ctx, &x, Some(&[0, -2]), false, None, &mut rows).is_err());
     }
 }

@@ -1,7 +1,9 @@
 //! `aten::var.correction_out`: variance over dims.
 
-use et_macros::kernel;
-use et_runtime::{et_switch, KernelContext, KernelError, KernelResult, Scalar, Tensor};
+use et_runtime::kernel;
+use et_runtime::{
+    et_switch, DtypeSelection, KernelContext, KernelError, KernelResult, Scalar, Tensor,
+};
 
 use crate::util::dtype::Num;
 use crate::util::reduce::{dim_mask, reduce_spaces, resize_reduced, DimMask};
@@ -10,7 +12,7 @@ use crate::util::reduce::{dim_mask, reduce_spaces, resize_reduced, DimMask};
 /// `correction` (default 1): `sum((x - mean)^2) / max(0, N - correction)`, two passes in
 /// f64. A non-positive divisor gives inf or NaN, as in PyTorch.
 #[kernel("aten::var.correction_out")]
-pub fn var_correction_out(
+pub fn var_correction_out<Sel: DtypeSelection>(
     _ctx: &KernelContext<'_>,
     input: &Tensor,
     dim: Option<&[i64]>,
@@ -26,7 +28,7 @@ pub fn var_correction_out(
     let correction = correction.map_or(1.0, |c| c.to_f64());
     let mask = dim_mask(dim, input.dim())?;
     resize_reduced(input, mask, keepdim, out)?;
-    et_switch!(input.dtype(), @floats, T => var_impl::<T>(input, mask, correction, out))
+    et_switch!(Sel, input.dtype(), @floats, T => var_impl::<T>(input, mask, correction, out))
 }
 
 fn var_impl<T: Num>(
@@ -56,6 +58,7 @@ fn var_impl<T: Num>(
 
 #[cfg(test)]
 mod tests {
+    use et_runtime::AllDtypes;
     extern crate std;
     use super::*;
     use et_runtime::{Arena, ScalarType, TensorBuf};
@@ -69,17 +72,18 @@ mod tests {
         let x =
             TensorBuf::from_slice(&[2, 4], &[1.0f32, 2.0, 3.0, 4.0, 2.0, 2.0, 2.0, 2.0]).unwrap();
         let mut o = TensorBuf::zeros(ScalarType::Float, &[2]).unwrap();
-        var_correction_out(&ctx, &x, Some(&[1]), None, false, &mut o).unwrap();
+        var_correction_out::<AllDtypes>(&ctx, &x, Some(&[1]), None, false, &mut o).unwrap();
         assert_eq!(o.data::<f32>().unwrap(), &[5.0 / 3.0, 0.0]);
-        var_correction_out(&ctx, &x, Some(&[1]), Some(Scalar::Int(0)), false, &mut o).unwrap();
+        var_correction_out::<AllDtypes>(&ctx, &x, Some(&[1]), Some(Scalar::Int(0)), false, &mut o)
+            .unwrap();
         assert_eq!(o.data::<f32>().unwrap(), &[1.25, 0.0]);
         // One element with correction 1: 0 / 0 = NaN.
         let one = TensorBuf::from_slice(&[1], &[3.0f64]).unwrap();
         let mut s = TensorBuf::zeros(ScalarType::Double, &[]).unwrap();
-        var_correction_out(&ctx, &one, None, None, false, &mut s).unwrap();
+        var_correction_out::<AllDtypes>(&ctx, &one, None, None, false, &mut s).unwrap();
         assert!(s.data::<f64>().unwrap()[0].is_nan());
         let i = TensorBuf::from_slice(&[1], &[3i32]).unwrap();
         let mut io = TensorBuf::zeros(ScalarType::Int, &[]).unwrap();
-        assert!(var_correction_out(&ctx, &i, None, None, false, &mut io).is_err());
+        assert!(var_correction_out::<AllDtypes>(&ctx, &i, None, None, false, &mut io).is_err());
     }
 }

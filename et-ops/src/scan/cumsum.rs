@@ -1,8 +1,9 @@
 //! Running sum along a dim.
 
-use et_macros::kernel;
+use et_runtime::kernel;
 use et_runtime::{
-    et_switch, KernelContext, KernelError, KernelResult, ScalarType, Tensor, MAX_DIM,
+    et_switch, DtypeSelection, KernelContext, KernelError, KernelResult, ScalarType, Tensor,
+    MAX_DIM,
 };
 
 use crate::util::shape::{istrides, loader, normalize_dim, Loader, RawElement, Walk};
@@ -12,7 +13,7 @@ use crate::util::shape::{istrides, loader, normalize_dim, Loader, RawElement, Wa
 /// for float32/float64, float for float16, int64 wrapping for integers), each prefix
 /// rounded once into `out`.
 #[kernel("aten::cumsum.out")]
-pub fn cumsum_out(
+pub fn cumsum_out<Sel: DtypeSelection>(
     _ctx: &KernelContext<'_>,
     input: &Tensor,
     dim: i64,
@@ -29,9 +30,9 @@ pub fn cumsum_out(
     let from = if input.dtype() == out.dtype() {
         None
     } else {
-        Some(et_switch!(input.dtype(), @all, T => Ok(loader::<T>()))?)
+        Some(et_switch!(Sel, input.dtype(), @all, T => Ok(loader::<T>()))?)
     };
-    et_switch!(out.dtype(), @reals, T => scan::<T>(input, d, from, out))
+    et_switch!(Sel, out.dtype(), @reals, T => scan::<T>(input, d, from, out))
 }
 
 fn scan<T: RawElement>(
@@ -96,6 +97,7 @@ fn scan<T: RawElement>(
 
 #[cfg(test)]
 mod tests {
+    use et_runtime::AllDtypes;
     extern crate std;
     use super::*;
     use et_runtime::{Arena, Bool, TensorBuf};
@@ -107,28 +109,28 @@ mod tests {
         let ctx = KernelContext::new(&arena);
         let x = TensorBuf::from_slice(&[2, 3], &[1f32, 2., 3., 4., 5., 6.]).unwrap();
         let mut o = TensorBuf::zeros(ScalarType::Float, &[2, 3]).unwrap();
-        cumsum_out(&ctx, &x, 1, None, &mut o).unwrap();
+        cumsum_out::<AllDtypes>(&ctx, &x, 1, None, &mut o).unwrap();
         assert_eq!(o.data::<f32>().unwrap(), &[1., 3., 6., 4., 9., 15.]);
-        cumsum_out(&ctx, &x, 0, None, &mut o).unwrap();
+        cumsum_out::<AllDtypes>(&ctx, &x, 0, None, &mut o).unwrap();
         assert_eq!(o.data::<f32>().unwrap(), &[1., 2., 3., 5., 7., 9.]);
         // int32 -> int64 (PyTorch's default for integer inputs), and wrap-around.
         let i = TensorBuf::from_slice(&[3], &[i32::MAX, 1, -5]).unwrap();
         let mut l = TensorBuf::zeros(ScalarType::Long, &[3]).unwrap();
-        cumsum_out(&ctx, &i, 0, None, &mut l).unwrap();
+        cumsum_out::<AllDtypes>(&ctx, &i, 0, None, &mut l).unwrap();
         assert_eq!(
             l.data::<i64>().unwrap(),
             &[i32::MAX as i64, i32::MAX as i64 + 1, i32::MAX as i64 - 4]
         );
         let mut w = TensorBuf::zeros(ScalarType::Int, &[3]).unwrap();
-        cumsum_out(&ctx, &i, 0, Some(ScalarType::Int), &mut w).unwrap();
+        cumsum_out::<AllDtypes>(&ctx, &i, 0, Some(ScalarType::Int), &mut w).unwrap();
         // The int64 accumulator comes back into range after the overflow.
         assert_eq!(
             w.data::<i32>().unwrap(),
             &[i32::MAX, i32::MIN, i32::MAX - 4]
         );
         let b = TensorBuf::from_slice(&[3], &[Bool(1), Bool(0), Bool(1)]).unwrap();
-        cumsum_out(&ctx, &b, -1, None, &mut l).unwrap();
+        cumsum_out::<AllDtypes>(&ctx, &b, -1, None, &mut l).unwrap();
         assert_eq!(l.data::<i64>().unwrap(), &[1, 1, 2]);
-        assert!(cumsum_out(&ctx, &x, 2, None, &mut o).is_err());
+        assert!(cumsum_out::<AllDtypes>(&ctx, &x, 2, None, &mut o).is_err());
     }
 }

@@ -1,6 +1,6 @@
 //! Reverse the order of elements along dims.
 
-use et_macros::kernel;
+use et_runtime::kernel;
 use et_runtime::{KernelContext, KernelResult, Tensor};
 
 use crate::util::shape::{copy_view, dims_mask, istrides};

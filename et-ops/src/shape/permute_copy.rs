@@ -1,6 +1,6 @@
 //! Materialized permutation of dims.
 
-use et_macros::kernel;
+use et_runtime::kernel;
 use et_runtime::{KernelContext, KernelError, KernelResult, Tensor};
 
 use crate::util::shape::{copy_view, istrides, normalize_dim};

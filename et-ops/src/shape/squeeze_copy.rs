@@ -1,6 +1,6 @@
 //! Remove size-1 dims.
 
-use et_macros::kernel;
+use et_runtime::kernel;
 use et_runtime::{KernelContext, KernelResult, Tensor, MAX_DIM};
 
 use crate::util::shape::{copy_view, dims_mask, istrides};

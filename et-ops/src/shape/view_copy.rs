@@ -1,6 +1,6 @@
 //! Materialized reshape.
 
-use et_macros::kernel;
+use et_runtime::kernel;
 use et_runtime::{KernelContext, KernelError, KernelResult, Tensor, MAX_DIM};
 
 use crate::util::shape::{check_same_dtype, copy_logical};

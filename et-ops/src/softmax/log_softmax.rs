@@ -1,7 +1,7 @@
 //! `aten::_log_softmax.out`: log-softmax along one dim.
 
-use et_macros::kernel;
-use et_runtime::{et_switch, f16, KernelContext, KernelResult, Tensor};
+use et_runtime::kernel;
+use et_runtime::{et_switch, f16, DtypeSelection, KernelContext, KernelResult, Tensor};
 
 use super::{prepare, softmax_lanes};
 
@@ -9,7 +9,7 @@ use super::{prepare, softmax_lanes};
 /// of a softmax, which underflows to `-inf`). With `half_to_float`, a float16 input
 /// produces a float32 out.
 #[kernel("aten::_log_softmax.out")]
-pub fn log_softmax_out(
+pub fn log_softmax_out<Sel: DtypeSelection>(
     _ctx: &KernelContext<'_>,
     input: &Tensor,
     dim: i64,
@@ -20,13 +20,14 @@ pub fn log_softmax_out(
     if half_to_float {
         // `prepare` checked the input is float16; the switch compiles the branch only in
         // builds that select float16 for this operator.
-        return et_switch!(input.dtype(), [f16], T => softmax_lanes::<T, f32>(input, d, out, true));
+        return et_switch!(Sel, input.dtype(), [f16], T => softmax_lanes::<T, f32>(input, d, out, true));
     }
-    et_switch!(input.dtype(), @floats, T => softmax_lanes::<T, T>(input, d, out, true))
+    et_switch!(Sel, input.dtype(), @floats, T => softmax_lanes::<T, T>(input, d, out, true))
 }
 
 #[cfg(test)]
 mod tests {
+    use et_runtime::AllDtypes;
     extern crate std;
     use super::*;
     use et_runtime::{Arena, ScalarType, TensorBuf};
@@ -39,7 +40,7 @@ mod tests {
         let ctx = KernelContext::new(&arena);
         let x = TensorBuf::from_slice(&[3], &[0.0f64, 0.0, -1000.0]).unwrap();
         let mut o = TensorBuf::zeros(ScalarType::Double, &[3]).unwrap();
-        log_softmax_out(&ctx, &x, 0, false, &mut o).unwrap();
+        log_softmax_out::<AllDtypes>(&ctx, &x, 0, false, &mut o).unwrap();
         let d = o.data::<f64>().unwrap();
         assert!((d[0] + core::f64::consts::LN_2).abs() < 1e-15);
         assert!((d[2] - (-1000.0 - core::f64::consts::LN_2)).abs() < 1e-9);

@@ -1,14 +1,14 @@
 //! `aten::_softmax.out`: softmax along one dim.
 
-use et_macros::kernel;
-use et_runtime::{et_switch, f16, KernelContext, KernelResult, Tensor};
+use et_runtime::kernel;
+use et_runtime::{et_switch, f16, DtypeSelection, KernelContext, KernelResult, Tensor};
 
 use super::{prepare, softmax_lanes};
 
 /// `out = exp(x - max) / sum(exp(x - max))` along `dim`. With `half_to_float`, a float16
 /// input produces a float32 out.
 #[kernel("aten::_softmax.out")]
-pub fn softmax_out(
+pub fn softmax_out<Sel: DtypeSelection>(
     _ctx: &KernelContext<'_>,
     input: &Tensor,
     dim: i64,
@@ -19,13 +19,14 @@ pub fn softmax_out(
     if half_to_float {
         // `prepare` checked the input is float16; the switch compiles the branch only in
         // builds that select float16 for this operator.
-        return et_switch!(input.dtype(), [f16], T => softmax_lanes::<T, f32>(input, d, out, false));
+        return et_switch!(Sel, input.dtype(), [f16], T => softmax_lanes::<T, f32>(input, d, out, false));
     }
-    et_switch!(input.dtype(), @floats, T => softmax_lanes::<T, T>(input, d, out, false))
+    et_switch!(Sel, input.dtype(), @floats, T => softmax_lanes::<T, T>(input, d, out, false))
 }
 
 #[cfg(test)]
 mod tests {
+    use et_runtime::AllDtypes;
     extern crate std;
     use super::*;
     use et_runtime::{Arena, ScalarType, ShapeDynamism, TensorBuf};
@@ -42,7 +43,7 @@ mod tests {
         )
         .unwrap();
         let mut o = TensorBuf::zeros(ScalarType::Float, &[2, 3]).unwrap();
-        softmax_out(&ctx, &x, -1, false, &mut o).unwrap();
+        softmax_out::<AllDtypes>(&ctx, &x, -1, false, &mut o).unwrap();
         let d = o.data::<f32>().unwrap();
         assert!((d[0] - 0.090_030_57).abs() < 1e-7 && (d[2] - 0.665_240_96).abs() < 1e-7);
         assert_eq!(&d[3..], &[0.5, 0.5, 0.0]);
@@ -50,23 +51,23 @@ mod tests {
         let mut oc =
             TensorBuf::with_layout(ScalarType::Float, &[2, 3], &[1, 0], ShapeDynamism::Static)
                 .unwrap();
-        softmax_out(&ctx, &x, 0, false, &mut oc).unwrap();
+        softmax_out::<AllDtypes>(&ctx, &x, 0, false, &mut oc).unwrap();
         let d = oc.data::<f32>().unwrap();
         assert!((d[0] + d[1] - 1.0).abs() < 1e-6);
         assert_eq!((d[4], d[5]), (1.0, 0.0));
         // NaN poisons its lane only.
         let n = TensorBuf::from_slice(&[2, 2], &[f32::NAN, 0.0, 0.0, 0.0]).unwrap();
         let mut o2 = TensorBuf::zeros(ScalarType::Float, &[2, 2]).unwrap();
-        softmax_out(&ctx, &n, 1, false, &mut o2).unwrap();
+        softmax_out::<AllDtypes>(&ctx, &n, 1, false, &mut o2).unwrap();
         let d = o2.data::<f32>().unwrap();
         assert!(d[0].is_nan() && d[1].is_nan());
         assert_eq!(&d[2..], &[0.5, 0.5]);
         // half_to_float.
         let h = TensorBuf::from_slice(&[2], &[f16::from_f32(0.0), f16::from_f32(0.0)]).unwrap();
         let mut hf = TensorBuf::zeros(ScalarType::Float, &[2]).unwrap();
-        softmax_out(&ctx, &h, 0, true, &mut hf).unwrap();
+        softmax_out::<AllDtypes>(&ctx, &h, 0, true, &mut hf).unwrap();
         assert_eq!(hf.data::<f32>().unwrap(), &[0.5, 0.5]);
-        assert!(softmax_out(&ctx, &x, 0, true, &mut o).is_err());
-        assert!(softmax_out(&ctx, &x, 2, false, &mut o).is_err());
+        assert!(softmax_out::<AllDtypes>(&ctx, &x, 0, true, &mut o).is_err());
+        assert!(softmax_out::<AllDtypes>(&ctx, &x, 2, false, &mut o).is_err());
     }
 }

@@ -1,7 +1,7 @@
 //! `aten::asin.out`.
 
-use et_macros::kernel;
-use et_runtime::{KernelContext, KernelResult, Tensor};
+use et_runtime::kernel;
+use et_runtime::{DtypeSelection, KernelContext, KernelResult, Tensor};
 
 use super::{float_unary, FloatFn};
 use crate::util::math::Float;
@@ -18,19 +18,24 @@ impl FloatFn for Asin {
 /// Elementwise the arc sine (NaN outside `[-1, 1]`). Bool and integer inputs give float32; float16 computes in
 /// float32 and rounds once.
 #[kernel("aten::asin.out")]
-pub fn asin_out(_ctx: &KernelContext<'_>, input: &Tensor, out: &mut Tensor) -> KernelResult {
-    float_unary::<Asin, { __ET_SELECTED.0 }>(input, out)
+pub fn asin_out<Sel: DtypeSelection>(
+    _ctx: &KernelContext<'_>,
+    input: &Tensor,
+    out: &mut Tensor,
+) -> KernelResult {
+    float_unary::<Asin, Sel>(input, out)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::unary::test_support::check_float_unary;
+    use et_runtime::AllDtypes;
 
     #[test]
     fn values() {
         check_float_unary(
-            asin_out,
+            asin_out::<AllDtypes>,
             &[1.0, 0.5, 1.5],
             &[
                 core::f64::consts::FRAC_PI_2,

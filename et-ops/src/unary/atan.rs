@@ -1,7 +1,7 @@
 //! `aten::atan.out`.
 
-use et_macros::kernel;
-use et_runtime::{KernelContext, KernelResult, Tensor};
+use et_runtime::kernel;
+use et_runtime::{DtypeSelection, KernelContext, KernelResult, Tensor};
 
 use super::{float_unary, FloatFn};
 use crate::util::math::Float;
@@ -18,19 +18,24 @@ impl FloatFn for Atan {
 /// Elementwise the arc tangent, in `[-pi/2, pi/2]`. Bool and integer inputs give float32; float16 computes in
 /// float32 and rounds once.
 #[kernel("aten::atan.out")]
-pub fn atan_out(_ctx: &KernelContext<'_>, input: &Tensor, out: &mut Tensor) -> KernelResult {
-    float_unary::<Atan, { __ET_SELECTED.0 }>(input, out)
+pub fn atan_out<Sel: DtypeSelection>(
+    _ctx: &KernelContext<'_>,
+    input: &Tensor,
+    out: &mut Tensor,
+) -> KernelResult {
+    float_unary::<Atan, Sel>(input, out)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::unary::test_support::check_float_unary;
+    use et_runtime::AllDtypes;
 
     #[test]
     fn values() {
         check_float_unary(
-            atan_out,
+            atan_out::<AllDtypes>,
             &[1.0, f64::INFINITY, -2.0],
             &[
                 core::f64::consts::FRAC_PI_4,

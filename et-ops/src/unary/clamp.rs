@@ -1,7 +1,9 @@
 //! `aten::clamp.out`: clamp to scalar bounds.
 
-use et_macros::kernel;
-use et_runtime::{et_switch, KernelContext, KernelError, KernelResult, Scalar, Tensor};
+use et_runtime::kernel;
+use et_runtime::{
+    et_switch, DtypeSelection, KernelContext, KernelError, KernelResult, Scalar, Tensor,
+};
 
 use crate::util::dtype::Num;
 use crate::util::elementwise::{scalar_as, unary, Compute};
@@ -12,7 +14,7 @@ use crate::util::promote::{compute_dtype, compute_set, ResultType};
 /// float bound gives float32). NaN in the input or a bound propagates; when `min > max`
 /// every element becomes `max`, as in PyTorch.
 #[kernel("aten::clamp.out")]
-pub fn clamp_out(
+pub fn clamp_out<Sel: DtypeSelection>(
     _ctx: &KernelContext<'_>,
     input: &Tensor,
     min: Option<Scalar>,
@@ -27,21 +29,21 @@ pub fn clamp_out(
     if min.is_none() && max.is_none() {
         return Err(KernelError::invalid("clamp needs a min or a max"));
     }
-    et_switch!(in compute_set(__ET_SELECTED), compute_dtype(common), [i64, f32, f64], C => {
+    et_switch!(in compute_set(Sel::SET), compute_dtype(common), [i64, f32, f64], C => {
         // A missing bound is the widest value (-inf/+inf; int64's range saturates there).
         let bound = |s: Option<Scalar>, none: f64| match s {
-            Some(s) => scalar_as::<C, { __ET_SELECTED.0 }>(s, common),
+            Some(s) => scalar_as::<C, Sel>(s, common),
             None => Ok(C::from_f64(none)),
         };
         let lo = bound(min, f64::NEG_INFINITY)?;
         let hi = bound(max, f64::INFINITY)?;
         if C::IS_FLOAT && (lo.is_nan() || hi.is_nan()) {
             // A NaN bound makes every element NaN.
-            return unary::<C, C, { __ET_SELECTED.0 }>(input, out, common, move |x| {
+            return unary::<C, C, Sel>(input, out, common, move |x| {
                 x.max_nan(lo).min_nan(hi)
             });
         }
-        unary::<C, C, { __ET_SELECTED.0 }>(input, out, common, move |x| x.at_least(lo).at_most(hi))
+        unary::<C, C, Sel>(input, out, common, move |x| x.at_least(lo).at_most(hi))
     })
 }
 
@@ -49,6 +51,7 @@ pub fn clamp_out(
 mod tests {
     use super::*;
     use crate::util::elementwise::with_ctx;
+    use et_runtime::AllDtypes;
     use et_runtime::{ScalarType, TensorBuf};
 
     #[test]
@@ -56,28 +59,33 @@ mod tests {
         with_ctx(|ctx| {
             let x = TensorBuf::from_slice(&[4], &[-3.0f32, 0.5, 9.0, f32::NAN]).unwrap();
             let mut o = TensorBuf::zeros(ScalarType::Float, &[4]).unwrap();
-            clamp_out(ctx, &x, Some(Scalar::Int(-1)), Some(Scalar::Int(2)), &mut o).unwrap();
+            clamp_out::<AllDtypes>(ctx, &x, Some(Scalar::Int(-1)), Some(Scalar::Int(2)), &mut o)
+                .unwrap();
             let v = o.data::<f32>().unwrap();
             assert_eq!(&v[..3], &[-1.0, 0.5, 2.0]);
             assert!(v[3].is_nan());
-            clamp_out(ctx, &x, None, Some(Scalar::Double(0.0)), &mut o).unwrap();
+            clamp_out::<AllDtypes>(ctx, &x, None, Some(Scalar::Double(0.0)), &mut o).unwrap();
             assert_eq!(&o.data::<f32>().unwrap()[..3], &[-3.0, 0.0, 0.0]);
             // min > max: everything is max.
-            clamp_out(ctx, &x, Some(Scalar::Int(5)), Some(Scalar::Int(1)), &mut o).unwrap();
+            clamp_out::<AllDtypes>(ctx, &x, Some(Scalar::Int(5)), Some(Scalar::Int(1)), &mut o)
+                .unwrap();
             assert_eq!(&o.data::<f32>().unwrap()[..3], &[1.0, 1.0, 1.0]);
-            assert!(clamp_out(ctx, &x, None, None, &mut o).is_err());
-            clamp_out(ctx, &x, Some(Scalar::Double(f64::NAN)), None, &mut o).unwrap();
+            assert!(clamp_out::<AllDtypes>(ctx, &x, None, None, &mut o).is_err());
+            clamp_out::<AllDtypes>(ctx, &x, Some(Scalar::Double(f64::NAN)), None, &mut o).unwrap();
             assert!(o.data::<f32>().unwrap().iter().all(|v| v.is_nan()));
 
             let i = TensorBuf::from_slice(&[3], &[-5i64, 1, 7]).unwrap();
             let mut oi = TensorBuf::zeros(ScalarType::Long, &[3]).unwrap();
-            clamp_out(ctx, &i, Some(Scalar::Int(0)), Some(Scalar::Int(6)), &mut oi).unwrap();
+            clamp_out::<AllDtypes>(ctx, &i, Some(Scalar::Int(0)), Some(Scalar::Int(6)), &mut oi)
+                .unwrap();
             assert_eq!(oi.data::<i64>().unwrap(), &[0, 1, 6]);
             // A float bound promotes an integer tensor to float32.
             let mut of = TensorBuf::zeros(ScalarType::Float, &[3]).unwrap();
-            clamp_out(ctx, &i, Some(Scalar::Double(0.5)), None, &mut of).unwrap();
+            clamp_out::<AllDtypes>(ctx, &i, Some(Scalar::Double(0.5)), None, &mut of).unwrap();
             assert_eq!(of.data::<f32>().unwrap(), &[0.5, 1.0, 7.0]);
-            assert!(clamp_out(ctx, &i, Some(Scalar::Double(0.5)), None, &mut oi).is_err());
+            assert!(
+                clamp_out::<AllDtypes>(ctx, &i, Some(Scalar::Double(0.5)), None, &mut oi).is_err()
+            );
         });
     }
 }

@@ -1,7 +1,7 @@
 //! `aten::cos.out`.
 
-use et_macros::kernel;
-use et_runtime::{KernelContext, KernelResult, Tensor};
+use et_runtime::kernel;
+use et_runtime::{DtypeSelection, KernelContext, KernelResult, Tensor};
 
 use super::{float_unary, FloatFn};
 use crate::util::math::Float;
@@ -18,19 +18,24 @@ impl FloatFn for Cos {
 /// Elementwise the cosine. Bool and integer inputs give float32; float16 computes in
 /// float32 and rounds once.
 #[kernel("aten::cos.out")]
-pub fn cos_out(_ctx: &KernelContext<'_>, input: &Tensor, out: &mut Tensor) -> KernelResult {
-    float_unary::<Cos, { __ET_SELECTED.0 }>(input, out)
+pub fn cos_out<Sel: DtypeSelection>(
+    _ctx: &KernelContext<'_>,
+    input: &Tensor,
+    out: &mut Tensor,
+) -> KernelResult {
+    float_unary::<Cos, Sel>(input, out)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::unary::test_support::check_float_unary;
+    use et_runtime::AllDtypes;
 
     #[test]
     fn values() {
         check_float_unary(
-            cos_out,
+            cos_out::<AllDtypes>,
             &[0.5, -3.0, f64::INFINITY],
             &[0.8775825618903728, -0.9899924966004454, f64::NAN],
         );

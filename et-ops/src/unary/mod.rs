@@ -5,7 +5,7 @@
 //! PyTorch does, and compute float16 in float32. Rounding functions (`floor`, `round`,
 //! ...) leave integer tensors unchanged.
 
-use et_runtime::{et_switch, DtypeSet, KernelResult, Tensor};
+use et_runtime::{et_switch, DtypeSelection, KernelResult, Tensor};
 
 use crate::util::elementwise::unary;
 use crate::util::math::Float;
@@ -41,30 +41,30 @@ pub(crate) trait FloatFn {
 }
 
 /// `out = O(input)` in float: bool and integer inputs give float32 results.
-pub(crate) fn float_unary<O: FloatFn, const SEL: u32>(
+pub(crate) fn float_unary<O: FloatFn, Sel: DtypeSelection>(
     input: &Tensor,
     out: &mut Tensor,
 ) -> KernelResult {
     let common = to_float(input.dtype());
-    et_switch!(in float_compute_set(DtypeSet(SEL)), compute_dtype(common), [f32, f64], C => {
-        unary::<C, C, SEL>(input, out, common, O::apply::<C>)
+    et_switch!(in float_compute_set(Sel::SET), compute_dtype(common), [f32, f64], C => {
+        unary::<C, C, Sel>(input, out, common, O::apply::<C>)
     })
 }
 
 /// `out = O(input)` for floats, a copy for integers and bools (rounding to an integer
 /// changes nothing there, and PyTorch keeps the dtype).
-pub(crate) fn rounding_unary<O: FloatFn, const SEL: u32>(
+pub(crate) fn rounding_unary<O: FloatFn, Sel: DtypeSelection>(
     input: &Tensor,
     out: &mut Tensor,
 ) -> KernelResult {
     let common = input.dtype();
     if common.is_floating() {
-        et_switch!(in compute_set(DtypeSet(SEL)), compute_dtype(common), [f32, f64], C => {
-            unary::<C, C, SEL>(input, out, common, O::apply::<C>)
+        et_switch!(in compute_set(Sel::SET), compute_dtype(common), [f32, f64], C => {
+            unary::<C, C, Sel>(input, out, common, O::apply::<C>)
         })
     } else {
-        et_switch!(in compute_set(DtypeSet(SEL)), compute_dtype(common), [i64], C => {
-            unary::<C, C, SEL>(input, out, common, |x: C| x)
+        et_switch!(in compute_set(Sel::SET), compute_dtype(common), [i64], C => {
+            unary::<C, C, Sel>(input, out, common, |x: C| x)
         })
     }
 }

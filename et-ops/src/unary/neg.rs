@@ -1,7 +1,9 @@
 //! `aten::neg.out`.
 
-use et_macros::kernel;
-use et_runtime::{et_switch, KernelContext, KernelError, KernelResult, ScalarType, Tensor};
+use et_runtime::kernel;
+use et_runtime::{
+    et_switch, DtypeSelection, KernelContext, KernelError, KernelResult, ScalarType, Tensor,
+};
 
 use crate::util::elementwise::{unary, Compute};
 use crate::util::promote::{compute_dtype, compute_set};
@@ -9,15 +11,19 @@ use crate::util::promote::{compute_dtype, compute_set};
 /// Elementwise negation in the input's dtype. Integers wrap (`-MIN = MIN`); floats flip
 /// the sign bit (`-0.0`, `-NaN`). Bool tensors are rejected, as in PyTorch.
 #[kernel("aten::neg.out")]
-pub fn neg_out(_ctx: &KernelContext<'_>, input: &Tensor, out: &mut Tensor) -> KernelResult {
+pub fn neg_out<Sel: DtypeSelection>(
+    _ctx: &KernelContext<'_>,
+    input: &Tensor,
+    out: &mut Tensor,
+) -> KernelResult {
     let common = input.dtype();
     if common == ScalarType::Bool {
         return Err(KernelError::invalid(
             "negation is not supported for bool tensors",
         ));
     }
-    et_switch!(in compute_set(__ET_SELECTED), compute_dtype(common), [i64, f32, f64], C => {
-        unary::<C, C, { __ET_SELECTED.0 }>(input, out, common, |x| x.neg())
+    et_switch!(in compute_set(Sel::SET), compute_dtype(common), [i64, f32, f64], C => {
+        unary::<C, C, Sel>(input, out, common, |x| x.neg())
     })
 }
 
@@ -25,6 +31,7 @@ pub fn neg_out(_ctx: &KernelContext<'_>, input: &Tensor, out: &mut Tensor) -> Ke
 mod tests {
     use super::*;
     use crate::util::elementwise::with_ctx;
+    use et_runtime::AllDtypes;
     use et_runtime::{Bool, TensorBuf};
 
     #[test]
@@ -32,17 +39,17 @@ mod tests {
         with_ctx(|ctx| {
             let x = TensorBuf::from_slice(&[3], &[-2.5f64, 0.0, 3.0]).unwrap();
             let mut o = TensorBuf::zeros(ScalarType::Double, &[3]).unwrap();
-            neg_out(ctx, &x, &mut o).unwrap();
+            neg_out::<AllDtypes>(ctx, &x, &mut o).unwrap();
             let o = o.data::<f64>().unwrap();
             assert_eq!(o, &[2.5, -0.0, -3.0]);
             assert!(o[1].is_sign_negative());
             let i = TensorBuf::from_slice(&[2], &[i8::MIN, 5]).unwrap();
             let mut oi = TensorBuf::zeros(ScalarType::Char, &[2]).unwrap();
-            neg_out(ctx, &i, &mut oi).unwrap();
+            neg_out::<AllDtypes>(ctx, &i, &mut oi).unwrap();
             assert_eq!(oi.data::<i8>().unwrap(), &[i8::MIN, -5]);
             let b = TensorBuf::from_slice(&[1], &[Bool(1)]).unwrap();
             let mut ob = TensorBuf::zeros(ScalarType::Bool, &[1]).unwrap();
-            assert!(neg_out(ctx, &b, &mut ob).is_err());
+            assert!(neg_out::<AllDtypes>(ctx, &b, &mut ob).is_err());
         });
     }
 }

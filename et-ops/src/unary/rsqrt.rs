@@ -1,7 +1,7 @@
 //! `aten::rsqrt.out`.
 
-use et_macros::kernel;
-use et_runtime::{KernelContext, KernelResult, Tensor};
+use et_runtime::kernel;
+use et_runtime::{DtypeSelection, KernelContext, KernelResult, Tensor};
 
 use super::{float_unary, FloatFn};
 use crate::util::math::Float;
@@ -18,19 +18,24 @@ impl FloatFn for Rsqrt {
 /// Elementwise `1 / sqrt(x)` (`rsqrt(0) = inf`, NaN below zero). Bool and integer inputs give float32; float16 computes in
 /// float32 and rounds once.
 #[kernel("aten::rsqrt.out")]
-pub fn rsqrt_out(_ctx: &KernelContext<'_>, input: &Tensor, out: &mut Tensor) -> KernelResult {
-    float_unary::<Rsqrt, { __ET_SELECTED.0 }>(input, out)
+pub fn rsqrt_out<Sel: DtypeSelection>(
+    _ctx: &KernelContext<'_>,
+    input: &Tensor,
+    out: &mut Tensor,
+) -> KernelResult {
+    float_unary::<Rsqrt, Sel>(input, out)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::unary::test_support::check_float_unary;
+    use et_runtime::AllDtypes;
 
     #[test]
     fn values() {
         check_float_unary(
-            rsqrt_out,
+            rsqrt_out::<AllDtypes>,
             &[4.0, 0.0, -1.0],
             &[0.5, f64::INFINITY, f64::NAN],
         );

@@ -1,7 +1,7 @@
 //! `aten::tanh.out`.
 
-use et_macros::kernel;
-use et_runtime::{KernelContext, KernelResult, Tensor};
+use et_runtime::kernel;
+use et_runtime::{DtypeSelection, KernelContext, KernelResult, Tensor};
 
 use super::{float_unary, FloatFn};
 use crate::util::math::Float;
@@ -18,19 +18,24 @@ impl FloatFn for Tanh {
 /// Elementwise the hyperbolic tangent (saturating to ±1). Bool and integer inputs give float32; float16 computes in
 /// float32 and rounds once.
 #[kernel("aten::tanh.out")]
-pub fn tanh_out(_ctx: &KernelContext<'_>, input: &Tensor, out: &mut Tensor) -> KernelResult {
-    float_unary::<Tanh, { __ET_SELECTED.0 }>(input, out)
+pub fn tanh_out<Sel: DtypeSelection>(
+    _ctx: &KernelContext<'_>,
+    input: &Tensor,
+    out: &mut Tensor,
+) -> KernelResult {
+    float_unary::<Tanh, Sel>(input, out)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::unary::test_support::check_float_unary;
+    use et_runtime::AllDtypes;
 
     #[test]
     fn values() {
         check_float_unary(
-            tanh_out,
+            tanh_out::<AllDtypes>,
             &[0.5, 30.0, -30.0, f64::NAN],
             &[0.46211715726000974, 1.0, -1.0, f64::NAN],
         );

@@ -1,7 +1,7 @@
 //! `aten::upsample_bilinear2d.vec_out`: bilinear 2-d resize.
 
-use et_macros::kernel;
-use et_runtime::{et_switch, KernelContext, KernelError, KernelResult, Tensor};
+use et_runtime::kernel;
+use et_runtime::{et_switch, DtypeSelection, KernelContext, KernelError, KernelResult, Tensor};
 
 use super::{out_sizes, scale_value, strides4};
 use crate::util::dtype::Num;
@@ -14,7 +14,7 @@ use crate::util::reduce::OpMath;
 /// (`src = (dst + 0.5) * scale - 0.5`, clamped at 0), with the scale from the given
 /// factor when there is one.
 #[kernel("aten::upsample_bilinear2d.vec_out")]
-pub fn upsample_bilinear2d_vec_out(
+pub fn upsample_bilinear2d_vec_out<Sel: DtypeSelection>(
     _ctx: &KernelContext<'_>,
     input: &Tensor,
     output_size: Option<&[i64]>,
@@ -29,7 +29,7 @@ pub fn upsample_bilinear2d_vec_out(
         ));
     }
     out.resize(&[input.size(0), input.size(1), oh, ow])?;
-    et_switch!(input.dtype(), @floats, T => bilinear::<T>(input, out, align_corners, scales))
+    et_switch!(Sel, input.dtype(), @floats, T => bilinear::<T>(input, out, align_corners, scales))
 }
 
 /// Source index pair and weights `(i0, i1, w0, w1)` of output coordinate `o`.
@@ -97,6 +97,7 @@ fn bilinear<T: OpMath>(
 
 #[cfg(test)]
 mod tests {
+    use et_runtime::AllDtypes;
     extern crate std;
     use super::*;
     use et_runtime::{Arena, ScalarType, TensorBuf};
@@ -109,10 +110,12 @@ mod tests {
         let ctx = KernelContext::new(&arena);
         let x = TensorBuf::from_slice(&[1, 1, 1, 2], &[0.0f32, 1.0]).unwrap();
         let mut o = TensorBuf::zeros(ScalarType::Float, &[1, 1, 1, 3]).unwrap();
-        upsample_bilinear2d_vec_out(&ctx, &x, Some(&[1, 3]), true, None, &mut o).unwrap();
+        upsample_bilinear2d_vec_out::<AllDtypes>(&ctx, &x, Some(&[1, 3]), true, None, &mut o)
+            .unwrap();
         assert_eq!(o.data::<f32>().unwrap(), &[0.0, 0.5, 1.0]);
         let mut o = TensorBuf::zeros(ScalarType::Float, &[1, 1, 1, 4]).unwrap();
-        upsample_bilinear2d_vec_out(&ctx, &x, None, false, Some(&[1.0, 2.0]), &mut o).unwrap();
+        upsample_bilinear2d_vec_out::<AllDtypes>(&ctx, &x, None, false, Some(&[1.0, 2.0]), &mut o)
+            .unwrap();
         assert_eq!(o.data::<f32>().unwrap(), &[0.0, 0.25, 0.75, 1.0]);
     }
 }

@@ -1,7 +1,9 @@
 //! `aten::upsample_nearest2d.vec_out`: nearest-neighbour 2-d resize.
 
-use et_macros::kernel;
-use et_runtime::{et_switch, Element, KernelContext, KernelError, KernelResult, Tensor};
+use et_runtime::kernel;
+use et_runtime::{
+    et_switch, DtypeSelection, Element, KernelContext, KernelError, KernelResult, Tensor,
+};
 
 use super::{out_sizes, scale_value, strides4};
 
@@ -9,7 +11,7 @@ use super::{out_sizes, scale_value, strides4};
 /// pixel copying input `min(floor(dst * scale), in - 1)` with `scale` in f32 as PyTorch's
 /// legacy `nearest` mode computes it.
 #[kernel("aten::upsample_nearest2d.vec_out")]
-pub fn upsample_nearest2d_vec_out(
+pub fn upsample_nearest2d_vec_out<Sel: DtypeSelection>(
     ctx: &KernelContext<'_>,
     input: &Tensor,
     output_size: Option<&[i64]>,
@@ -29,7 +31,7 @@ pub fn upsample_nearest2d_vec_out(
     let src_w = ctx.alloc_temp::<u32>(ow)?;
     nearest_indices(src_h, ih, scales[0]);
     nearest_indices(src_w, iw, scales[1]);
-    et_switch!(input.dtype(), @all, T => gather::<T>(input, out, src_h, src_w))
+    et_switch!(Sel, input.dtype(), @all, T => gather::<T>(input, out, src_h, src_w))
 }
 
 fn nearest_indices(dst: &mut [u32], input: usize, scale: Option<f64>) {
@@ -67,6 +69,7 @@ fn gather<T: Element>(input: &Tensor, out: &mut Tensor, sh: &[u32], sw: &[u32]) 
 
 #[cfg(test)]
 mod tests {
+    use et_runtime::AllDtypes;
     extern crate std;
     use super::*;
     use et_runtime::{Arena, ScalarType, TensorBuf};
@@ -79,18 +82,26 @@ mod tests {
         let ctx = KernelContext::new(&arena);
         let x = TensorBuf::from_slice(&[1, 1, 2, 2], &[1i64, 2, 3, 4]).unwrap();
         let mut o = TensorBuf::zeros(ScalarType::Long, &[1, 1, 4, 3]).unwrap();
-        upsample_nearest2d_vec_out(&ctx, &x, Some(&[4, 3]), None, &mut o).unwrap();
+        upsample_nearest2d_vec_out::<AllDtypes>(&ctx, &x, Some(&[4, 3]), None, &mut o).unwrap();
         assert_eq!(
             o.data::<i64>().unwrap(),
             &[1, 1, 2, 1, 1, 2, 3, 3, 4, 3, 3, 4]
         );
         let mut o = TensorBuf::zeros(ScalarType::Long, &[1, 1, 1, 1]).unwrap();
-        upsample_nearest2d_vec_out(&ctx, &x, None, Some(&[0.5, 0.5]), &mut o).unwrap();
+        upsample_nearest2d_vec_out::<AllDtypes>(&ctx, &x, None, Some(&[0.5, 0.5]), &mut o).unwrap();
         assert_eq!(o.data::<i64>().unwrap(), &[1]);
-        assert!(
-            upsample_nearest2d_vec_out(&ctx, &x, Some(&[1, 1]), Some(&[0.5, 0.5]), &mut o).is_err()
-        );
+        assert!(upsample_nearest2d_vec_out::<AllDtypes>(
+            &ctx,
+            &x,
+            Some(&[1, 1]),
+            Some(&[0.5, 0.5]),
+            &mut o
+        )
+        .is_err());
         let empty = TensorBuf::zeros(ScalarType::Long, &[1, 1, 0, 2]).unwrap();
-        assert!(upsample_nearest2d_vec_out(&ctx, &empty, Some(&[1, 1]), None, &mut o).is_err());
+        assert!(
+            upsample_nearest2d_vec_out::<AllDtypes>(&ctx, &empty, Some(&[1, 1]), None, &mut o)
+                .is_err()
+        );
     }
 }

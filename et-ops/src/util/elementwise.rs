@@ -10,9 +10,9 @@
 //!
 //! ```ignore
 //! let common = promote::result_type(a, b)?;
-//! et_switch!(in compute_set(__ET_SELECTED), compute_dtype(common), [i64, f32, f64], C => {
+//! et_switch!(in compute_set(Sel::SET), compute_dtype(common), [i64, f32, f64], C => {
 //!     let alpha = C::from_scalar(alpha);
-//!     binary::<C, C, { __ET_SELECTED.0 }>(a, b, out, common, move |x, y| x.add(y.mul(alpha)))
+//!     binary::<C, C, Sel>(a, b, out, common, move |x, y| x.add(y.mul(alpha)))
 //! })
 //! ```
 //!
@@ -41,8 +41,9 @@
 //! uint8. When `out`'s dtype differs from the result dtype, results are first rounded to
 //! the result dtype (float16 results stored into a float32 `out` are float16 values).
 //!
-//! Selective builds: the `SEL` const parameter is the calling kernel's `__ET_SELECTED`
-//! mask (`{ __ET_SELECTED.0 }`); only selected dtypes get gather, store and fast-path code.
+//! Selective builds: the `Sel` parameter is the calling kernel's selection parameter (the
+//! `DtypeSelection` type `#[kernel]` instantiates); only selected dtypes get gather, store
+//! and fast-path code.
 //!
 //! The [`Compute`] methods have names that no inherent method of `i64`/`f32`/`f64` uses,
 //! so closures in a concrete `et_switch!` arm resolve to them and not to a panicking or
@@ -50,7 +51,8 @@
 //! path (`Float::exp`), for the same reason.
 
 use et_runtime::{
-    et_switch, DtypeSet, Error, KernelError, KernelResult, Scalar, ScalarType, Tensor, MAX_DIM,
+    et_switch, DtypeSelection, DtypeSet, Error, KernelError, KernelResult, Scalar, ScalarType,
+    Tensor, MAX_DIM,
 };
 
 use crate::util::dtype::{cast, Num};
@@ -632,21 +634,21 @@ fn narrow<S: Num, C: Num>(buf: &mut [C]) {
 }
 
 /// The gather function converting dtype `dt` to `C` (only selected dtypes exist).
-pub fn gather_fn<C: Num, const SEL: u32>(dt: ScalarType) -> KernelResult<GatherFn<C>> {
-    et_switch!(in DtypeSet(SEL), dt, @all, S => Ok(gather::<S, C> as GatherFn<C>))
+pub fn gather_fn<C: Num, Sel: DtypeSelection>(dt: ScalarType) -> KernelResult<GatherFn<C>> {
+    et_switch!(in Sel::SET, dt, @all, S => Ok(gather::<S, C> as GatherFn<C>))
 }
 
 /// The store function converting `R` to dtype `dt`.
-pub fn store_fn<R: Num, const SEL: u32>(dt: ScalarType) -> KernelResult<StoreFn<R>> {
-    et_switch!(in DtypeSet(SEL), dt, @all, U => Ok(store::<R, U> as StoreFn<R>))
+pub fn store_fn<R: Num, Sel: DtypeSelection>(dt: ScalarType) -> KernelResult<StoreFn<R>> {
+    et_switch!(in Sel::SET, dt, @all, U => Ok(store::<R, U> as StoreFn<R>))
 }
 
 /// The function rounding `C` values through dtype `dt`, or `None` when `dt` is `C`.
-pub fn narrow_fn<C: Num, const SEL: u32>(dt: ScalarType) -> KernelResult<Option<NarrowFn<C>>> {
+pub fn narrow_fn<C: Num, Sel: DtypeSelection>(dt: ScalarType) -> KernelResult<Option<NarrowFn<C>>> {
     if dt == C::DTYPE {
         return Ok(None);
     }
-    et_switch!(in DtypeSet(SEL), dt, @all, S => Ok(Some(narrow::<S, C> as NarrowFn<C>)))
+    et_switch!(in Sel::SET, dt, @all, S => Ok(Some(narrow::<S, C> as NarrowFn<C>)))
 }
 
 // ---------------------------------------------------------------------------------------
@@ -697,30 +699,30 @@ impl<C: Num, R: Num, F: Fn(C, C, C) -> R> MapK<C, R, 3> for Map3<F> {
 
 /// `out = f(input)` elementwise. `common` is the operator's result dtype: the input is
 /// converted to it, and (when `R` is `C`) the result has it. See the module docs.
-pub fn unary<C: Compute, R: Num, const SEL: u32>(
+pub fn unary<C: Compute, R: Num, Sel: DtypeSelection>(
     input: &Tensor,
     out: &mut Tensor,
     common: ScalarType,
     f: impl Fn(C) -> R,
 ) -> KernelResult {
-    drive::<C, R, 1, SEL>([input], out, common, &Map1(f))
+    drive::<C, R, 1, Sel>([input], out, common, &Map1(f))
 }
 
 /// `out = f(a, b)` elementwise with broadcasting. See [`unary`] and the module docs.
-pub fn binary<C: Compute, R: Num, const SEL: u32>(
+pub fn binary<C: Compute, R: Num, Sel: DtypeSelection>(
     a: &Tensor,
     b: &Tensor,
     out: &mut Tensor,
     common: ScalarType,
     f: impl Fn(C, C) -> R,
 ) -> KernelResult {
-    drive::<C, R, 2, SEL>([a, b], out, common, &Map2(f))
+    drive::<C, R, 2, Sel>([a, b], out, common, &Map2(f))
 }
 
 /// `out = f(a, b, c)` elementwise with broadcasting (`where`, `clamp` with tensor
 /// bounds). Every input is converted to `common`, then `C`: a bool condition arrives as
 /// 0 or 1. See [`unary`] and the module docs.
-pub fn ternary<C: Compute, R: Num, const SEL: u32>(
+pub fn ternary<C: Compute, R: Num, Sel: DtypeSelection>(
     a: &Tensor,
     b: &Tensor,
     c: &Tensor,
@@ -728,7 +730,7 @@ pub fn ternary<C: Compute, R: Num, const SEL: u32>(
     common: ScalarType,
     f: impl Fn(C, C, C) -> R,
 ) -> KernelResult {
-    drive::<C, R, 3, SEL>([a, b, c], out, common, &Map3(f))
+    drive::<C, R, 3, Sel>([a, b, c], out, common, &Map3(f))
 }
 
 /// True when `R` is the compute type itself (an arithmetic result of dtype `common`)
@@ -737,7 +739,7 @@ const fn returns_compute<C: Num, R: Num>() -> bool {
     C::DTYPE as u8 == R::DTYPE as u8
 }
 
-fn drive<C: Compute, R: Num, const K: usize, const SEL: u32>(
+fn drive<C: Compute, R: Num, const K: usize, Sel: DtypeSelection>(
     ins: [&Tensor; K],
     out: &mut Tensor,
     common: ScalarType,
@@ -764,7 +766,7 @@ fn drive<C: Compute, R: Num, const K: usize, const SEL: u32>(
             out.resize(sizes)?;
         }
         if dims_eq(out.strides(), strides) {
-            return et_switch!(in storage_set(C::DTYPE, DtypeSet(SEL)), dt, @all, T => {
+            return et_switch!(in storage_set(C::DTYPE, Sel::SET), dt, @all, T => {
                 if const { returns_compute::<C, R>() } {
                     fast::<T, T, C, R, K>(ins, out, map)
                 } else {
@@ -773,7 +775,7 @@ fn drive<C: Compute, R: Num, const K: usize, const SEL: u32>(
             });
         }
     }
-    general::<C, R, K, SEL>(ins, out, common, map)
+    general::<C, R, K, Sel>(ins, out, common, map)
 }
 
 fn fast<T: Num, U: Num, C, R, const K: usize>(
@@ -801,13 +803,13 @@ enum Dst<'a, R> {
 /// part that depends on the selection), then runs the shared walk with the operator's
 /// chunk function behind a `dyn` pointer, so that each operator adds only its vectorized
 /// chunk loop to the binary, not a copy of the walk.
-fn general<C: Compute, R: Num, const K: usize, const SEL: u32>(
+fn general<C: Compute, R: Num, const K: usize, Sel: DtypeSelection>(
     ins: [&Tensor; K],
     out: &mut Tensor,
     common: ScalarType,
     map: &impl MapK<C, R, K>,
 ) -> KernelResult {
-    let plan = Plan::<C, R, K>::resolve::<SEL>(ins, out.dtype(), common)?;
+    let plan = Plan::<C, R, K>::resolve::<Sel>(ins, out.dtype(), common)?;
     plan.execute(ins, out, common, &mut |views, o| map.run::<C, R>(views, o))
 }
 
@@ -829,7 +831,7 @@ struct Plan<C, R, const K: usize> {
 }
 
 impl<C: Compute, R: Num, const K: usize> Plan<C, R, K> {
-    fn resolve<const SEL: u32>(
+    fn resolve<Sel: DtypeSelection>(
         ins: [&Tensor; K],
         out_dt: ScalarType,
         common: ScalarType,
@@ -841,7 +843,7 @@ impl<C: Compute, R: Num, const K: usize> Plan<C, R, K> {
             out_narrow: None,
         };
         let narrow_in = if common != C::DTYPE {
-            narrow_fn::<C, SEL>(common)?
+            narrow_fn::<C, Sel>(common)?
         } else {
             None
         };
@@ -850,15 +852,15 @@ impl<C: Compute, R: Num, const K: usize> Plan<C, R, K> {
                 plan.narrows[k] = narrow_in;
             }
             if t.dtype() != C::DTYPE {
-                plan.gathers[k] = gather_fn::<C, SEL>(t.dtype())?;
+                plan.gathers[k] = gather_fn::<C, Sel>(t.dtype())?;
             }
         }
         let out_rounds = returns_compute::<C, R>() && out_dt != common && common != C::DTYPE;
         if out_rounds {
-            plan.out_narrow = narrow_fn::<R, SEL>(common)?;
+            plan.out_narrow = narrow_fn::<R, Sel>(common)?;
         }
         if out_dt != R::DTYPE || out_rounds {
-            plan.store = Some(store_fn::<R, SEL>(out_dt)?);
+            plan.store = Some(store_fn::<R, Sel>(out_dt)?);
         }
         Ok(plan)
     }
@@ -959,9 +961,9 @@ impl<C: Compute, R: Num, const K: usize> Plan<C, R, K> {
 
 /// The value of a `Scalar` argument as an operand of dtype `dt` (PyTorch casts a scalar
 /// operand to the result dtype before computing), in compute type `C`.
-pub fn scalar_as<C: Compute, const SEL: u32>(s: Scalar, dt: ScalarType) -> KernelResult<C> {
+pub fn scalar_as<C: Compute, Sel: DtypeSelection>(s: Scalar, dt: ScalarType) -> KernelResult<C> {
     let mut v = [C::from_scalar(s)];
-    if let Some(nf) = narrow_fn::<C, SEL>(dt)? {
+    if let Some(nf) = narrow_fn::<C, Sel>(dt)? {
         nf(&mut v);
     }
     Ok(v[0])
@@ -971,11 +973,14 @@ pub fn scalar_as<C: Compute, const SEL: u32>(s: Scalar, dt: ScalarType) -> Kerne
 /// straight to the compute type for floating results (a float16 tensor times 0.1 multiplies
 /// by the float32 0.1, not by 0.1 rounded to float16), and wrapped to the result dtype for
 /// integer results (which equals wrapping after computing in int64).
-pub fn scalar_opmath<C: Compute, const SEL: u32>(s: Scalar, dt: ScalarType) -> KernelResult<C> {
+pub fn scalar_opmath<C: Compute, Sel: DtypeSelection>(
+    s: Scalar,
+    dt: ScalarType,
+) -> KernelResult<C> {
     if dt.is_floating() {
         Ok(C::from_scalar(s))
     } else {
-        scalar_as::<C, SEL>(s, dt)
+        scalar_as::<C, Sel>(s, dt)
     }
 }
 
@@ -996,7 +1001,7 @@ mod tests {
     use std::vec;
     use std::vec::Vec;
 
-    const ALL: u32 = DtypeSet::ALL.0;
+    use et_runtime::AllDtypes;
 
     fn vals<T: Element>(t: &Tensor) -> Vec<T> {
         t.data::<T>().unwrap().to_vec()
@@ -1054,13 +1059,16 @@ mod tests {
             let a = TensorBuf::from_slice(&[2, 3], &[1.0f32, 2., 3., 4., 5., 6.]).unwrap();
             let b = TensorBuf::from_slice(&[2, 3], &[10.0f32, 20., 30., 40., 50., 60.]).unwrap();
             let mut out = TensorBuf::zeros(ScalarType::Float, &[2, 3]).unwrap();
-            binary::<f32, f32, ALL>(&a, &b, &mut out, ScalarType::Float, |x, y| x + y).unwrap();
+            binary::<f32, f32, AllDtypes>(&a, &b, &mut out, ScalarType::Float, |x, y| x + y)
+                .unwrap();
             assert_eq!(vals::<f32>(&out), [11., 22., 33., 44., 55., 66.]);
             let row = TensorBuf::from_slice(&[3], &[1.0f32, 2., 3.]).unwrap();
-            binary::<f32, f32, ALL>(&a, &row, &mut out, ScalarType::Float, |x, y| x * y).unwrap();
+            binary::<f32, f32, AllDtypes>(&a, &row, &mut out, ScalarType::Float, |x, y| x * y)
+                .unwrap();
             assert_eq!(vals::<f32>(&out), [1., 4., 9., 4., 10., 18.]);
             let col = TensorBuf::from_slice(&[2, 1], &[1.0f32, -1.]).unwrap();
-            binary::<f32, f32, ALL>(&col, &a, &mut out, ScalarType::Float, |x, y| x * y).unwrap();
+            binary::<f32, f32, AllDtypes>(&col, &a, &mut out, ScalarType::Float, |x, y| x * y)
+                .unwrap();
             assert_eq!(vals::<f32>(&out), [1., 2., 3., -4., -5., -6.]);
         }
     }
@@ -1071,21 +1079,23 @@ mod tests {
         let a = TensorBuf::from_slice(&[3], &[1i32, 2, 3]).unwrap();
         let b = TensorBuf::from_slice(&[3], &[0.5f32, 0.25, -1.0]).unwrap();
         let mut out = TensorBuf::zeros(ScalarType::Float, &[3]).unwrap();
-        binary::<f32, f32, ALL>(&a, &b, &mut out, ScalarType::Float, |x, y| x + y).unwrap();
+        binary::<f32, f32, AllDtypes>(&a, &b, &mut out, ScalarType::Float, |x, y| x + y).unwrap();
         assert_eq!(vals::<f32>(&out), [1.5, 2.25, 2.0]);
         // int8 results wrap.
         let a = TensorBuf::from_slice(&[2], &[100i8, -100]).unwrap();
         let mut out = TensorBuf::zeros(ScalarType::Char, &[2]).unwrap();
-        binary::<i64, i64, ALL>(&a, &a, &mut out, ScalarType::Char, |x, y| x.add(y)).unwrap();
+        binary::<i64, i64, AllDtypes>(&a, &a, &mut out, ScalarType::Char, |x, y| x.add(y)).unwrap();
         assert_eq!(vals::<i8>(&out), [-56, 56]);
         // int8 result widened into an int32 out: wrapped first, as PyTorch computes in int8.
         let mut out32 = TensorBuf::zeros(ScalarType::Int, &[2]).unwrap();
-        binary::<i64, i64, ALL>(&a, &a, &mut out32, ScalarType::Char, |x, y| x.add(y)).unwrap();
+        binary::<i64, i64, AllDtypes>(&a, &a, &mut out32, ScalarType::Char, |x, y| x.add(y))
+            .unwrap();
         assert_eq!(vals::<i32>(&out32), [-56, 56]);
         // float16: computed in f32, rounded once.
         let h = TensorBuf::from_slice(&[2], &[f16::from_f32(1.0), f16::from_f32(2048.0)]).unwrap();
         let mut outh = TensorBuf::zeros(ScalarType::Half, &[2]).unwrap();
-        binary::<f32, f32, ALL>(&h, &h, &mut outh, ScalarType::Half, |x, y| x + y * 0.5).unwrap();
+        binary::<f32, f32, AllDtypes>(&h, &h, &mut outh, ScalarType::Half, |x, y| x + y * 0.5)
+            .unwrap();
         assert_eq!(
             vals::<f16>(&outh),
             [f16::from_f32(1.5), f16::from_f32(3072.0)]
@@ -1094,7 +1104,8 @@ mod tests {
         let mut bad = TensorBuf::zeros(ScalarType::Int, &[3]).unwrap();
         let b3 = TensorBuf::from_slice(&[3], &[0.5f32, 0.25, -1.0]).unwrap();
         assert!(
-            binary::<f32, f32, ALL>(&b3, &b3, &mut bad, ScalarType::Float, |x, y| x + y).is_err()
+            binary::<f32, f32, AllDtypes>(&b3, &b3, &mut bad, ScalarType::Float, |x, y| x + y)
+                .is_err()
         );
     }
 
@@ -1103,7 +1114,7 @@ mod tests {
         let a = TensorBuf::from_slice(&[2, 2], &[1.0f64, 5., 3., 4.]).unwrap();
         let b = TensorBuf::from_slice(&[], &[3.0f64]).unwrap();
         let mut out = TensorBuf::zeros(ScalarType::Bool, &[2, 2]).unwrap();
-        binary::<f64, Bool, ALL>(&a, &b, &mut out, ScalarType::Double, |x, y| {
+        binary::<f64, Bool, AllDtypes>(&a, &b, &mut out, ScalarType::Double, |x, y| {
             Bool::from(x < y)
         })
         .unwrap();
@@ -1117,7 +1128,7 @@ mod tests {
             ShapeDynamism::Static,
         )
         .unwrap();
-        unary::<i64, i64, ALL>(&x, &mut cl, ScalarType::Int, |v| v.mul(10)).unwrap();
+        unary::<i64, i64, AllDtypes>(&x, &mut cl, ScalarType::Int, |v| v.mul(10)).unwrap();
         // Memory order (n, h, w, c): (w0,c0)=10, (w0,c1)=30, (w1,c0)=20, (w1,c1)=40.
         assert_eq!(vals::<i32>(&cl), [10, 30, 20, 40]);
     }
@@ -1129,16 +1140,17 @@ mod tests {
         let mut out =
             TensorBuf::with_layout(ScalarType::Float, &[4, 4], &[0, 1], ShapeDynamism::Bound)
                 .unwrap();
-        binary::<f32, f32, ALL>(&a, &b, &mut out, ScalarType::Float, |x, y| x - y).unwrap();
+        binary::<f32, f32, AllDtypes>(&a, &b, &mut out, ScalarType::Float, |x, y| x - y).unwrap();
         assert_eq!(out.sizes(), &[3, 2]);
         assert_eq!(vals::<f32>(&out), [0., 1., -1., 0., -2., -1.]);
         let mut wrong = TensorBuf::zeros(ScalarType::Float, &[3, 3]).unwrap();
         assert!(
-            binary::<f32, f32, ALL>(&a, &b, &mut wrong, ScalarType::Float, |x, y| x - y).is_err()
+            binary::<f32, f32, AllDtypes>(&a, &b, &mut wrong, ScalarType::Float, |x, y| x - y)
+                .is_err()
         );
         let e = TensorBuf::zeros(ScalarType::Float, &[0, 2]).unwrap();
         let mut eo = TensorBuf::zeros(ScalarType::Float, &[0, 2]).unwrap();
-        binary::<f32, f32, ALL>(&e, &a, &mut eo, ScalarType::Float, |x, y| x + y).unwrap();
+        binary::<f32, f32, AllDtypes>(&e, &a, &mut eo, ScalarType::Float, |x, y| x + y).unwrap();
     }
 
     #[test]
@@ -1147,7 +1159,7 @@ mod tests {
         let x = TensorBuf::from_slice(&[3], &[1.0f32, 2., 3.]).unwrap();
         let y = TensorBuf::from_slice(&[], &[-1.0f32]).unwrap();
         let mut out = TensorBuf::zeros(ScalarType::Float, &[3]).unwrap();
-        ternary::<f32, f32, ALL>(&c, &x, &y, &mut out, ScalarType::Float, |c, x, y| {
+        ternary::<f32, f32, AllDtypes>(&c, &x, &y, &mut out, ScalarType::Float, |c, x, y| {
             if c != 0.0 {
                 x
             } else {
@@ -1250,10 +1262,13 @@ mod tests {
                 TensorBuf::with_layout(ScalarType::Double, bshape, &order, ShapeDynamism::Static)
                     .unwrap();
             if common.is_floating() {
-                binary::<f64, f64, ALL>(&a, &b, &mut out, ScalarType::Double, |x, y| x * 3.0 - y)
-                    .unwrap();
+                binary::<f64, f64, AllDtypes>(&a, &b, &mut out, ScalarType::Double, |x, y| {
+                    x * 3.0 - y
+                })
+                .unwrap();
             } else {
-                binary::<i64, i64, ALL>(&a, &b, &mut out, common, |x, y| x.mul(3).sub(y)).unwrap();
+                binary::<i64, i64, AllDtypes>(&a, &b, &mut out, common, |x, y| x.mul(3).sub(y))
+                    .unwrap();
             }
             // Visit every logical index of the broadcast shape.
             let n: usize = bshape.iter().product();

@@ -14,7 +14,7 @@
 //! is the `k`-th element of the reduced dims in row-major order, which is what `argmax`
 //! needs for its index and for first-occurrence tie-breaking.
 
-use et_runtime::{DtypeSet, Element, KernelError, KernelResult, ScalarType, Tensor, MAX_DIM};
+use et_runtime::{DtypeSelection, Element, KernelError, KernelResult, ScalarType, Tensor, MAX_DIM};
 
 use super::dtype::Num;
 use super::math::Float;
@@ -279,9 +279,9 @@ pub fn reduce_spaces(input: &Tensor, mask: DimMask, out: &Tensor) -> (Space<2>, 
 
 /// The [`Storer`] for `dtype`, for kernels whose output dtype is independent of the
 /// input's (sum to int64, any to bool): one switch over the output dtype instead of one
-/// instantiation per (input, output) pair. `SEL` is the kernel's selected dtype set.
-pub fn val_storer<const SEL: u32>(dtype: ScalarType) -> KernelResult<Storer> {
-    et_runtime::et_switch!(in DtypeSet(SEL), dtype, @all, T => Ok(storer::<T>()))
+/// instantiation per (input, output) pair. `Sel` is the kernel's selected dtypes.
+pub fn val_storer<Sel: DtypeSelection>(dtype: ScalarType) -> KernelResult<Storer> {
+    et_runtime::et_switch!(in Sel::SET, dtype, @all, T => Ok(storer::<T>()))
 }
 
 /// Writes `v` as element `i` of a tensor's bytes through `st` (nothing past the end,

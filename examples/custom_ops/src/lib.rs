@@ -1,7 +1,7 @@
 #![doc = include_str!("../README.md")]
 #![deny(missing_docs)]
 
-use et_macros::kernel;
+use et_runtime::kernel;
 use et_runtime::{Element, KernelContext, KernelError, KernelResult, Tensor};
 
 /// Arithmetic the two kernels need, for the dtypes they are registered for.

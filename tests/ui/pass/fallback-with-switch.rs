@@ -1,7 +1,7 @@
-// A fallback kernel dispatching with the short `et_switch!` form, which uses the
-// `__ET_SELECTED` constant `#[kernel]` defines.
+// A fallback kernel dispatching with `et_switch!` on its selection parameter, which
+// `#[kernel]` instantiates with the build's selected dtypes.
 use et_macros::kernel;
-use et_runtime::{et_switch, KernelContext, KernelResult, Tensor};
+use et_runtime::{et_switch, DtypeSelection, KernelContext, KernelResult, Tensor};
 
 fn fill<T: et_runtime::Element>(out: &mut Tensor) -> KernelResult {
     out.data_mut::<T>()?.fill(T::default());
@@ -9,8 +9,8 @@ fn fill<T: et_runtime::Element>(out: &mut Tensor) -> KernelResult {
 }
 
 #[kernel("my_ops::zeros.out")]
-fn zeros(_ctx: &KernelContext<'_>, out: &mut Tensor) -> KernelResult {
-    et_switch!(out.dtype(), @reals, T => fill::<T>(out))
+fn zeros<S: DtypeSelection>(_ctx: &KernelContext<'_>, out: &mut Tensor) -> KernelResult {
+    et_switch!(S, out.dtype(), @reals, T => fill::<T>(out))
 }
 
 fn main() {
