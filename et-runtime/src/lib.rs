@@ -40,10 +40,11 @@ pub use loader::{BufferLoader, DataLoader, PROGRAM_ALIGNMENT};
 #[cfg(feature = "std")]
 pub use loader::{FileLoader, MmapLoader};
 pub use memory::{Arena, MemoryManager};
-pub use method::{ExecuteError, LoadDetail, LoadError, Method, DEFAULT_INSTRUCTION_LIMIT};
-pub use program::{
-    method_allocator_estimate, MethodMeta, Program, ProgramError, TensorInfo, Verification,
+pub use method::{
+    method_allocator_estimate, ExecuteError, LoadDetail, LoadError, Method,
+    DEFAULT_INSTRUCTION_LIMIT,
 };
+pub use program::{MethodMeta, Program, ProgramError, TensorInfo, Verification};
 #[cfg(feature = "alloc")]
 pub use tensor_buf::{MethodBuffers, TensorBuf};
 pub use value::{EValue, Tag};

@@ -7,9 +7,11 @@ use crate::schema::fb;
 use crate::tensor::Tensor;
 use crate::value::Value;
 
-/// Bytes of method memory a method needs, estimated from its tables (an upper bound for
-/// the value table, tensor metadata, lists and instructions, plus slack for alignment).
-pub(crate) fn estimate_method_memory(meta: &MethodMeta<'_>) -> usize {
+/// Bytes of method memory the method of `meta` needs, estimated from its tables (an
+/// upper bound for the value table, tensor metadata, lists and instructions, plus slack
+/// for alignment). Sizes the method buffer passed to
+/// [`MemoryManager`](crate::MemoryManager).
+pub fn method_allocator_estimate(meta: &MethodMeta<'_>) -> usize {
     type P<'x> = fb::ExecutionPlan<'x>;
     let plan = meta.plan();
     let len = |v: Option<Vector<'_>>| v.map_or(0, |v| v.len());

@@ -47,7 +47,7 @@ use crate::tensor::Tensor;
 use crate::value::{EValue, Value};
 use delegates::{destroy_delegates, Delegate};
 pub use error::{ExecuteError, LoadDetail, LoadError};
-pub(crate) use estimate::estimate_method_memory;
+pub use estimate::method_allocator_estimate;
 use instructions::{Chain, Instr};
 
 /// ExecuTorch's default limit on instructions executed by one `execute` call.
