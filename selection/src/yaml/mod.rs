@@ -7,6 +7,7 @@
 
 mod emit;
 mod resolve;
+mod scalar;
 
 pub(crate) use emit::write;
 
