@@ -6,7 +6,7 @@ use et_runtime::{et_switch, DtypeSelection, KernelContext, KernelResult, ScalarT
 use super::direct::conv_direct;
 use super::fast::conv_f32;
 use super::geom::{strides4, Geom};
-use crate::util::dtype::Num;
+use crate::util::element::Num;
 
 /// `out = conv(input, weight) + bias` as PyTorch's `convolution`: `input` is
 /// `[N, C_in, (H,) W]` in any dim order, `weight` `[C_out, C_in / groups, (kh,) kw]`

@@ -5,8 +5,9 @@ use et_runtime::{
     et_switch, DtypeSelection, KernelContext, KernelError, KernelResult, Tensor, MAX_DIM,
 };
 
-use crate::util::math::Float;
-use crate::util::reduce::{split, strides_over_input, OpMath};
+use crate::util::element::Float;
+use crate::util::element::OpMath;
+use crate::util::reduce::{split, strides_over_input};
 
 /// Normalizes `input` over its trailing `normalized_shape` dims by their mean and biased
 /// variance, then applies the elementwise `weight` and `bias` (of `normalized_shape`).

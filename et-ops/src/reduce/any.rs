@@ -5,7 +5,7 @@ use et_runtime::{
     et_switch, DtypeSelection, KernelContext, KernelError, KernelResult, ScalarType, Tensor,
 };
 
-use crate::util::dtype::Num;
+use crate::util::element::Num;
 use crate::util::reduce::{dim_mask_one, reduce_spaces, resize_reduced, DimMask};
 
 /// True where any element of `self` along `dim` is non-zero (NaN counts as non-zero). The

@@ -15,7 +15,7 @@ pub mod var;
 
 use et_runtime::{KernelError, KernelResult, Tensor};
 
-use crate::util::dtype::Num;
+use crate::util::element::Num;
 use crate::util::reduce::{reduce_spaces, DimMask};
 
 /// `amax`/`amin` over `mask` into `out` (same dtype); `better(x, best)` says whether `x`

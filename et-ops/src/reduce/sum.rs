@@ -5,7 +5,7 @@ use et_runtime::{
     et_switch, DtypeSelection, KernelContext, KernelError, KernelResult, ScalarType, Tensor,
 };
 
-use crate::util::dtype::Num;
+use crate::util::element::Num;
 use crate::util::reduce::{dim_mask, reduce_spaces, resize_reduced, store_at, val_storer, DimMask};
 use crate::util::shape::{Storer, Val};
 

@@ -5,7 +5,7 @@ use et_runtime::{
     et_switch, DtypeSelection, KernelContext, KernelError, KernelResult, Scalar, Tensor,
 };
 
-use crate::util::dtype::Num;
+use crate::util::element::Num;
 use crate::util::reduce::{dim_mask, reduce_spaces, resize_reduced, DimMask};
 
 /// The variance of `self` over `dim` (`None` or `[]`: every dim) with Bessel-style

@@ -11,9 +11,10 @@ pub mod softmax;
 
 use et_runtime::{KernelError, KernelResult, ScalarType, Tensor};
 
-use crate::util::dtype::Num;
-use crate::util::math::Float;
-use crate::util::reduce::{split, OpMath};
+use crate::util::element::Float;
+use crate::util::element::Num;
+use crate::util::element::OpMath;
+use crate::util::reduce::split;
 use crate::util::shape::normalize_dim;
 
 /// Validates the dtypes and resizes `out`; returns the normalized dim.

@@ -43,7 +43,7 @@
 
 use et_runtime::{KernelContext, KernelError, KernelResult};
 
-use super::dtype::Num;
+use super::element::Num;
 
 /// A read-only strided matrix: element `(i, j)` is `data[i * rs + j * cs]`.
 #[derive(Clone, Copy, Debug)]

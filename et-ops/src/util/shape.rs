@@ -11,9 +11,9 @@
 //! Offsets and strides are in elements. Strides are signed (a flipped view walks
 //! backwards) and may be zero (a broadcast view repeats an element).
 
-use et_runtime::{Bool, KernelError, KernelResult, Scalar, ScalarType, Tensor, MAX_DIM};
+use et_runtime::{KernelError, KernelResult, Scalar, ScalarType, Tensor, MAX_DIM};
 
-use crate::util::dtype::Num;
+use crate::util::element::{Num, RawElement};
 
 /// The most dims a [`Walk`] takes: twice the tensor rank limit, so `repeat` can split
 /// every output dim into (repeat, size).
@@ -622,7 +622,7 @@ impl Val {
         }
     }
 
-    /// Converts with C++ cast rules (as `util::dtype::cast`): to bool is "non-zero" (NaN
+    /// Converts with C++ cast rules (as `util::element::cast`): to bool is "non-zero" (NaN
     /// is true), float to integer truncates, integer narrowing wraps.
     #[inline(always)]
     pub fn to<T: Num>(self) -> T {
@@ -672,63 +672,6 @@ impl Val {
             Ok(self.to())
         } else {
             Err(bad())
-        }
-    }
-}
-
-/// Element types that can be read from and written to raw (native-endian) bytes.
-pub trait RawElement: Num {
-    /// Reads one element from the start of `b` (zero if `b` is too short).
-    fn read(b: &[u8]) -> Self;
-    /// Writes one element to the start of `b` (nothing if `b` is too short).
-    fn write(self, b: &mut [u8]);
-}
-
-macro_rules! raw_element {
-    ($($t:ty),*) => {$(
-        impl RawElement for $t {
-            #[inline(always)]
-            fn read(b: &[u8]) -> Self {
-                match b.first_chunk() {
-                    Some(a) => <$t>::from_ne_bytes(*a),
-                    None => <$t as Num>::ZERO,
-                }
-            }
-            #[inline(always)]
-            fn write(self, b: &mut [u8]) {
-                if let Some(a) = b.first_chunk_mut() {
-                    *a = self.to_ne_bytes();
-                }
-            }
-        }
-    )*};
-}
-
-raw_element!(
-    u8,
-    i8,
-    i16,
-    i32,
-    i64,
-    u16,
-    u32,
-    u64,
-    f32,
-    f64,
-    et_runtime::f16,
-    et_runtime::bf16
-);
-
-impl RawElement for Bool {
-    #[inline(always)]
-    fn read(b: &[u8]) -> Self {
-        Bool(b.first().copied().unwrap_or(0))
-    }
-    #[inline(always)]
-    fn write(self, b: &mut [u8]) {
-        if let Some(x) = b.first_mut() {
-            // Kernels write canonical 0/1 bools.
-            *x = self.get() as u8;
         }
     }
 }
@@ -820,7 +763,7 @@ pub fn wrap_index(i: i64, size: usize) -> KernelResult<usize> {
 mod tests {
     extern crate std;
     use super::*;
-    use et_runtime::{ShapeDynamism, TensorBuf};
+    use et_runtime::{Bool, ShapeDynamism, TensorBuf};
     use std::vec::Vec;
 
     #[test]
