@@ -6,7 +6,7 @@ use et_runtime::{
 };
 
 use crate::util::element::Num;
-use crate::util::shape::{check_same_dtype, istrides, normalize_dim, Walk};
+use crate::util::layout::{check_same_dtype, istrides, normalize_dim, Walk};
 
 /// `values, indices = self.topk(k, dim, largest, sorted)`.
 ///

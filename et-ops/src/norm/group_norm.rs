@@ -8,7 +8,7 @@ use et_runtime::{
 use super::check_param;
 use crate::util::element::Float;
 use crate::util::element::OpMath;
-use crate::util::reduce::Space;
+use crate::util::reduction::Space;
 
 /// Normalizes each of `group` channel groups of each image of `input` (`[N, C, *]`) by
 /// its own mean and biased variance, then applies the per-channel `weight` and `bias`.

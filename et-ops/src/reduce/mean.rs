@@ -6,8 +6,10 @@ use et_runtime::{
 };
 
 use crate::util::element::Num;
-use crate::util::reduce::{dim_mask, reduce_spaces, resize_reduced, store_at, val_storer, DimMask};
-use crate::util::shape::{Storer, Val};
+use crate::util::layout::{Storer, Val};
+use crate::util::reduction::{
+    dim_mask, reduce_spaces, resize_reduced, store_at, val_storer, DimMask,
+};
 
 /// The mean of `self` over `dim` (`None` or `[]`: every dim) into a floating `out`
 /// (accumulated in f64, divided once, rounded once). A given `dtype` must equal the

@@ -7,7 +7,7 @@ use et_runtime::{
 };
 
 use crate::util::element::RawElement;
-use crate::util::shape::{istrides, loader, normalize_dim, Loader, Walk};
+use crate::util::layout::{istrides, loader, normalize_dim, Loader, Walk};
 
 /// `out = self.cumsum(dim, dtype=dtype)`: the input is cast to `out`'s dtype (which
 /// must be `dtype` when given), then summed in PyTorch's CPU accumulation type (double

@@ -9,14 +9,14 @@
 //! strides nest in every operand are merged, so the common cases (a contiguous trailing
 //! block, NCHW spatial dims) become one strided run.
 //!
-//! Unlike `shape::Walk` (which orders dims by memory for copies), both spaces here are
+//! Unlike `layout::Walk` (which orders dims by memory for copies), both spaces here are
 //! visited in logical row-major order: the `k`-th reduced position visited
 //! is the `k`-th element of the reduced dims in row-major order, which is what `argmax`
 //! needs for its index and for first-occurrence tie-breaking.
 
 use et_runtime::{DtypeSelection, KernelError, KernelResult, ScalarType, Tensor, MAX_DIM};
 
-use super::shape::{dims_mask, normalize_dim, storer, Storer, Val};
+use super::layout::{dims_mask, normalize_dim, storer, Storer, Val};
 
 /// A set of dims as a bit mask (bit `d` set means dim `d`).
 pub type DimMask = u32;
