@@ -4,9 +4,10 @@ use et_runtime::kernel;
 use et_runtime::{et_switch, DtypeSelection, KernelContext, KernelResult, Scalar, Tensor};
 
 use super::float_input;
-use crate::util::dtype::Num;
-use crate::util::elementwise::{unary, Compute};
-use crate::util::math::Float;
+use crate::util::element::Compute;
+use crate::util::element::Float;
+use crate::util::element::Num;
+use crate::util::elementwise::unary;
 use crate::util::promote::{compute_dtype, compute_set};
 
 /// Elementwise ELU for floating tensors: `scale * x` for `x > 0`, else

@@ -4,9 +4,9 @@ use et_runtime::kernel;
 use et_runtime::{et_switch, DtypeSelection, KernelContext, KernelError, KernelResult, Tensor};
 
 use super::float_input;
-use crate::util::dtype::Num;
+use crate::util::element::Float;
+use crate::util::element::Num;
 use crate::util::elementwise::unary;
-use crate::util::math::Float;
 use crate::util::promote::{compute_dtype, compute_set};
 
 /// Elementwise GELU for floating tensors. `approximate = "none"`:

@@ -4,7 +4,7 @@ use et_runtime::kernel;
 use et_runtime::{et_switch, DtypeSelection, KernelContext, KernelResult, Scalar, Tensor};
 
 use super::float_input;
-use crate::util::dtype::Num;
+use crate::util::element::Num;
 use crate::util::elementwise::{scalar_opmath, unary};
 use crate::util::promote::{compute_dtype, compute_set};
 

@@ -5,8 +5,9 @@ use et_runtime::{
     et_switch, DtypeSelection, KernelContext, KernelError, KernelResult, ScalarType, Tensor,
 };
 
-use crate::util::dtype::Num;
-use crate::util::elementwise::{unary, Compute};
+use crate::util::element::Compute;
+use crate::util::element::Num;
+use crate::util::elementwise::unary;
 use crate::util::promote::{compute_dtype, compute_set};
 
 /// Elementwise `max(x, 0)` in the input's dtype; NaN stays NaN. Bool is rejected.

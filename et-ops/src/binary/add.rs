@@ -3,7 +3,8 @@
 use et_runtime::kernel;
 use et_runtime::{et_switch, DtypeSelection, KernelContext, KernelResult, Scalar, Tensor};
 
-use crate::util::elementwise::{binary, Compute};
+use crate::util::element::Compute;
+use crate::util::elementwise::binary;
 use crate::util::promote::{check_alpha, compute_dtype, compute_set, result_type};
 
 /// Elementwise `out = a + alpha * b` with broadcasting and type promotion. Integer

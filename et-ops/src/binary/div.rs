@@ -3,8 +3,8 @@
 use et_runtime::kernel;
 use et_runtime::{et_switch, DtypeSelection, KernelContext, KernelResult, Tensor};
 
+use crate::util::element::Float;
 use crate::util::elementwise::binary;
-use crate::util::math::Float;
 use crate::util::promote::{compute_dtype, float_compute_set, result_type, to_float};
 
 /// Elementwise `out = a / b` with broadcasting. Integer and bool inputs promote to

@@ -5,9 +5,10 @@ use core::cell::Cell;
 use et_runtime::kernel;
 use et_runtime::{et_switch, DtypeSelection, KernelContext, KernelError, KernelResult, Tensor};
 
-use crate::util::dtype::Num;
-use crate::util::elementwise::{binary, Compute};
-use crate::util::math::Float;
+use crate::util::element::Compute;
+use crate::util::element::Float;
+use crate::util::element::Num;
+use crate::util::elementwise::binary;
 use crate::util::promote::{compute_dtype, compute_set, float_compute_set, result_type, to_float};
 
 /// `out = a / b` rounded as `rounding_mode` says: `None` is true division (integers

@@ -3,7 +3,8 @@
 use et_runtime::kernel;
 use et_runtime::{et_switch, DtypeSelection, KernelContext, KernelResult, Tensor};
 
-use crate::util::elementwise::{binary, Compute};
+use crate::util::element::Compute;
+use crate::util::elementwise::binary;
 use crate::util::promote::{compute_dtype, compute_set, result_type};
 
 /// Elementwise smaller of `a` and `b` with broadcasting and type promotion; NaN when

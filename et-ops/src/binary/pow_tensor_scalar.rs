@@ -5,9 +5,10 @@ use et_runtime::{
     et_switch, DtypeSelection, KernelContext, KernelError, KernelResult, Scalar, Tensor,
 };
 
-use crate::util::dtype::Num;
-use crate::util::elementwise::{scalar_as, unary, Compute};
-use crate::util::math::Float;
+use crate::util::element::Compute;
+use crate::util::element::Float;
+use crate::util::element::Num;
+use crate::util::elementwise::{scalar_as, unary};
 use crate::util::promote::{compute_dtype, compute_set, result_type_scalar};
 
 /// Elementwise power with a scalar exponent, promoted like a binary op with a scalar

@@ -5,8 +5,9 @@ use core::cell::Cell;
 use et_runtime::kernel;
 use et_runtime::{et_switch, DtypeSelection, KernelContext, KernelError, KernelResult, Tensor};
 
-use crate::util::dtype::Num;
-use crate::util::elementwise::{binary, Compute};
+use crate::util::element::Compute;
+use crate::util::element::Num;
+use crate::util::elementwise::binary;
 use crate::util::promote::{compute_dtype, compute_set, result_type};
 
 /// Elementwise `a - b * floor(a / b)` (Python's `%`): the result has the sign of `b`.

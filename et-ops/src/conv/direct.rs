@@ -5,7 +5,7 @@
 use et_runtime::KernelResult;
 
 use super::geom::Geom;
-use crate::util::dtype::Num;
+use crate::util::element::Num;
 
 /// `y = conv(x, w) + bias` with the geometry `g`; `os` are the output's (n, c, h, w)
 /// strides. All slices are the tensors' full data.

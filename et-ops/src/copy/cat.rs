@@ -5,8 +5,8 @@ use et_runtime::{
     et_switch, DtypeSelection, KernelContext, KernelError, KernelResult, Tensor, MAX_DIM,
 };
 
+use crate::util::layout::{istrides, loader, normalize_dim, storer, Walk};
 use crate::util::promote::can_cast;
-use crate::util::shape::{istrides, loader, normalize_dim, storer, Walk};
 
 /// PyTorch still skips 1-D empty tensors (`torch.tensor([])`) in `cat`, whatever the
 /// other tensors' shapes.

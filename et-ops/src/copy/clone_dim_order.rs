@@ -3,7 +3,7 @@
 use et_runtime::kernel;
 use et_runtime::{KernelContext, KernelResult, Tensor};
 
-use crate::util::shape::{check_dim_order_arg, check_same_dtype, copy_same_shape};
+use crate::util::layout::{check_dim_order_arg, check_same_dtype, copy_same_shape};
 
 /// `out = self.clone()` laid out in `dim_order` (which must be `out`'s dim order).
 #[kernel("dim_order_ops::_clone_dim_order.out")]

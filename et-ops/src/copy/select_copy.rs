@@ -3,7 +3,7 @@
 use et_runtime::kernel;
 use et_runtime::{KernelContext, KernelError, KernelResult, Tensor, MAX_DIM};
 
-use crate::util::shape::{copy_view, istrides, normalize_dim, wrap_index};
+use crate::util::layout::{copy_view, istrides, normalize_dim, wrap_index};
 
 /// `out = self.select(dim, index)`: a negative index counts from the end.
 #[kernel("aten::select_copy.int_out")]

@@ -3,7 +3,7 @@
 use et_runtime::kernel;
 use et_runtime::{KernelContext, KernelError, KernelResult, Tensor, MAX_DIM};
 
-use crate::util::shape::{copy_view, istrides, normalize_dim};
+use crate::util::layout::{copy_view, istrides, normalize_dim};
 
 /// `out = self[.., start:end:step, ..]` along `dim`, with Python slice clamping: negative
 /// bounds count from the end, out-of-range bounds clamp, an empty range gives an empty

@@ -3,7 +3,7 @@
 use et_runtime::kernel;
 use et_runtime::{KernelContext, KernelError, KernelResult, Tensor, TensorListMut, MAX_DIM};
 
-use crate::util::shape::{copy_view, istrides, normalize_dim};
+use crate::util::layout::{copy_view, istrides, normalize_dim};
 
 /// `out[i] = self.narrow(dim, sum(split_sizes[..i]), split_sizes[i])` for every piece;
 /// the sizes must add up to `self.size(dim)`.

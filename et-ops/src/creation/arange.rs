@@ -5,7 +5,7 @@ use et_runtime::{
     et_switch, DtypeSelection, KernelContext, KernelError, KernelResult, Scalar, Tensor,
 };
 
-use crate::util::dtype::Num;
+use crate::util::element::Num;
 
 /// `out = torch.arange(start, end, step, dtype=out.dtype)`.
 ///
@@ -81,7 +81,7 @@ fn length<T: Num>(start: Scalar, end: Scalar, step: Scalar) -> KernelResult<usiz
             .ok_or(KernelError::invalid("arange size overflows"))?;
         (num / s) as f64
     } else {
-        crate::util::math::Float::ceil((end.to_f64() - start.to_f64()) / step.to_f64())
+        crate::util::element::Float::ceil((end.to_f64() - start.to_f64()) / step.to_f64())
     };
     if !(0.0..=i64::MAX as f64).contains(&len) {
         return Err(KernelError::invalid("arange size is invalid"));

@@ -3,7 +3,7 @@
 use et_runtime::kernel;
 use et_runtime::{KernelContext, KernelError, KernelResult, Tensor, MAX_DIM};
 
-use crate::util::shape::{check_same_dtype, istrides, IndexData, Walk};
+use crate::util::layout::{check_same_dtype, istrides, IndexData, Walk};
 
 /// `out[i.., :] = weight[indices[i..], :]`: `out` has `indices`' shape plus the row
 /// length. Indices must be in `0..weight.size(0)` (PyTorch does not wrap negatives here).

@@ -3,7 +3,7 @@
 use et_runtime::kernel;
 use et_runtime::{KernelContext, KernelError, KernelResult, Tensor, MAX_DIM};
 
-use crate::util::shape::{check_same_dtype, istrides, normalize_dim, IndexData, Walk};
+use crate::util::layout::{check_same_dtype, istrides, normalize_dim, IndexData, Walk};
 
 /// `out[i][j][k] = self[i][index[i][j][k]][k]` (for `dim == 1`; likewise for any dim).
 /// `index` has `self`'s rank and no larger size in any other dim; indices must be in

@@ -3,7 +3,7 @@
 use et_runtime::kernel;
 use et_runtime::{KernelContext, KernelError, KernelResult, Tensor, MAX_DIM};
 
-use crate::util::shape::{check_same_dtype, istrides, normalize_dim, IndexData, Walk};
+use crate::util::layout::{check_same_dtype, istrides, normalize_dim, IndexData, Walk};
 
 /// `out = self.index_select(dim, index)`: slice `j` of `out` along `dim` is slice
 /// `index[j]` of `self`. `index` is a vector (or a one-element scalar) of int64/int32;

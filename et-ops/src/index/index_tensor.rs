@@ -4,7 +4,7 @@ use et_runtime::kernel;
 use et_runtime::{Bool, KernelContext, KernelError, KernelResult, ScalarType, Tensor, MAX_DIM};
 
 use crate::util::elementwise::broadcast_shapes;
-use crate::util::shape::{check_same_dtype, istrides, wrap_index, IndexData, Walk};
+use crate::util::layout::{check_same_dtype, istrides, wrap_index, IndexData, Walk};
 
 /// One integer index source, laid out against the broadcast index shape.
 #[derive(Clone, Copy)]
@@ -211,7 +211,7 @@ fn mask_coords<'c>(
 ) -> KernelResult<[&'c [i64]; MAX_DIM]> {
     // Bool and uint8 masks are both one byte per element; non-zero is true.
     let bytes = mask.bytes()?;
-    let offsets = crate::util::shape::LogicalOffsets::new(mask);
+    let offsets = crate::util::layout::LogicalOffsets::new(mask);
     let nnz = offsets
         .clone()
         .filter(|&o| bytes.get(o).is_some_and(|&b| b != 0))

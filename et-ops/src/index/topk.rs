@@ -5,8 +5,8 @@ use et_runtime::{
     et_switch, DtypeSelection, KernelContext, KernelError, KernelResult, Tensor, MAX_DIM,
 };
 
-use crate::util::dtype::Num;
-use crate::util::shape::{check_same_dtype, istrides, normalize_dim, Walk};
+use crate::util::element::Num;
+use crate::util::layout::{check_same_dtype, istrides, normalize_dim, Walk};
 
 /// `values, indices = self.topk(k, dim, largest, sorted)`.
 ///

@@ -3,7 +3,7 @@
 use et_runtime::kernel;
 use et_runtime::{et_switch, Bool, DtypeSelection, KernelContext, KernelResult, Tensor};
 
-use crate::util::dtype::Num;
+use crate::util::element::Num;
 use crate::util::elementwise::binary;
 use crate::util::promote::{compute_dtype, compute_set, result_type};
 

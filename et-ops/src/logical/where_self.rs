@@ -5,7 +5,7 @@ use et_runtime::{
     et_switch, DtypeSelection, KernelContext, KernelError, KernelResult, ScalarType, Tensor,
 };
 
-use crate::util::dtype::Num;
+use crate::util::element::Num;
 use crate::util::elementwise::ternary;
 use crate::util::promote::{compute_dtype, compute_set, result_type};
 

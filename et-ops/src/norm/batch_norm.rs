@@ -6,9 +6,10 @@ use et_runtime::{
 };
 
 use super::{check_param, memory_order};
+use crate::util::element::Float;
+use crate::util::element::OpMath;
 use crate::util::gemm::avx2_fma_available;
-use crate::util::math::Float;
-use crate::util::reduce::{OpMath, Space};
+use crate::util::reduction::Space;
 
 /// `out = (x - running_mean) / sqrt(running_var + eps) * weight + bias` per channel
 /// (dim 1), folded into one multiply-add per element: `alpha = weight * invstd`,

@@ -6,8 +6,9 @@ use et_runtime::{
 };
 
 use super::check_param;
-use crate::util::math::Float;
-use crate::util::reduce::{OpMath, Space};
+use crate::util::element::Float;
+use crate::util::element::OpMath;
+use crate::util::reduction::Space;
 
 /// Normalizes each of `group` channel groups of each image of `input` (`[N, C, *]`) by
 /// its own mean and biased variance, then applies the per-channel `weight` and `bias`.

@@ -5,8 +5,9 @@ use et_runtime::{
     et_switch, DtypeSelection, KernelContext, KernelError, KernelResult, Tensor, MAX_DIM,
 };
 
-use crate::util::math::Float;
-use crate::util::reduce::{split, strides_over_input, OpMath};
+use crate::util::element::Float;
+use crate::util::element::OpMath;
+use crate::util::reduction::{split, strides_over_input};
 
 /// Normalizes `input` over its trailing `normalized_shape` dims by their mean and biased
 /// variance, then applies the elementwise `weight` and `bias` (of `normalized_shape`).
@@ -79,7 +80,7 @@ fn ln_impl<T: OpMath>(
     rstd: &mut Tensor,
 ) -> KernelResult {
     let nd = input.dim();
-    let mask = crate::util::reduce::all_dims(nd) & !crate::util::reduce::all_dims(lead);
+    let mask = crate::util::reduction::all_dims(nd) & !crate::util::reduction::all_dims(lead);
     // Operands: input, out, mean, rstd, weight, bias, strides per input dim.
     let ms = strides_over_input(mean, mask, nd);
     let rs = strides_over_input(rstd, mask, nd);

@@ -1,6 +1,6 @@
 //! norm operators: batch norm (inference), layer norm, group norm. Statistics are
 //! computed in f64 (two passes: mean, then centered squares) and the normalization in the
-//! element type's compute type (`util::reduce::OpMath`).
+//! element type's compute type (`util::element::OpMath`).
 
 pub mod batch_norm;
 pub mod group_norm;

@@ -4,7 +4,7 @@ use et_runtime::kernel;
 use et_runtime::{et_switch, DtypeSelection, KernelContext, KernelError, KernelResult, Tensor};
 
 use super::{strides4, Pool};
-use crate::util::dtype::Num;
+use crate::util::element::Num;
 
 /// The mean of each window into `out`. The divisor is `divisor_override` if given, else
 /// the window's size clipped to the padded input (`count_include_pad`) or to the input.

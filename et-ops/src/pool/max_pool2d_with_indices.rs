@@ -6,7 +6,7 @@ use et_runtime::{
 };
 
 use super::{strides4, Pool};
-use crate::util::dtype::Num;
+use crate::util::element::Num;
 
 /// The maximum of each (dilated) window into `out`, and its position as `h * W + w` in the
 /// input plane into the int64 `indices`. Ties keep the first position; NaN wins (the last

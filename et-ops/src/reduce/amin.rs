@@ -4,7 +4,7 @@ use et_runtime::kernel;
 use et_runtime::{et_switch, DtypeSelection, KernelContext, KernelError, KernelResult, Tensor};
 
 use super::extreme;
-use crate::util::reduce::{dim_mask, resize_reduced};
+use crate::util::reduction::{dim_mask, resize_reduced};
 
 /// The min of `self` over `dim` (`[]`: every dim) into `out` of the same dtype. NaN
 /// propagates; reducing an empty dimension is an error.

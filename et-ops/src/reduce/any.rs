@@ -5,8 +5,8 @@ use et_runtime::{
     et_switch, DtypeSelection, KernelContext, KernelError, KernelResult, ScalarType, Tensor,
 };
 
-use crate::util::dtype::Num;
-use crate::util::reduce::{dim_mask_one, reduce_spaces, resize_reduced, DimMask};
+use crate::util::element::Num;
+use crate::util::reduction::{dim_mask_one, reduce_spaces, resize_reduced, DimMask};
 
 /// True where any element of `self` along `dim` is non-zero (NaN counts as non-zero). The
 /// out is bool, or uint8 for a uint8 input, as in PyTorch. An empty reduction is false.

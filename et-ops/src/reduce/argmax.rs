@@ -6,7 +6,7 @@ use et_runtime::{
 };
 
 use super::arg_extreme;
-use crate::util::reduce::{dim_mask_one, resize_reduced};
+use crate::util::reduction::{dim_mask_one, resize_reduced};
 
 /// The index of the largest element of `self` along `dim` (`None`: of the flattened
 /// tensor) into an int64 `out`. Ties keep the first occurrence; the first NaN wins.

@@ -1,4 +1,4 @@
-//! reduce operators, on the logical-order reduction spaces of `util::reduce`.
+//! reduce operators, on the logical-order reduction spaces of `util::reduction`.
 //!
 //! Float sums (`sum`, `mean`, `var`) accumulate in f64 and round once at the store, which
 //! is at least as accurate as PyTorch's cascaded float accumulation; integer sums wrap in
@@ -15,8 +15,8 @@ pub mod var;
 
 use et_runtime::{KernelError, KernelResult, Tensor};
 
-use crate::util::dtype::Num;
-use crate::util::reduce::{reduce_spaces, DimMask};
+use crate::util::element::Num;
+use crate::util::reduction::{reduce_spaces, DimMask};
 
 /// `amax`/`amin` over `mask` into `out` (same dtype); `better(x, best)` says whether `x`
 /// replaces the current extreme. NaN wins and sticks, as in PyTorch.

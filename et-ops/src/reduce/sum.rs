@@ -5,9 +5,11 @@ use et_runtime::{
     et_switch, DtypeSelection, KernelContext, KernelError, KernelResult, ScalarType, Tensor,
 };
 
-use crate::util::dtype::Num;
-use crate::util::reduce::{dim_mask, reduce_spaces, resize_reduced, store_at, val_storer, DimMask};
-use crate::util::shape::{Storer, Val};
+use crate::util::element::Num;
+use crate::util::layout::{Storer, Val};
+use crate::util::reduction::{
+    dim_mask, reduce_spaces, resize_reduced, store_at, val_storer, DimMask,
+};
 
 /// Sums `self` over `dim` (`None` or `[]`: every dim) into `out`, whose dtype rules the
 /// accumulation: floating outs accumulate in f64, integral and bool outs in wrapping i64

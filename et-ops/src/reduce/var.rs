@@ -5,8 +5,8 @@ use et_runtime::{
     et_switch, DtypeSelection, KernelContext, KernelError, KernelResult, Scalar, Tensor,
 };
 
-use crate::util::dtype::Num;
-use crate::util::reduce::{dim_mask, reduce_spaces, resize_reduced, DimMask};
+use crate::util::element::Num;
+use crate::util::reduction::{dim_mask, reduce_spaces, resize_reduced, DimMask};
 
 /// The variance of `self` over `dim` (`None` or `[]`: every dim) with Bessel-style
 /// `correction` (default 1): `sum((x - mean)^2) / max(0, N - correction)`, two passes in

@@ -6,7 +6,8 @@ use et_runtime::{
     MAX_DIM,
 };
 
-use crate::util::shape::{istrides, loader, normalize_dim, Loader, RawElement, Walk};
+use crate::util::element::RawElement;
+use crate::util::layout::{istrides, loader, normalize_dim, Loader, Walk};
 
 /// `out = self.cumsum(dim, dtype=dtype)`: the input is cast to `out`'s dtype (which
 /// must be `dtype` when given), then summed in PyTorch's CPU accumulation type (double

@@ -3,7 +3,7 @@
 use et_runtime::kernel;
 use et_runtime::{KernelContext, KernelError, KernelResult, Tensor, MAX_DIM};
 
-use crate::util::shape::{copy_view, istrides};
+use crate::util::layout::{copy_view, istrides};
 
 /// `out = self.expand(size)`, materialized. `size` may add leading dims; `-1` keeps an
 /// existing dim; an existing dim of size 1 can grow (its elements repeat).

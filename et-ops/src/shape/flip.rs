@@ -3,7 +3,7 @@
 use et_runtime::kernel;
 use et_runtime::{KernelContext, KernelResult, Tensor};
 
-use crate::util::shape::{copy_view, dims_mask, istrides};
+use crate::util::layout::{copy_view, dims_mask, istrides};
 
 /// `out = self.flip(dims)`: element `i` of a flipped dim reads `size - 1 - i`. Duplicate
 /// dims are an error, as in PyTorch.

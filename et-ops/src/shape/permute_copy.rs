@@ -3,7 +3,7 @@
 use et_runtime::kernel;
 use et_runtime::{KernelContext, KernelError, KernelResult, Tensor};
 
-use crate::util::shape::{copy_view, istrides, normalize_dim};
+use crate::util::layout::{copy_view, istrides, normalize_dim};
 
 /// `out = self.permute(dims)`, materialized: output dim `i` is input dim `dims[i]`.
 #[kernel("aten::permute_copy.out")]

@@ -3,7 +3,7 @@
 use et_runtime::kernel;
 use et_runtime::{KernelContext, KernelError, KernelResult, Tensor, MAX_DIM};
 
-use crate::util::shape::{check_same_dtype, istrides, Walk, MAX_WALK_DIM};
+use crate::util::layout::{check_same_dtype, istrides, Walk, MAX_WALK_DIM};
 
 /// `out = self.repeat(repeats)`: `repeats` may add leading dims; output dim `k` has
 /// `repeats[k] * size[k]` elements.

@@ -3,7 +3,7 @@
 use et_runtime::kernel;
 use et_runtime::{KernelContext, KernelResult, Tensor, MAX_DIM};
 
-use crate::util::shape::{copy_view, dims_mask, istrides};
+use crate::util::layout::{copy_view, dims_mask, istrides};
 
 /// `out = self.squeeze(dims)`, materialized: each listed dim is removed if its size is 1
 /// and kept otherwise (not an error, as in PyTorch).

@@ -3,7 +3,7 @@
 use et_runtime::kernel;
 use et_runtime::{KernelContext, KernelError, KernelResult, Tensor, MAX_DIM};
 
-use crate::util::shape::{copy_view, istrides, normalize_insert_dim};
+use crate::util::layout::{copy_view, istrides, normalize_insert_dim};
 
 /// `out = self.unsqueeze(dim)`, materialized; `dim` is in `-(n+1)..=n`.
 #[kernel("aten::unsqueeze_copy.out")]

@@ -3,7 +3,7 @@
 use et_runtime::kernel;
 use et_runtime::{KernelContext, KernelError, KernelResult, Tensor, MAX_DIM};
 
-use crate::util::shape::{check_same_dtype, copy_logical};
+use crate::util::layout::{check_same_dtype, copy_logical};
 
 /// `out = self.view(size)`, materialized: the elements in logical (row-major) order,
 /// re-shaped. One size may be `-1` (inferred from the element count).

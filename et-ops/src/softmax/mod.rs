@@ -11,10 +11,11 @@ pub mod softmax;
 
 use et_runtime::{KernelError, KernelResult, ScalarType, Tensor};
 
-use crate::util::dtype::Num;
-use crate::util::math::Float;
-use crate::util::reduce::{split, OpMath};
-use crate::util::shape::normalize_dim;
+use crate::util::element::Float;
+use crate::util::element::Num;
+use crate::util::element::OpMath;
+use crate::util::layout::normalize_dim;
+use crate::util::reduction::split;
 
 /// Validates the dtypes and resizes `out`; returns the normalized dim.
 fn prepare(input: &Tensor, dim: i64, half_to_float: bool, out: &mut Tensor) -> KernelResult<usize> {

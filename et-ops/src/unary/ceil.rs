@@ -4,7 +4,7 @@ use et_runtime::kernel;
 use et_runtime::{DtypeSelection, KernelContext, KernelResult, Tensor};
 
 use super::{rounding_unary, FloatFn};
-use crate::util::math::Float;
+use crate::util::element::Float;
 
 struct Ceil;
 

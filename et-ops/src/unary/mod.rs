@@ -7,8 +7,8 @@
 
 use et_runtime::{et_switch, DtypeSelection, KernelResult, Tensor};
 
+use crate::util::element::Float;
 use crate::util::elementwise::unary;
-use crate::util::math::Float;
 use crate::util::promote::{compute_dtype, compute_set, float_compute_set, to_float};
 
 pub mod abs;

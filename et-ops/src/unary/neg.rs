@@ -5,7 +5,8 @@ use et_runtime::{
     et_switch, DtypeSelection, KernelContext, KernelError, KernelResult, ScalarType, Tensor,
 };
 
-use crate::util::elementwise::{unary, Compute};
+use crate::util::element::Compute;
+use crate::util::elementwise::unary;
 use crate::util::promote::{compute_dtype, compute_set};
 
 /// Elementwise negation in the input's dtype. Integers wrap (`-MIN = MIN`); floats flip

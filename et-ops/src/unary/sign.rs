@@ -3,7 +3,8 @@
 use et_runtime::kernel;
 use et_runtime::{et_switch, DtypeSelection, KernelContext, KernelResult, Tensor};
 
-use crate::util::elementwise::{unary, Compute};
+use crate::util::element::Compute;
+use crate::util::elementwise::unary;
 use crate::util::promote::{compute_dtype, compute_set};
 
 /// Elementwise sign: -1, 0 or 1 in the input's dtype. NaN gives 0 and both zeros give 0,

@@ -4,9 +4,9 @@ use et_runtime::kernel;
 use et_runtime::{et_switch, DtypeSelection, KernelContext, KernelError, KernelResult, Tensor};
 
 use super::{out_sizes, scale_value, strides4};
-use crate::util::dtype::Num;
-use crate::util::math::Float;
-use crate::util::reduce::OpMath;
+use crate::util::element::Float;
+use crate::util::element::Num;
+use crate::util::element::OpMath;
 
 /// Resizes `input` (`[N, C, H, W]`) bilinearly to `output_size` or by `scale_factors`.
 /// Source coordinates follow PyTorch: with `align_corners`, corners map to corners

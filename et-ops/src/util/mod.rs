@@ -1,10 +1,10 @@
-//! Shared machinery, written once: the dtype table, broadcasting and type promotion,
-//! reductions over dims, and the matrix-multiply core.
+//! Shared machinery, written once: the element-type traits, broadcasting and type
+//! promotion, strided layouts and copies, reductions over dims, and the matrix-multiply
+//! core.
 
-pub mod dtype;
+pub mod element;
 pub mod elementwise;
 pub mod gemm;
-pub mod math;
+pub mod layout;
 pub mod promote;
-pub mod reduce;
-pub mod shape;
+pub mod reduction;

@@ -14,7 +14,7 @@ use core::ops::{Add, Div, Mul, Neg, Sub};
 /// Call the functions with a path (`Float::exp(x)`): on a concrete `f32` the method syntax
 /// `x.exp()` may pick an inherent `std` method in test builds instead.
 pub trait Float:
-    crate::util::elementwise::Compute
+    super::Compute
     + Add<Output = Self>
     + Sub<Output = Self>
     + Mul<Output = Self>

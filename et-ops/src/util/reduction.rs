@@ -9,17 +9,14 @@
 //! strides nest in every operand are merged, so the common cases (a contiguous trailing
 //! block, NCHW spatial dims) become one strided run.
 //!
-//! Unlike `shape::Walk` (which orders dims by memory for copies), both spaces here are
+//! Unlike `layout::Walk` (which orders dims by memory for copies), both spaces here are
 //! visited in logical row-major order: the `k`-th reduced position visited
 //! is the `k`-th element of the reduced dims in row-major order, which is what `argmax`
 //! needs for its index and for first-occurrence tie-breaking.
 
-use et_runtime::{DtypeSelection, Element, KernelError, KernelResult, ScalarType, Tensor, MAX_DIM};
+use et_runtime::{DtypeSelection, KernelError, KernelResult, ScalarType, Tensor, MAX_DIM};
 
-use super::dtype::Num;
-use super::math::Float;
-
-use super::shape::{dims_mask, normalize_dim, storer, Storer, Val};
+use super::layout::{dims_mask, normalize_dim, storer, Storer, Val};
 
 /// A set of dims as a bit mask (bit `d` set means dim `d`).
 pub type DimMask = u32;
@@ -292,65 +289,6 @@ pub fn store_at(bytes: &mut [u8], st: &Storer, i: usize, v: Val) {
         (st.store)(b, v);
     }
 }
-
-/// The type floating kernels compute in for an element type, as PyTorch's `opmath_type`:
-/// f16 and bf16 compute in f32 (rounding once at the store), f32 and f64 in themselves.
-pub trait OpMath: Num {
-    /// The compute type.
-    type C: Float
-        + Element
-        + core::ops::Add<Output = Self::C>
-        + core::ops::Sub<Output = Self::C>
-        + core::ops::Mul<Output = Self::C>
-        + core::ops::Div<Output = Self::C>
-        + core::ops::AddAssign;
-    /// Widens to the compute type (exact).
-    fn up(self) -> Self::C;
-    /// Rounds a computed value to this type.
-    fn down(c: Self::C) -> Self;
-}
-
-impl OpMath for f32 {
-    type C = f32;
-    #[inline(always)]
-    fn up(self) -> f32 {
-        self
-    }
-    #[inline(always)]
-    fn down(c: f32) -> f32 {
-        c
-    }
-}
-
-impl OpMath for f64 {
-    type C = f64;
-    #[inline(always)]
-    fn up(self) -> f64 {
-        self
-    }
-    #[inline(always)]
-    fn down(c: f64) -> f64 {
-        c
-    }
-}
-
-macro_rules! half_opmath {
-    ($($t:ty),*) => {$(
-        impl OpMath for $t {
-            type C = f32;
-            #[inline(always)]
-            fn up(self) -> f32 {
-                self.to_f32()
-            }
-            #[inline(always)]
-            fn down(c: f32) -> $t {
-                <$t>::from_f32(c)
-            }
-        }
-    )*};
-}
-
-half_opmath!(et_runtime::f16, et_runtime::bf16);
 
 #[cfg(test)]
 mod tests {

@@ -1,0 +1,413 @@
+//! The matrix-multiply core: `C = alpha * A * B + beta * C` over strided matrices.
+//!
+//! [`sgemm`] is the f32 path every compute-heavy kernel funnels into (`mm`, `bmm`,
+//! `addmm`, pointwise and im2col convolutions). It is the classic blocked design: A is
+//! packed into `MC x KC` blocks of `MR`-high row panels (zero-padded), B is consumed in
+//! `KC x NC` blocks of `NR`-wide column panels, and a register-tiled micro-kernel computes
+//! one `MR x NR` tile of C per call.
+//!
+//! - B: a row-major B (the activations of an NCHW pointwise conv, im2col columns) is read
+//!   in place, one strided `KC x NR` panel per call, which stays in L1 while it meets
+//!   every A panel; only a partial last panel is copied (zero-padded). Other layouts are
+//!   packed whole, so transposes and channels-last views cost one packing pass.
+//! - C: full tiles of a row-contiguous C are merged straight from the accumulator
+//!   registers (`alpha`, `beta` applied there); edge tiles and column-strided C go through
+//!   a scratch tile. Edge tiles run a kernel instantiation with just enough rows and
+//!   vectors, so a 64 x 196 product does not pay for 72 x 224.
+//!
+//! Micro-kernels, the widest the CPU supports (checked once with `cpuid`, including the
+//! OS's `XCR0` state bits; the portable one everywhere else):
+//! - portable: plain arrays the compiler vectorizes for the build's baseline (SSE2 on
+//!   x86-64: a 6x8 tile in 12 xmm accumulators; NEON on aarch64);
+//! - AVX2 + FMA: 6x16 tiles in 12 ymm accumulators;
+//! - AVX-512F: 12x32 tiles in 24 zmm accumulators.
+//!
+//! FMA rounds once per multiply-add, so the SIMD paths can differ from the portable one in
+//! the last bits (as PyTorch's own BLAS backends differ from each other).
+//!
+//! Measured on this project's x86-64 machine (best of many runs, `bench_sgemm`), GFLOP/s
+//! portable / AVX2 / AVX-512: 256^3 32 / 102 / 159; mv2's pointwise shapes (Cout x HW x
+//! Cin) 24x3136x144 31 / 87 / 132, 192x784x32 32 / 95 / 147, 1280x49x320 27 / 76 / 88.
+//! The `matrixmultiply` crate (0.3.11) was measured on the same shapes: built `no_std`
+//! (default features off), as et-ops must be, it has no run-time CPU detection and runs
+//! its SSE2 kernels at 26-32 GFLOP/s, 3-4x slower than this module; only with `std`
+//! (run-time dispatch, unavailable to a `no_std` crate) is it on par with the AVX-512 path
+//! here (within about 10% either way per shape). So no dependency.
+//!
+//! `beta == 0` means C is write-only, as in BLAS: NaN or garbage in C does not leak into
+//! the result. Scratch: packing buffers come from the kernel context; at most
+//! `(MC + NC) * KC` floats, and for small problems only what the padded operands need
+//! (see [`sgemm_scratch_bytes`]).
+//!
+//! Other dtypes use [`gemm_ref`], a straightforward loop accumulating in f64.
+
+use et_runtime::{KernelContext, KernelError, KernelResult};
+
+use super::element::Num;
+
+mod blocked;
+mod pack;
+mod portable;
+#[cfg(target_arch = "x86_64")]
+mod x86;
+
+#[cfg(test)]
+mod tests;
+
+use blocked::{blocked, merge_full, Out};
+use pack::{pack_a, pack_b, pack_rows_portable};
+use portable::ukr_portable;
+
+/// A read-only strided matrix: element `(i, j)` is `data[i * rs + j * cs]`.
+#[derive(Clone, Copy, Debug)]
+pub struct Mat<'a, T> {
+    /// The elements (at least up to the last addressed one).
+    pub data: &'a [T],
+    /// Number of rows.
+    pub rows: usize,
+    /// Number of columns.
+    pub cols: usize,
+    /// Element step between rows.
+    pub rs: usize,
+    /// Element step between columns.
+    pub cs: usize,
+}
+
+/// A writable strided matrix, laid out as [`Mat`].
+#[derive(Debug)]
+pub struct MatMut<'a, T> {
+    /// The elements.
+    pub data: &'a mut [T],
+    /// Number of rows.
+    pub rows: usize,
+    /// Number of columns.
+    pub cols: usize,
+    /// Element step between rows.
+    pub rs: usize,
+    /// Element step between columns.
+    pub cs: usize,
+}
+
+impl<'a, T> Mat<'a, T> {
+    /// A row-major `rows x cols` matrix over `data`.
+    pub fn row_major(data: &'a [T], rows: usize, cols: usize) -> Self {
+        Mat {
+            data,
+            rows,
+            cols,
+            rs: cols,
+            cs: 1,
+        }
+    }
+
+    /// The transpose (a view: strides swapped).
+    pub fn t(self) -> Self {
+        Mat {
+            data: self.data,
+            rows: self.cols,
+            cols: self.rows,
+            rs: self.cs,
+            cs: self.rs,
+        }
+    }
+}
+
+impl<'a, T> MatMut<'a, T> {
+    /// A row-major `rows x cols` matrix over `data`.
+    pub fn row_major(data: &'a mut [T], rows: usize, cols: usize) -> Self {
+        MatMut {
+            data,
+            rows,
+            cols,
+            rs: cols,
+            cs: 1,
+        }
+    }
+}
+
+/// True if every addressed element of a `rows x cols` matrix with these strides lies in
+/// `0..len` (an empty matrix addresses nothing).
+fn fits(len: usize, rows: usize, cols: usize, rs: usize, cs: usize) -> bool {
+    if rows == 0 || cols == 0 {
+        return true;
+    }
+    let last = (rows - 1)
+        .checked_mul(rs)
+        .and_then(|r| (cols - 1).checked_mul(cs).and_then(|c| r.checked_add(c)));
+    matches!(last, Some(l) if l < len)
+}
+
+fn check_shapes<T>(a: &Mat<'_, T>, b: &Mat<'_, T>, c: &MatMut<'_, T>) -> KernelResult {
+    if a.rows != c.rows || b.cols != c.cols || a.cols != b.rows {
+        return Err(KernelError::invalid(
+            "matrix shapes do not match for a product",
+        ));
+    }
+    if !fits(a.data.len(), a.rows, a.cols, a.rs, a.cs)
+        || !fits(b.data.len(), b.rows, b.cols, b.rs, b.cs)
+        || !fits(c.data.len(), c.rows, c.cols, c.rs, c.cs)
+    {
+        return Err(KernelError::invalid("matrix view exceeds its data"));
+    }
+    Ok(())
+}
+
+/// `C = alpha * A * B + beta * C` for any element type, accumulating in f64 and rounding
+/// once per element. `beta == 0` ignores C's contents.
+pub fn gemm_ref<T: Num>(
+    alpha: f64,
+    a: Mat<'_, T>,
+    b: Mat<'_, T>,
+    beta: f64,
+    c: MatMut<'_, T>,
+) -> KernelResult {
+    check_shapes(&a, &b, &c)?;
+    for i in 0..c.rows {
+        for j in 0..c.cols {
+            let mut acc = 0.0f64;
+            for p in 0..a.cols {
+                acc += a.data[i * a.rs + p * a.cs].to_f64() * b.data[p * b.rs + j * b.cs].to_f64();
+            }
+            let slot = &mut c.data[i * c.rs + j * c.cs];
+            let prev = if beta == 0.0 {
+                0.0
+            } else {
+                beta * slot.to_f64()
+            };
+            *slot = T::from_f64(alpha * acc + prev);
+        }
+    }
+    Ok(())
+}
+
+/// Block sizes of one micro-kernel family.
+#[derive(Clone, Copy)]
+struct Blocking {
+    mc: usize,
+    kc: usize,
+    nc: usize,
+}
+
+const KC: usize = 256;
+
+/// Portable tile: 6 rows x 8 columns (12 SSE2 accumulators).
+const P_MR: usize = 6;
+const P_NR: usize = 8;
+const P_BLOCK: Blocking = Blocking {
+    mc: 120,
+    kc: KC,
+    nc: 2048,
+};
+
+/// AVX2 tile: 6 rows x 16 columns (12 ymm accumulators).
+#[cfg(target_arch = "x86_64")]
+const X_MR: usize = 6;
+#[cfg(target_arch = "x86_64")]
+const X_NR: usize = 16;
+#[cfg(target_arch = "x86_64")]
+const X_BLOCK: Blocking = Blocking {
+    mc: 120,
+    kc: KC,
+    nc: 2048,
+};
+
+/// AVX-512 tile: 12 rows x 32 columns (24 zmm accumulators).
+#[cfg(target_arch = "x86_64")]
+const Z_MR: usize = 12;
+#[cfg(target_arch = "x86_64")]
+const Z_NR: usize = 32;
+#[cfg(target_arch = "x86_64")]
+const Z_BLOCK: Blocking = Blocking {
+    mc: 120,
+    kc: KC,
+    nc: 2048,
+};
+
+/// The micro-kernel families, narrowest first.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+enum Level {
+    Portable,
+    #[cfg_attr(not(target_arch = "x86_64"), allow(dead_code, reason = "x86-64 only"))]
+    Avx2,
+    #[cfg_attr(not(target_arch = "x86_64"), allow(dead_code, reason = "x86-64 only"))]
+    Avx512,
+}
+
+/// The widest level this machine runs.
+fn detected_level() -> Level {
+    #[cfg(target_arch = "x86_64")]
+    {
+        x86::level()
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    {
+        Level::Portable
+    }
+}
+
+/// Scratch bytes [`sgemm`] needs for an `m x n x k` product (the packing buffers), an
+/// upper bound for either micro-kernel.
+pub fn sgemm_scratch_bytes(m: usize, n: usize, k: usize) -> usize {
+    let kc = k.min(KC);
+    let mc = round_up(m, 12).min(120);
+    let nc = round_up(n, 32).min(2048);
+    (mc * kc + kc * nc) * 4 + 64
+}
+
+#[inline(always)]
+fn round_up(x: usize, to: usize) -> usize {
+    x.div_ceil(to) * to
+}
+
+/// `C = alpha * A * B + beta * C` in f32 (see the module docs).
+pub fn sgemm(
+    ctx: &KernelContext<'_>,
+    alpha: f32,
+    a: Mat<'_, f32>,
+    b: Mat<'_, f32>,
+    beta: f32,
+    c: MatMut<'_, f32>,
+) -> KernelResult {
+    sgemm_impl(ctx, alpha, a, b, beta, c, detected_level())
+}
+
+fn sgemm_impl(
+    ctx: &KernelContext<'_>,
+    alpha: f32,
+    a: Mat<'_, f32>,
+    b: Mat<'_, f32>,
+    beta: f32,
+    c: MatMut<'_, f32>,
+    level: Level,
+) -> KernelResult {
+    check_shapes(&a, &b, &c)?;
+    let (m, n, k) = (c.rows, c.cols, a.cols);
+    if m == 0 || n == 0 {
+        return Ok(());
+    }
+    if k == 0 {
+        scale(c, beta);
+        return Ok(());
+    }
+    #[cfg(target_arch = "x86_64")]
+    if level == Level::Avx512 {
+        let (ap, bp) = alloc_packs(ctx, m, n, k, Z_MR, Z_NR, Z_BLOCK)?;
+        // SAFETY: `level` is at most what `detected_level` found with cpuid: the CPU
+        // supports AVX-512F (and AVX2, FMA) and the OS saves the zmm and opmask state.
+        unsafe { x86::sgemm_avx512(alpha, a, b, beta, c, ap, bp) };
+        return Ok(());
+    }
+    #[cfg(target_arch = "x86_64")]
+    if level >= Level::Avx2 {
+        let (ap, bp) = alloc_packs(ctx, m, n, k, X_MR, X_NR, X_BLOCK)?;
+        // SAFETY: `level` is at most what `detected_level` found with cpuid: the CPU
+        // supports AVX2 and FMA and the OS saves the ymm registers (OSXSAVE + XCR0).
+        unsafe { x86::sgemm_avx2(alpha, a, b, beta, c, ap, bp) };
+        return Ok(());
+    }
+    let _ = level; // only x86-64 has wider kernels
+    let (ap, bp) = alloc_packs(ctx, m, n, k, P_MR, P_NR, P_BLOCK)?;
+    blocked::<P_MR, P_NR>(
+        alpha,
+        a,
+        b,
+        beta,
+        c,
+        ap,
+        bp,
+        P_BLOCK,
+        |a, b, ldb, _, _, out| ukr_portable::<P_MR, P_NR>(a, b, ldb, out),
+        pack_rows_portable::<P_MR>,
+    );
+    Ok(())
+}
+
+/// True when this x86-64 CPU (and OS) supports AVX2 and FMA, checked once with `cpuid`;
+/// always false on other architectures. Kernels with their own `#[target_feature]` loops
+/// (depthwise convolution) use it to pick the wider instantiation.
+#[inline]
+pub fn avx2_fma_available() -> bool {
+    #[cfg(target_arch = "x86_64")]
+    {
+        x86::has_avx2_fma()
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    {
+        false
+    }
+}
+
+fn alloc_packs<'c>(
+    ctx: &'c KernelContext<'_>,
+    m: usize,
+    n: usize,
+    k: usize,
+    mr: usize,
+    nr: usize,
+    blk: Blocking,
+) -> KernelResult<(&'c mut [f32], &'c mut [f32])> {
+    let kc = k.min(blk.kc);
+    let mc = round_up(m, mr).min(blk.mc);
+    let nc = round_up(n, nr).min(blk.nc);
+    let ap = ctx.alloc_temp::<f32>(mc * kc)?;
+    let bp = ctx.alloc_temp::<f32>(kc * nc)?;
+    Ok((ap, bp))
+}
+
+/// `C = beta * C`, with `beta == 0` writing zeros (not `0 * C`, which keeps NaN).
+fn scale(c: MatMut<'_, f32>, beta: f32) {
+    for i in 0..c.rows {
+        for j in 0..c.cols {
+            let s = &mut c.data[i * c.rs + j * c.cs];
+            *s = if beta == 0.0 { 0.0 } else { beta * *s };
+        }
+    }
+}
+
+/// Element types with a matrix product: f32 takes [`sgemm`], the other floats
+/// [`gemm_ref`]. Generic kernels call `T::gemm` inside their dtype switch.
+pub trait GemmElem: Num {
+    /// `C = alpha * A * B + beta * C` (`beta == 0`: C is not read).
+    fn gemm(
+        ctx: &KernelContext<'_>,
+        alpha: f64,
+        a: Mat<'_, Self>,
+        b: Mat<'_, Self>,
+        beta: f64,
+        c: MatMut<'_, Self>,
+    ) -> KernelResult;
+}
+
+impl GemmElem for f32 {
+    #[inline]
+    fn gemm(
+        ctx: &KernelContext<'_>,
+        alpha: f64,
+        a: Mat<'_, f32>,
+        b: Mat<'_, f32>,
+        beta: f64,
+        c: MatMut<'_, f32>,
+    ) -> KernelResult {
+        sgemm(ctx, alpha as f32, a, b, beta as f32, c)
+    }
+}
+
+macro_rules! gemm_by_reference {
+    ($($t:ty),*) => {$(
+        impl GemmElem for $t {
+            #[inline]
+            fn gemm(
+                _ctx: &KernelContext<'_>,
+                alpha: f64,
+                a: Mat<'_, $t>,
+                b: Mat<'_, $t>,
+                beta: f64,
+                c: MatMut<'_, $t>,
+            ) -> KernelResult {
+                gemm_ref(alpha, a, b, beta, c)
+            }
+        }
+    )*};
+}
+
+gemm_by_reference!(f64, et_runtime::f16, et_runtime::bf16);

@@ -1,0 +1,277 @@
+extern crate std;
+use super::*;
+use et_runtime::Arena;
+use std::vec;
+use std::vec::Vec;
+
+fn lcg(seed: &mut u64) -> f32 {
+    *seed = seed
+        .wrapping_mul(6364136223846793005)
+        .wrapping_add(1442695040888963407);
+    ((*seed >> 40) as f32 / (1u64 << 24) as f32) - 0.5
+}
+
+fn reference(m: usize, n: usize, k: usize, a: &[f32], b: &[f32]) -> Vec<f64> {
+    let mut c = vec![0.0f64; m * n];
+    for i in 0..m {
+        for j in 0..n {
+            for p in 0..k {
+                c[i * n + j] += a[i * k + p] as f64 * b[p * n + j] as f64;
+            }
+        }
+    }
+    c
+}
+
+#[test]
+fn matches_reference_many_shapes() {
+    for level in [Level::Portable, Level::Avx2, Level::Avx512] {
+        if level <= detected_level() {
+            check_shapes_against_reference(level);
+        }
+    }
+}
+
+fn check_shapes_against_reference(simd: Level) {
+    let mut scratch = vec![0u8; 8 << 20];
+    let mut seed = 7u64;
+    for &(m, n, k) in &[
+        (1, 1, 1),
+        (3, 4, 5),
+        (6, 16, 7),
+        (7, 17, 300),
+        (13, 1, 9),
+        (1, 33, 2),
+        (130, 70, 513),
+        (5, 2100, 3),
+    ] {
+        let a: Vec<f32> = (0..m * k).map(|_| lcg(&mut seed)).collect();
+        let b: Vec<f32> = (0..k * n).map(|_| lcg(&mut seed)).collect();
+        let r = reference(m, n, k, &a, &b);
+        // Row-major C with beta = 0 over NaN garbage: NaN must not leak.
+        let mut c = vec![f32::NAN; m * n];
+        {
+            let arena = Arena::new(&mut scratch);
+            let ctx = KernelContext::new(&arena);
+            sgemm_impl(
+                &ctx,
+                1.0,
+                Mat::row_major(&a, m, k),
+                Mat::row_major(&b, k, n),
+                0.0,
+                MatMut::row_major(&mut c, m, n),
+                simd,
+            )
+            .unwrap();
+        }
+        for (x, y) in c.iter().zip(&r) {
+            assert!(
+                (*x as f64 - y).abs() < 1e-4 * (1.0 + y.abs()),
+                "{m}x{n}x{k}: {x} vs {y}"
+            );
+        }
+        // Row-major C with alpha and beta (the direct-store path of full tiles).
+        let mut cb = vec![1.0f32; m * n];
+        {
+            let arena = Arena::new(&mut scratch);
+            let ctx = KernelContext::new(&arena);
+            sgemm_impl(
+                &ctx,
+                2.0,
+                Mat::row_major(&a, m, k),
+                Mat::row_major(&b, k, n),
+                0.5,
+                MatMut::row_major(&mut cb, m, n),
+                simd,
+            )
+            .unwrap();
+        }
+        for (x, y) in cb.iter().zip(&r) {
+            let want = 2.0 * y + 0.5;
+            assert!(
+                (*x as f64 - want).abs() < 2e-4 * (1.0 + want.abs()),
+                "{x} vs {want}"
+            );
+        }
+        // Transposed operands (column-major views) and a column-major C with beta.
+        let at: Vec<f32> = (0..m * k).map(|i| a[(i % m) * k + i / m]).collect();
+        let bt: Vec<f32> = (0..k * n).map(|i| b[(i % k) * n + i / k]).collect();
+        let mut ct = vec![1.0f32; m * n];
+        {
+            let arena = Arena::new(&mut scratch);
+            let ctx = KernelContext::new(&arena);
+            sgemm_impl(
+                &ctx,
+                2.0,
+                Mat {
+                    data: &at,
+                    rows: m,
+                    cols: k,
+                    rs: 1,
+                    cs: m,
+                },
+                Mat {
+                    data: &bt,
+                    rows: k,
+                    cols: n,
+                    rs: 1,
+                    cs: k,
+                },
+                0.5,
+                MatMut {
+                    data: &mut ct,
+                    rows: m,
+                    cols: n,
+                    rs: 1,
+                    cs: m,
+                },
+                simd,
+            )
+            .unwrap();
+        }
+        for i in 0..m {
+            for j in 0..n {
+                let want = 2.0 * r[i * n + j] + 0.5;
+                let got = ct[j * m + i] as f64;
+                assert!(
+                    (got - want).abs() < 2e-4 * (1.0 + want.abs()),
+                    "{got} vs {want}"
+                );
+            }
+        }
+    }
+}
+
+#[test]
+fn k_zero_scales_c() {
+    let mut scratch = vec![0u8; 1 << 12];
+    let arena = Arena::new(&mut scratch);
+    let ctx = KernelContext::new(&arena);
+    let mut c = vec![2.0f32, f32::NAN];
+    sgemm(
+        &ctx,
+        1.0,
+        Mat::row_major(&[], 1, 0),
+        Mat::row_major(&[], 0, 2),
+        0.0,
+        MatMut::row_major(&mut c, 1, 2),
+    )
+    .unwrap();
+    assert_eq!(c, [0.0, 0.0]);
+    let mut c = vec![2.0f32, 4.0];
+    sgemm(
+        &ctx,
+        1.0,
+        Mat::row_major(&[], 1, 0),
+        Mat::row_major(&[], 0, 2),
+        3.0,
+        MatMut::row_major(&mut c, 1, 2),
+    )
+    .unwrap();
+    assert_eq!(c, [6.0, 12.0]);
+}
+
+#[test]
+fn rejects_bad_views() {
+    let mut scratch = vec![0u8; 1 << 12];
+    let arena = Arena::new(&mut scratch);
+    let ctx = KernelContext::new(&arena);
+    let a = [1.0f32; 4];
+    let mut c = [0.0f32; 4];
+    let bad = Mat {
+        data: &a,
+        rows: 2,
+        cols: 3,
+        rs: 3,
+        cs: 1,
+    };
+    assert!(sgemm(
+        &ctx,
+        1.0,
+        bad,
+        Mat::row_major(&a, 3, 1),
+        0.0,
+        MatMut::row_major(&mut c, 2, 1)
+    )
+    .is_err());
+    assert!(sgemm(
+        &ctx,
+        1.0,
+        Mat::row_major(&a, 2, 2),
+        Mat::row_major(&a, 1, 4),
+        0.0,
+        MatMut::row_major(&mut c, 2, 2)
+    )
+    .is_err());
+}
+
+#[test]
+fn generic_reference_f64() {
+    let a = [1.0f64, 2.0, 3.0, 4.0];
+    let b = [5.0f64, 6.0, 7.0, 8.0];
+    let mut c = [1.0f64; 4];
+    gemm_ref(
+        1.0,
+        Mat::row_major(&a, 2, 2),
+        Mat::row_major(&b, 2, 2),
+        1.0,
+        MatMut::row_major(&mut c, 2, 2),
+    )
+    .unwrap();
+    assert_eq!(c, [20.0, 23.0, 44.0, 51.0]);
+}
+
+/// Timing harness: `cargo test -p et-ops --release -- --ignored --nocapture bench_sgemm`.
+#[test]
+#[ignore]
+fn bench_sgemm() {
+    for level in [Level::Portable, Level::Avx2, Level::Avx512] {
+        if level <= detected_level() {
+            bench(level);
+        }
+    }
+}
+
+fn bench(simd: Level) {
+    let mut scratch = vec![0u8; 16 << 20];
+    let mut seed = 1u64;
+    // mv2-like shapes: (Cout, H*W, Cin) of pointwise convs, and a square one.
+    for &(m, n, k) in &[
+        (96, 12544, 16),
+        (24, 3136, 144),
+        (144, 3136, 24),
+        (192, 784, 32),
+        (64, 196, 384),
+        (384, 196, 64),
+        (960, 49, 160),
+        (1280, 49, 320),
+        (256, 256, 256),
+    ] {
+        let a: Vec<f32> = (0..m * k).map(|_| lcg(&mut seed)).collect();
+        let b: Vec<f32> = (0..k * n).map(|_| lcg(&mut seed)).collect();
+        let mut c = vec![0.0f32; m * n];
+        let iters = (2_000_000_000 / (m * n * k)).clamp(3, 200);
+        let mut best = f64::MAX;
+        for _ in 0..iters {
+            let arena = Arena::new(&mut scratch);
+            let ctx = KernelContext::new(&arena);
+            let t = std::time::Instant::now();
+            sgemm_impl(
+                &ctx,
+                1.0,
+                Mat::row_major(&a, m, k),
+                Mat::row_major(&b, k, n),
+                0.0,
+                MatMut::row_major(&mut c, m, n),
+                simd,
+            )
+            .unwrap();
+            best = best.min(t.elapsed().as_secs_f64());
+        }
+        let gflops = 2.0 * (m * n * k) as f64 / best / 1e9;
+        std::println!(
+            "sgemm {simd:?} {m}x{n}x{k}: {:.1} us, {gflops:.1} GFLOP/s",
+            best * 1e6
+        );
+    }
+}
