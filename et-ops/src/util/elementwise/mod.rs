@@ -45,10 +45,11 @@
 //! `DtypeSelection` type `#[kernel]` instantiates); only selected dtypes get gather, store
 //! and fast-path code.
 //!
-//! The [`Compute`] methods have names that no inherent method of `i64`/`f32`/`f64` uses,
-//! so closures in a concrete `et_switch!` arm resolve to them and not to a panicking or
-//! `std`-only inherent method. Call [`Float`](crate::util::element::Float) functions
-//! with a path (`Float::exp`), for the same reason.
+//! The [`Compute`](crate::util::element::Compute) methods have names that no inherent
+//! method of `i64`/`f32`/`f64` uses, so closures in a concrete `et_switch!` arm resolve to
+//! them and not to a panicking or `std`-only inherent method. Call
+//! [`Float`](crate::util::element::Float) functions with a path (`Float::exp`), for the
+//! same reason.
 
 use et_runtime::{DtypeSet, ScalarType};
 
