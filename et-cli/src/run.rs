@@ -67,9 +67,10 @@ pub fn run(req: &RunRequest<'_>) -> Result<(), Failure> {
     times.sort_by(f64::total_cmp);
     let (min, median, max) = (times[0], times[times.len() / 2], times[times.len() - 1]);
 
-    // The method now holds the last run's outputs, which equal the first run's (checked).
+    // The files are the first run's outputs; what is printed below is read from the
+    // method, whose last run equals the first (checked).
     if let Some(dir) = req.output_dir {
-        write_outputs(&method, dir)?;
+        write_outputs(&first, dir)?;
     }
     let iterations = req.iterations;
     if req.json {
@@ -251,13 +252,13 @@ fn check_same(first: &[OutputBits], now: &[OutputBits], run: u32) -> Result<(), 
     Ok(())
 }
 
-fn write_outputs(method: &Method<'_>, dir: &Path) -> Result<(), Failure> {
+fn write_outputs(outputs: &[OutputBits], dir: &Path) -> Result<(), Failure> {
     std::fs::create_dir_all(dir)
         .map_err(|e| Failure(format!("cannot create {}: {e}", dir.display())))?;
-    for i in 0..method.num_outputs() {
-        if let Some(t) = method.output(i)?.as_tensor() {
+    for (i, output) in outputs.iter().enumerate() {
+        if let OutputBits::Tensor { bytes, .. } = output {
             let path = dir.join(format!("output{i}.bin"));
-            std::fs::write(&path, t.to_row_major_bytes()?)
+            std::fs::write(&path, bytes)
                 .map_err(|e| Failure(format!("cannot write {}: {e}", path.display())))?;
         }
     }

@@ -19,14 +19,6 @@ pub mod program;
 pub mod registry;
 mod scalar;
 mod selected;
-/// Element types, from et-schema (the one dtype table).
-mod scalar_type {
-    pub use et_schema::scalar_type::*;
-}
-/// The program schema's field offsets, from et-schema.
-mod schema {
-    pub(crate) use et_schema::fields as fb;
-}
 mod switch;
 mod tensor;
 mod value;
@@ -54,10 +46,10 @@ pub use error::{KernelError, KernelResult};
 /// Registers a kernel: see the `et-macros` crate for the forms and checks.
 #[cfg(feature = "macros")]
 pub use et_macros::kernel;
+pub use et_schema::{Bool, DtypeSet, Element, ScalarType};
 pub use half::{bf16, f16};
 pub use kernel::{KernelContext, TensorListMut};
 pub use scalar::Scalar;
-pub use scalar_type::{Bool, DtypeSet, Element, ScalarType};
 pub use selected::{AllDtypes, DtypeSelection, Selected};
 pub use tensor::{checked_numel, ShapeDynamism, Tensor, MAX_DIM};
 

@@ -6,7 +6,7 @@ use core::fmt;
 
 use crate::error::Error;
 use crate::loader::{DataLoader, PROGRAM_ALIGNMENT};
-use crate::schema::fb;
+use et_schema::fields as fb;
 
 pub use et_schema::header::{
     ExtendedHeader, ProgramError, Verification, FILE_IDENTIFIER, MAX_SUPPORTED_VERSION,
@@ -240,8 +240,7 @@ impl<'d> Program<'d> {
 
     /// The method names, in file order.
     pub fn method_names(&self) -> impl Iterator<Item = &'d str> + '_ {
-        let view = self.view();
-        (0..view.num_methods()).filter_map(move |i| view.method_name(i).ok())
+        self.view().method_names()
     }
 
     /// Metadata of method `name`: inputs, outputs, planned memory, operators.

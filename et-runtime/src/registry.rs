@@ -5,7 +5,7 @@
 
 use crate::kernel::op_hash_parts;
 use crate::program::{KernelCallInfo, KernelKey, MethodMeta, OperatorName};
-use crate::scalar_type::{DtypeSet, ScalarType};
+use et_schema::scalar_type::{DtypeSet, ScalarType};
 
 pub use crate::kernel::{
     op_hash, ArgKind, DtypeKey, KernelEntry, KernelFn, KernelSignature, ReturnKind,

@@ -1,6 +1,6 @@
 //! `Scalar`: a number argument that may be a bool, an integer or a double.
 
-use crate::scalar_type::ScalarType;
+use et_schema::scalar_type::ScalarType;
 
 /// A scalar operator argument, as PyTorch's `Scalar`: programs pass it as an Int, Double
 /// or Bool value and kernels decide how to use it (`alpha`, `other` in `add.Scalar`, ...).

@@ -28,7 +28,7 @@
 //! Outside a registered kernel (a test calling the function, a helper that should accept
 //! every dtype) name [`AllDtypes`].
 
-use crate::scalar_type::DtypeSet;
+use et_schema::scalar_type::DtypeSet;
 
 /// A set of element types fixed at compile time: the dtypes a build selected for a kernel.
 pub trait DtypeSelection {

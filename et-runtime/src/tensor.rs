@@ -4,7 +4,7 @@ use core::fmt;
 use core::ptr::NonNull;
 
 use crate::error::{Error, KernelError, KernelResult};
-use crate::scalar_type::{Element, ScalarType};
+use et_schema::scalar_type::{Element, ScalarType};
 
 pub use et_schema::meta::{ShapeDynamism, MAX_DIM};
 

@@ -8,8 +8,8 @@ use core::ops::{Deref, DerefMut};
 use core::ptr::NonNull;
 
 use crate::error::Error;
-use crate::scalar_type::{Element, ScalarType};
 use crate::tensor::{checked_numel, ShapeDynamism, ShapeStorage, Tensor, MAX_DIM};
+use et_schema::scalar_type::{Element, ScalarType};
 
 /// A tensor that owns its shape and data on the heap. Dereferences to [`Tensor`].
 pub struct TensorBuf {

@@ -169,13 +169,20 @@ fn bad_char(part: &str) -> Option<char> {
         .find(|c| !(c.is_ascii_alphanumeric() || *c == '_'))
 }
 
+/// The parts of `namespace::op.overload` (the overload may be absent); `None` without a
+/// `::`. Assumes a name [`check_op_name`] accepts, or reports it elsewhere.
+pub fn split_op_name(name: &str) -> Option<(&str, &str, Option<&str>)> {
+    let (namespace, rest) = name.split_once("::")?;
+    Some(match rest.split_once('.') {
+        Some((op, overload)) => (namespace, op, Some(overload)),
+        None => (namespace, rest, None),
+    })
+}
+
 /// `aten::add.out` -> `aten::add`; a name without overload is returned unchanged.
 pub fn strip_overload(name: &str) -> &str {
-    match name.rfind("::") {
-        Some(ns_end) => match name[ns_end..].find('.') {
-            Some(dot) => &name[..ns_end + dot],
-            None => name,
-        },
+    match split_op_name(name) {
+        Some((namespace, op, _)) => &name[..namespace.len() + 2 + op.len()],
         None => name.split('.').next().unwrap_or(name),
     }
 }
@@ -220,6 +227,19 @@ mod tests {
             let err = std::string::ToString::to_string(&check_op_name(n).unwrap_err());
             assert!(err.contains(why), "{n}: {err}");
         }
+    }
+
+    #[test]
+    fn op_name_parts() {
+        assert_eq!(
+            split_op_name("aten::add.out"),
+            Some(("aten", "add", Some("out")))
+        );
+        assert_eq!(
+            split_op_name("aten::sym_numel"),
+            Some(("aten", "sym_numel", None))
+        );
+        assert_eq!(split_op_name("add.out"), None);
     }
 
     #[test]

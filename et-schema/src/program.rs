@@ -66,8 +66,8 @@ impl<'d> ProgramView<'d> {
     }
 
     /// The method names, in file order.
-    pub fn method_names(&self) -> impl Iterator<Item = &'d str> + '_ {
-        (0..self.num_methods()).filter_map(|i| self.method_name(i).ok())
+    pub fn method_names(self) -> impl Iterator<Item = &'d str> {
+        (0..self.num_methods()).filter_map(move |i| self.method_name(i).ok())
     }
 
     /// Metadata of method `name`: inputs, outputs, planned memory, operators.

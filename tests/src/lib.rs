@@ -93,19 +93,24 @@ pub fn run_case(dir: &std::path::Path, spec: &IoSpec) -> Result<Vec<OwnedOutput>
             .map_err(|e| format!("input {i}: {e}"))?;
     }
     method.execute().map_err(|e| e.to_string())?;
-    let mut outs = Vec::new();
-    for i in 0..method.num_outputs() {
-        let v = method.output(i).map_err(|e| e.to_string())?;
-        let t = v
-            .as_tensor()
-            .ok_or_else(|| format!("output {i} is not a tensor"))?;
-        outs.push(OwnedOutput {
-            dtype: t.dtype(),
-            sizes: t.sizes().to_vec(),
-            bytes: t.to_row_major_bytes().map_err(|e| e.to_string())?,
-        });
-    }
-    Ok(outs)
+    owned_outputs(&method)
+}
+
+/// Copies every output of `method` out (each must be a tensor).
+pub fn owned_outputs(method: &et_runtime::Method<'_>) -> Result<Vec<OwnedOutput>, String> {
+    (0..method.num_outputs())
+        .map(|i| {
+            let v = method.output(i).map_err(|e| e.to_string())?;
+            let t = v
+                .as_tensor()
+                .ok_or_else(|| format!("output {i} is not a tensor"))?;
+            Ok(OwnedOutput {
+                dtype: t.dtype(),
+                sizes: t.sizes().to_vec(),
+                bytes: t.to_row_major_bytes().map_err(|e| e.to_string())?,
+            })
+        })
+        .collect()
 }
 
 /// The bytes of a `u128` buffer (16-byte aligned memory for the runtime).

@@ -3,7 +3,7 @@
 //! inputs survive an execute.
 
 use et_runtime::{FileLoader, MemoryManager, Program};
-use etch_tests::{compare, dtype_of, fixtures_dir, IoSpec, MethodBuffers, OwnedOutput};
+use etch_tests::{compare, dtype_of, fixtures_dir, owned_outputs, IoSpec, MethodBuffers};
 
 use et_ops as _;
 
@@ -54,17 +54,7 @@ fn run_repeatedly(name: &str, runs: usize) -> Vec<bool> {
         method
             .execute()
             .unwrap_or_else(|e| panic!("{name} run {run}: {e}"));
-        let got: Vec<OwnedOutput> = (0..method.num_outputs())
-            .map(|i| {
-                let v = method.output(i).unwrap();
-                let t = v.as_tensor().expect("tensor output");
-                OwnedOutput {
-                    dtype: t.dtype(),
-                    sizes: t.sizes().to_vec(),
-                    bytes: t.to_row_major_bytes().unwrap(),
-                }
-            })
-            .collect();
+        let got = owned_outputs(&method).unwrap_or_else(|e| panic!("{name} run {run}: {e}"));
         compare(&dir, &spec, &got).unwrap_or_else(|e| panic!("{name} run {run}: {e}"));
         for (i, bytes) in inputs.iter().enumerate() {
             if preserved[i] {

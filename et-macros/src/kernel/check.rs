@@ -56,18 +56,9 @@ fn check_function(function: &Function, errors: &mut Errors) {
     check_return_type(function, errors);
 }
 
-/// The parts of `namespace::op.overload` (the overload may be absent).
-pub(crate) fn split_op(name: &str) -> Option<(&str, &str, Option<&str>)> {
-    let (namespace, rest) = name.split_once("::")?;
-    Some(match rest.split_once('.') {
-        Some((op, overload)) => (namespace, op, Some(overload)),
-        None => (namespace, rest, None),
-    })
-}
-
 /// Whether the overload names an out variant (`out`, `Scalar_out`, ...).
 pub(crate) fn is_out_overload(name: &str) -> bool {
-    matches!(split_op(name), Some((_, _, Some(o))) if o == "out" || o.ends_with("_out"))
+    matches!(et_schema::op_name::split_op_name(name), Some((_, _, Some(o))) if o == "out" || o.ends_with("_out"))
 }
 
 // Rule: the operator name follows ExecuTorch's grammar, `et_schema::check_op_name` (the
@@ -403,19 +394,6 @@ fn check_out_param_mut(args: &Args, function: &Function, errors: &mut Errors) {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn op_name_parts() {
-        assert_eq!(
-            split_op("aten::add.out"),
-            Some(("aten", "add", Some("out")))
-        );
-        assert_eq!(
-            split_op("aten::sym_numel"),
-            Some(("aten", "sym_numel", None))
-        );
-        assert_eq!(split_op("add.out"), None);
-    }
 
     #[test]
     fn out_overloads() {

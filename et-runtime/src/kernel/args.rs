@@ -10,9 +10,9 @@ use core::ptr::NonNull;
 
 use crate::error::{Error, KernelError, KernelResult};
 use crate::scalar::Scalar;
-use crate::scalar_type::ScalarType;
 use crate::tensor::Tensor;
 use crate::value::{BoxedList, Value, NONE_INDEX};
+use et_schema::scalar_type::ScalarType;
 
 /// A kernel call's arguments, as the generated wrapper unboxes them.
 ///

@@ -5,7 +5,7 @@ use core::mem::{align_of, size_of};
 
 use crate::error::{Error, KernelError, KernelResult};
 use crate::memory::Arena;
-use crate::scalar_type::Element;
+use et_schema::scalar_type::Element;
 
 /// What a kernel can use besides its arguments: scratch memory for this instruction.
 pub struct KernelContext<'a> {

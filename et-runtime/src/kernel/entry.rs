@@ -4,7 +4,7 @@
 
 use super::{KernelArgs, KernelContext, KernelSignature};
 use crate::error::KernelResult;
-use crate::scalar_type::ScalarType;
+use et_schema::scalar_type::ScalarType;
 
 /// The boxed calling convention every registered kernel has.
 pub type KernelFn = for<'a, 'b> fn(&'b KernelContext<'a>, &'b KernelArgs<'a>) -> KernelResult;

@@ -1,8 +1,8 @@
 //! What a kernel declares about its parameters ([`ArgKind`], [`ReturnKind`],
 //! [`KernelSignature`]) and the check `load_method` runs on every KernelCall against it.
 
-use crate::scalar_type::DtypeSet;
 use crate::value::{Tag, Value};
+use et_schema::scalar_type::DtypeSet;
 
 /// How a kernel parameter is passed; `load_method` checks each KernelCall's values
 /// against these before the first `execute`.

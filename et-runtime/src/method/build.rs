@@ -8,8 +8,8 @@ use core::ptr::NonNull;
 use super::error::LoadDetail;
 use crate::memory::Arena;
 use crate::program::{MethodMeta, OperatorName, Program};
-use crate::schema::fb;
 use crate::value::Value;
+use et_schema::fields as fb;
 
 pub(super) type Plan<'x> = fb::ExecutionPlan<'x>;
 

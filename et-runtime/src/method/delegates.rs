@@ -9,7 +9,7 @@ use super::error::{note, LoadDetail};
 use crate::backend::{find_backend, BackendEntry, BackendInitContext, CompileSpec, DelegateHandle};
 use crate::error::Error;
 use crate::program::{Table, Vector};
-use crate::schema::fb;
+use et_schema::fields as fb;
 
 /// An initialized delegate: its backend and the handle the backend gave it.
 #[derive(Clone, Copy)]

@@ -3,9 +3,9 @@
 use super::delegates::Delegate;
 use super::instructions::Instr;
 use crate::program::{tag, value_at, MethodMeta, TensorInfo, Vector};
-use crate::schema::fb;
 use crate::tensor::Tensor;
 use crate::value::Value;
+use et_schema::fields as fb;
 
 /// Bytes of method memory the method of `meta` needs, estimated from its tables (an
 /// upper bound for the value table, tensor metadata, lists and instructions, plus slack

@@ -5,8 +5,8 @@ use super::instructions::Instr;
 use super::Method;
 use crate::error::Error;
 use crate::kernel::{KernelArgs, KernelContext};
-use crate::scalar_type::{Bool, ScalarType};
 use crate::value::Value;
+use et_schema::scalar_type::{Bool, ScalarType};
 
 impl<'a> Method<'a> {
     /// Runs the method once. All inputs must have been set.

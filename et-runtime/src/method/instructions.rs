@@ -20,9 +20,9 @@ use crate::error::Error;
 use crate::kernel::{KernelArgs, KernelEntry, KernelFn, Mismatch};
 use crate::program::{tag, Table, Vector};
 use crate::registry::{resolve, CallDtypes};
-use crate::scalar_type::DtypeSet;
-use crate::schema::fb;
 use crate::value::Value;
+use et_schema::fields as fb;
+use et_schema::scalar_type::DtypeSet;
 
 /// One decoded instruction, as `execute` runs it.
 #[derive(Clone, Copy)]
@@ -415,8 +415,8 @@ mod tests {
     use crate::method::error::LoadDetail;
     use crate::program::Program;
     use crate::registry::{find_kernel, has_operator, resolve_kernel};
-    use crate::scalar_type::{DtypeSet, ScalarType};
     use crate::tensor_buf::MethodBuffers;
+    use et_schema::scalar_type::{DtypeSet, ScalarType};
 
     /// A fallback `aten::add.out` compiled only for int64 and double: what a selective
     /// build leaves when its selection names add for those dtypes and not for float32.

@@ -42,12 +42,12 @@ use core::ptr::NonNull;
 use crate::error::Error;
 use crate::memory::Arena;
 use crate::program::MethodMeta;
-use crate::scalar_type::ScalarType;
 use crate::tensor::Tensor;
 use crate::value::{EValue, Value};
 use delegates::{destroy_delegates, Delegate};
 pub use error::{ExecuteError, LoadDetail, LoadError};
 pub use estimate::method_allocator_estimate;
+use et_schema::scalar_type::ScalarType;
 use instructions::{Chain, Instr};
 
 /// ExecuTorch's default limit on instructions executed by one `execute` call.

@@ -14,8 +14,8 @@ use super::error::{note, LoadDetail};
 use crate::error::Error;
 use crate::memory::Arena;
 use crate::program::{MethodMeta, Table, TensorShape};
-use crate::schema::fb;
 use crate::tensor::{ShapeDynamism, ShapeStorage, Tensor};
+use et_schema::fields as fb;
 
 type T<'x> = fb::Tensor<'x>;
 

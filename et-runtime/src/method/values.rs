@@ -10,8 +10,8 @@ use super::build::{Builder, Plan};
 use super::error::{note, LoadDetail};
 use crate::error::Error;
 use crate::program::{tag, Table, Vector};
-use crate::schema::fb;
 use crate::value::{BoxedList, Value, NONE_INDEX};
+use et_schema::fields as fb;
 
 /// `index` as a `u32` if it names one of `n` entries.
 pub(super) fn in_range(index: i64, n: usize) -> Option<u32> {

@@ -39,7 +39,7 @@ macro_rules! signatures {
             args: &[$(crate::kernel::ArgKind::$kind),*],
             returns: crate::kernel::ReturnKind::$ret,
             crate_name: "et-runtime",
-            dtypes: crate::scalar_type::DtypeSet::ALL,
+            dtypes: et_schema::scalar_type::DtypeSet::ALL,
         };
     )*};
 }

@@ -4,8 +4,8 @@ use super::{prim, signatures};
 use crate::error::{Error, KernelError, KernelResult};
 use crate::kernel::{KernelArgs, KernelContext};
 use crate::scalar::Scalar;
-use crate::scalar_type::ScalarType;
 use crate::tensor::MAX_DIM;
+use et_schema::scalar_type::ScalarType;
 
 signatures! {
     TENSOR_TO_SCALAR: [Tensor] -> Scalar;

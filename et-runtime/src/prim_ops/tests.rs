@@ -5,9 +5,9 @@ use core::ptr::NonNull;
 use crate::error::{Error, KernelError};
 use crate::kernel::{KernelArgs, KernelContext};
 use crate::memory::Arena;
-use crate::scalar_type::ScalarType;
 use crate::tensor::{ShapeDynamism, ShapeStorage, Tensor};
 use crate::value::Value;
+use et_schema::scalar_type::ScalarType;
 
 /// Calls prim op `name` with `values` (the last one is the return slot); returns the
 /// result and the return slot afterwards.

@@ -75,19 +75,10 @@ impl MethodMeta<'_> {
                 }
             }
         }
-        Ok(!self.instructions().any(|instr| writes_value(instr, index)))
-    }
-
-    /// Every instruction of every chain, in order.
-    fn instructions(&self) -> impl Iterator<Item = Table<'_>> + '_ {
-        let chains = self.list(Plan::VT_CHAINS).unwrap_or(super::Vector::EMPTY);
-        (0..chains.len()).flat_map(move |c| {
-            let list = chains
-                .table(c)
-                .and_then(|c| c.vector(fb::Chain::VT_INSTRUCTIONS))
-                .unwrap_or(super::Vector::EMPTY);
-            (0..list.len()).filter_map(move |i| list.table(i))
-        })
+        Ok(!self
+            .instructions()
+            .flatten()
+            .any(|instr| writes_value(instr, index)))
     }
 }
 

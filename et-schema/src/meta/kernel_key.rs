@@ -129,21 +129,15 @@ impl<'d> MethodMeta<'d> {
     /// Every KernelCall with its operator and runtime kernel key, in instruction order.
     /// Malformed calls yield an error item.
     pub fn kernel_calls(&self) -> impl Iterator<Item = Result<KernelCallInfo<'d>, Error>> + '_ {
-        let chains = self.list(Plan::VT_CHAINS).unwrap_or(Vector::EMPTY);
-        let instrs = (0..chains.len()).flat_map(move |c| {
-            let list = chains
-                .table(c)
-                .and_then(|c| c.vector(fb::Chain::VT_INSTRUCTIONS))
-                .unwrap_or(Vector::EMPTY);
-            (0..list.len()).map(move |i| list.table(i))
-        });
-        instrs.enumerate().filter_map(move |(n, instr)| {
-            type I<'x> = fb::Instruction<'x>;
-            match instr?.union(I::VT_INSTR_ARGS_TYPE, I::VT_INSTR_ARGS) {
-                (tag::KERNEL_CALL, Some(call)) => Some(self.kernel_call_info(n, call)),
-                _ => None,
-            }
-        })
+        self.instructions()
+            .enumerate()
+            .filter_map(move |(n, instr)| {
+                type I<'x> = fb::Instruction<'x>;
+                match instr?.union(I::VT_INSTR_ARGS_TYPE, I::VT_INSTR_ARGS) {
+                    (tag::KERNEL_CALL, Some(call)) => Some(self.kernel_call_info(n, call)),
+                    _ => None,
+                }
+            })
     }
 
     /// The call info of the KernelCall table `call`, instruction `instruction` of the

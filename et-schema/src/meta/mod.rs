@@ -179,6 +179,19 @@ impl<'d> MethodMeta<'d> {
         n
     }
 
+    /// Every instruction slot of every chain, in order (the index is the instruction
+    /// number, chains concatenated); `None` where the slot holds no readable table.
+    pub(crate) fn instructions(&self) -> impl Iterator<Item = Option<Table<'d>>> + '_ {
+        let chains = self.list(Plan::VT_CHAINS).unwrap_or(Vector::EMPTY);
+        (0..chains.len()).flat_map(move |c| {
+            let list = chains
+                .table(c)
+                .and_then(|c| c.vector(fb::Chain::VT_INSTRUCTIONS))
+                .unwrap_or(Vector::EMPTY);
+            (0..list.len()).map(move |i| list.table(i))
+        })
+    }
+
     /// Number of operators in the method's operator table.
     pub fn num_operators(&self) -> usize {
         self.len_of(Plan::VT_OPERATORS)
