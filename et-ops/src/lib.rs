@@ -2,7 +2,7 @@
 #![no_std]
 #![deny(missing_docs)]
 
-pub mod util;
+pub(crate) mod util;
 
 // Elementwise families.
 pub mod activation;

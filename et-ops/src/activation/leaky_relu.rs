@@ -4,8 +4,9 @@ use et_runtime::kernel;
 use et_runtime::{et_switch, DtypeSelection, KernelContext, KernelResult, Scalar, Tensor};
 
 use super::float_input;
+use crate::util::convert::scalar_opmath;
 use crate::util::element::Num;
-use crate::util::elementwise::{scalar_opmath, unary};
+use crate::util::elementwise::unary;
 use crate::util::promote::{compute_dtype, compute_set};
 
 /// Elementwise `x > 0 ? x : x * negative_slope` for floating tensors; NaN stays NaN.

@@ -1,5 +1,5 @@
 //! Activation functions: elementwise, through
-//! [`util::elementwise::unary`](crate::util::elementwise::unary).
+//! the crate-private `util::elementwise::unary`.
 
 use et_runtime::{KernelError, KernelResult, ScalarType, Tensor};
 

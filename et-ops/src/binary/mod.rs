@@ -1,5 +1,5 @@
 //! Binary arithmetic: `out = f(a, b)` with broadcasting and type promotion, through
-//! [`util::elementwise::binary`](crate::util::elementwise::binary).
+//! the crate-private `util::elementwise::binary`.
 
 pub mod add;
 pub mod bitwise_and;

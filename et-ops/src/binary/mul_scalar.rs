@@ -3,8 +3,9 @@
 use et_runtime::kernel;
 use et_runtime::{et_switch, DtypeSelection, KernelContext, KernelResult, Scalar, Tensor};
 
+use crate::util::convert::scalar_opmath;
 use crate::util::element::Compute;
-use crate::util::elementwise::{scalar_opmath, unary};
+use crate::util::elementwise::unary;
 use crate::util::promote::{compute_dtype, compute_set, result_type_scalar};
 
 /// Elementwise product with a scalar. An int scalar keeps an integer tensor's dtype, a

@@ -5,10 +5,11 @@ use et_runtime::{
     et_switch, DtypeSelection, KernelContext, KernelError, KernelResult, Scalar, Tensor,
 };
 
+use crate::util::convert::scalar_as;
 use crate::util::element::Compute;
 use crate::util::element::Float;
 use crate::util::element::Num;
-use crate::util::elementwise::{scalar_as, unary};
+use crate::util::elementwise::unary;
 use crate::util::promote::{compute_dtype, compute_set, result_type_scalar};
 
 /// Elementwise power with a scalar exponent, promoted like a binary op with a scalar

@@ -1,5 +1,5 @@
 //! Comparisons: `out = a OP b` as bools, with broadcasting and type promotion, through
-//! [`util::elementwise::binary`](crate::util::elementwise::binary).
+//! the crate-private `util::elementwise::binary`.
 //!
 //! Both operands are converted to their common dtype (PyTorch's `result_type`) and compared
 //! there, so `int32 < 2.5` compares in float32; NaN compares false except under `ne`. The
@@ -7,7 +7,8 @@
 
 use et_runtime::{et_switch, Bool, DtypeSelection, KernelResult, Scalar, Tensor};
 
-use crate::util::elementwise::{binary, scalar_as, unary};
+use crate::util::convert::scalar_as;
+use crate::util::elementwise::{binary, unary};
 use crate::util::promote::{compute_dtype, compute_set, result_type, result_type_scalar};
 
 pub mod eq_scalar;

@@ -5,7 +5,8 @@ use et_runtime::{
     et_switch, DtypeSelection, KernelContext, KernelError, KernelResult, Tensor, MAX_DIM,
 };
 
-use crate::util::layout::{istrides, loader, normalize_dim, storer, Walk};
+use crate::util::convert::{loader, storer};
+use crate::util::layout::{istrides, normalize_dim, Walk};
 use crate::util::promote::can_cast;
 
 /// PyTorch still skips 1-D empty tensors (`torch.tensor([])`) in `cat`, whatever the

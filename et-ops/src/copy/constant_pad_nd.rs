@@ -5,7 +5,8 @@ use et_runtime::{
     et_switch, DtypeSelection, KernelContext, KernelError, KernelResult, Scalar, Tensor, MAX_DIM,
 };
 
-use crate::util::layout::{check_same_dtype, fill_bytes, istrides, scalar_bytes, Walk};
+use crate::util::convert::scalar_bytes;
+use crate::util::layout::{check_same_dtype, fill_bytes, istrides, Walk};
 
 /// `out = F.pad(self, pad, value=value)`: `pad` holds (before, after) pairs starting
 /// with the last dim. Negative padding crops. The value must fit the dtype (PyTorch's

@@ -3,7 +3,8 @@
 use et_runtime::kernel;
 use et_runtime::{et_switch, DtypeSelection, KernelContext, KernelResult, Tensor};
 
-use crate::util::layout::{check_dim_order_arg, copy_same_shape, loader, storer};
+use crate::util::convert::{loader, storer};
+use crate::util::layout::{check_dim_order_arg, copy_same_shape};
 
 /// `out = self.to(out.dtype)` laid out in `dim_order` (which must be `out`'s dim order).
 /// Conversions follow C++ casts as PyTorch does: float to integer truncates toward zero,

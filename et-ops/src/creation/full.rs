@@ -3,7 +3,8 @@
 use et_runtime::kernel;
 use et_runtime::{et_switch, DtypeSelection, KernelContext, KernelResult, Scalar, Tensor, MAX_DIM};
 
-use crate::util::layout::{fill_bytes, scalar_bytes, sizes_from_i64};
+use crate::util::convert::scalar_bytes;
+use crate::util::layout::{fill_bytes, sizes_from_i64};
 
 /// `out = torch.full(size, fill_value, dtype=out.dtype)`: the value must fit the dtype.
 #[kernel("aten::full.out")]

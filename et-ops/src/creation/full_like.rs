@@ -3,7 +3,8 @@
 use et_runtime::kernel;
 use et_runtime::{et_switch, DtypeSelection, KernelContext, KernelResult, Scalar, Tensor};
 
-use crate::util::layout::{fill_bytes, scalar_bytes};
+use crate::util::convert::scalar_bytes;
+use crate::util::layout::fill_bytes;
 
 /// `out = torch.full_like(self, fill_value)` in `out`'s dtype and dim order; the
 /// memory format argument is carried by `out`'s layout.

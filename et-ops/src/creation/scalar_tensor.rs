@@ -3,7 +3,8 @@
 use et_runtime::kernel;
 use et_runtime::{et_switch, DtypeSelection, KernelContext, KernelResult, Scalar, Tensor};
 
-use crate::util::layout::{fill_bytes, scalar_bytes};
+use crate::util::convert::scalar_bytes;
+use crate::util::layout::fill_bytes;
 
 /// `out = torch.scalar_tensor(s, dtype=out.dtype)`: the value must fit the dtype
 /// (PyTorch's `fill_` check; NaN and infinities are fine for floats).

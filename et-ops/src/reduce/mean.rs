@@ -5,8 +5,8 @@ use et_runtime::{
     et_switch, DtypeSelection, KernelContext, KernelError, KernelResult, ScalarType, Tensor,
 };
 
+use crate::util::convert::{Storer, Val};
 use crate::util::element::Num;
-use crate::util::layout::{Storer, Val};
 use crate::util::reduction::{
     dim_mask, reduce_spaces, resize_reduced, store_at, val_storer, DimMask,
 };

@@ -6,8 +6,9 @@ use et_runtime::{
     MAX_DIM,
 };
 
+use crate::util::convert::{loader, Loader};
 use crate::util::element::RawElement;
-use crate::util::layout::{istrides, loader, normalize_dim, Loader, Walk};
+use crate::util::layout::{istrides, normalize_dim, Walk};
 
 /// `out = self.cumsum(dim, dtype=dtype)`: the input is cast to `out`'s dtype (which
 /// must be `dtype` when given), then summed in PyTorch's CPU accumulation type (double

@@ -5,9 +5,10 @@ use et_runtime::{
     et_switch, DtypeSelection, KernelContext, KernelError, KernelResult, Scalar, Tensor,
 };
 
+use crate::util::convert::scalar_as;
 use crate::util::element::Compute;
 use crate::util::element::Num;
-use crate::util::elementwise::{scalar_as, unary};
+use crate::util::elementwise::unary;
 use crate::util::promote::{compute_dtype, compute_set, ResultType};
 
 /// Elementwise `min(max(x, min), max)` with optional bounds (at least one must be given).

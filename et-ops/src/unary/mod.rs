@@ -1,5 +1,5 @@
 //! Unary math: `out = f(self)` elementwise, through
-//! [`util::elementwise::unary`](crate::util::elementwise::unary).
+//! the crate-private `util::elementwise::unary`.
 //!
 //! Floating functions (`exp`, `sin`, ...) promote bool and integer inputs to float32, as
 //! PyTorch does, and compute float16 in float32. Rounding functions (`floor`, `round`,

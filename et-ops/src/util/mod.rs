@@ -1,7 +1,8 @@
-//! Shared machinery, written once: the element-type traits, broadcasting and type
-//! promotion, strided layouts and copies, reductions over dims, and the matrix-multiply
-//! core.
+//! Shared machinery, written once: the element-type traits, dtype conversion, the
+//! elementwise drivers with broadcasting, type promotion, strided layouts and copies,
+//! reductions over dims, and the matrix-multiply core.
 
+pub mod convert;
 pub mod element;
 pub mod elementwise;
 pub mod gemm;

@@ -269,17 +269,6 @@ pub const fn can_cast(from: ScalarType, to: ScalarType) -> bool {
     true
 }
 
-/// Fails unless a result of dtype `from` may be written to `out` (see [`can_cast`]).
-pub fn check_out_dtype(from: ScalarType, out: &Tensor) -> KernelResult {
-    if can_cast(from, out.dtype()) {
-        Ok(())
-    } else {
-        Err(KernelError::invalid(
-            "result dtype cannot be cast to the out dtype",
-        ))
-    }
-}
-
 /// The dtype an elementwise kernel computes a result of dtype `t` in: float16, bfloat16
 /// and float32 in float32 (rounded once, at the store), float64 in float64, and bool and
 /// integers in int64. Integer results wrap when stored, which equals computing in the

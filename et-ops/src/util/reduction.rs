@@ -16,7 +16,8 @@
 
 use et_runtime::{DtypeSelection, KernelError, KernelResult, ScalarType, Tensor, MAX_DIM};
 
-use super::layout::{dims_mask, normalize_dim, storer, Storer, Val};
+use super::layout::{dims_mask, normalize_dim};
+use crate::util::convert::{storer, Storer, Val};
 
 /// A set of dims as a bit mask (bit `d` set means dim `d`).
 pub type DimMask = u32;
@@ -181,6 +182,7 @@ impl<const N: usize> Space<N> {
     }
 
     /// The number of dims left after merging.
+    #[cfg(test)]
     pub fn ndim(&self) -> usize {
         self.ndim
     }

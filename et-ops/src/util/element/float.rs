@@ -23,8 +23,6 @@ pub trait Float:
 {
     /// Not a number.
     const NAN: Self;
-    /// Positive infinity.
-    const INFINITY: Self;
     /// The value of an `f64` constant, rounded once.
     fn c(v: f64) -> Self;
     /// `e^x`.
@@ -75,7 +73,6 @@ macro_rules! float_impl {
      $ceil:ident, $trunc:ident, $roundeven:ident, $fmod:ident, $fabs:ident, $copysign:ident) => {
         impl Float for $t {
             const NAN: Self = <$t>::NAN;
-            const INFINITY: Self = <$t>::INFINITY;
             #[inline(always)]
             fn c(v: f64) -> Self {
                 v as $t

@@ -35,6 +35,6 @@ mod raw;
 
 pub use compute::Compute;
 pub use float::Float;
-pub use num::{cast, is_supported, Num};
+pub use num::{cast, Num};
 pub use opmath::OpMath;
 pub use raw::RawElement;

@@ -1,6 +1,6 @@
 //! The element-type table, written once: numeric conversions with PyTorch's cast rules.
 
-use et_runtime::{bf16, f16, Bool, Element, ScalarType};
+use et_runtime::{bf16, f16, Bool, Element};
 
 /// A numeric tensor element: every dtype the portable kernels compute with.
 ///
@@ -143,20 +143,4 @@ pub fn cast<S: Num, D: Num>(v: S) -> D {
     } else {
         D::from_i64(v.to_i64())
     }
-}
-
-/// True if `t` is one of the dtypes the portable kernels compute with.
-pub fn is_supported(t: ScalarType) -> bool {
-    matches!(
-        t,
-        ScalarType::Byte
-            | ScalarType::Char
-            | ScalarType::Short
-            | ScalarType::Int
-            | ScalarType::Long
-            | ScalarType::Half
-            | ScalarType::Float
-            | ScalarType::Double
-            | ScalarType::Bool
-    )
 }

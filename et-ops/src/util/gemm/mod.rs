@@ -99,21 +99,11 @@ impl<'a, T> Mat<'a, T> {
             cs: 1,
         }
     }
-
-    /// The transpose (a view: strides swapped).
-    pub fn t(self) -> Self {
-        Mat {
-            data: self.data,
-            rows: self.cols,
-            cols: self.rows,
-            rs: self.cs,
-            cs: self.rs,
-        }
-    }
 }
 
 impl<'a, T> MatMut<'a, T> {
     /// A row-major `rows x cols` matrix over `data`.
+    #[cfg(test)]
     pub fn row_major(data: &'a mut [T], rows: usize, cols: usize) -> Self {
         MatMut {
             data,
@@ -243,15 +233,6 @@ fn detected_level() -> Level {
     {
         Level::Portable
     }
-}
-
-/// Scratch bytes [`sgemm`] needs for an `m x n x k` product (the packing buffers), an
-/// upper bound for either micro-kernel.
-pub fn sgemm_scratch_bytes(m: usize, n: usize, k: usize) -> usize {
-    let kc = k.min(KC);
-    let mc = round_up(m, 12).min(120);
-    let nc = round_up(n, 32).min(2048);
-    (mc * kc + kc * nc) * 4 + 64
 }
 
 #[inline(always)]

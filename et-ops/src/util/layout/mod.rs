@@ -1,24 +1,24 @@
 //! Data movement, written once: dim normalization, an N-d walker over sizes and several
-//! stride sets, byte-width-generic strided copies, and dtype conversion through a wide
-//! intermediate.
+//! stride sets, and byte-width-generic strided copies.
 //!
 //! Pure data movement does not need the element type, only its width: copies run on
 //! `[u8; W]` elements for `W` in 1, 2, 4, 8, so permute, cat, slice and friends compile
-//! to four small loops however many dtypes a build selects. Conversions go through
-//! [`Val`] with one load function per source dtype and one store function per destination
-//! dtype (2n instantiations, not n^2).
+//! to four small loops however many dtypes a build selects. Copies that change
+//! the dtype convert through [`convert::Val`](crate::util::convert::Val), one load function
+//! per source dtype and one store function per destination dtype (2n instantiations, not
+//! n^2).
 //!
 //! Offsets and strides are in elements. Strides are signed (a flipped view walks
 //! backwards) and may be zero (a broadcast view repeats an element).
 
 use et_runtime::{KernelError, KernelResult, ScalarType, Tensor, MAX_DIM};
 
-mod convert;
+use crate::util::convert::{Loader, Storer};
+
 #[cfg(test)]
 mod tests;
 mod walk;
 
-pub use convert::{loader, scalar_bytes, storer, Loader, Storer, Val};
 pub use walk::{LogicalOffsets, Walk};
 
 /// The most dims a [`Walk`] takes: twice the tensor rank limit, so `repeat` can split

@@ -3,7 +3,8 @@
 
 use et_runtime::{KernelError, KernelResult, Tensor, MAX_DIM};
 
-use super::{Loader, Storer, MAX_WALK_DIM};
+use super::MAX_WALK_DIM;
+use crate::util::convert::{Loader, Storer};
 
 /// An N-d walk over `sizes` that visits, for every logical index, one offset into each of
 /// `K` operands (operand 0 is normally the output).
