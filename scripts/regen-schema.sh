@@ -1,9 +1,15 @@
 #!/usr/bin/env bash
-# Regenerates et-schema/src/program_generated.rs from et-schema/schema/*.fbs, derives
-# et-schema/src/fields.rs (the field offsets the runtime reads by, with no dependency on
-# the flatbuffers crate) with scripts/schema-fields.py, and records the result in
+# Regenerates flatc's Rust code for every root schema in et-schema/schema/ (each `.fbs`
+# that declares a `root_type`: program.fbs, flat_tensor.fbs, ...; included schemas such as
+# scalar_type.fbs are compiled into their includers' output). For a root schema NAME.fbs it
+# writes et-schema/src/NAME_generated.rs (flatc's output) and derives
+# et-schema/src/NAME_fields.rs (the field offsets the runtime reads by, with no dependency
+# on the flatbuffers crate) with scripts/schema-fields.py. It records the result in
 # et-schema/schema/generated.lock, which the test et-schema/tests/schema.rs checks (so a
 # schema edit without regeneration, or a hand edit of a generated file, fails `cargo test`).
+#
+# Adding a schema: put NAME.fbs (with its `root_type`) in et-schema/schema/, run this
+# script, and declare the two modules in et-schema/src/lib.rs and generated.rs.
 #
 # flatc must be exactly the version of the `flatbuffers` crate (25.12.19): the generated
 # code calls that crate's internals. If `flatc` is missing or another version, the script
@@ -48,20 +54,30 @@ if ! flatc_ok "$flatc"; then
 fi
 
 cd "$schema_dir"
-"$flatc" --rust --gen-all -o "$out_dir" program.fbs
-python3 "$root/scripts/schema-fields.py" "$out_dir/program_generated.rs" "$out_dir/fields.rs"
+# Root schemas, sorted (the C locale keeps the order the same everywhere; the test sorts
+# the same way).
+roots=()
+for fbs in $(LC_ALL=C ls *.fbs); do
+    if grep -q '^root_type ' "$fbs"; then
+        roots+=("${fbs%.fbs}")
+    fi
+done
+for name in "${roots[@]}"; do
+    "$flatc" --rust --gen-all -o "$out_dir" "$name.fbs"
+    python3 "$root/scripts/schema-fields.py" "$out_dir/${name}_generated.rs" "$out_dir/${name}_fields.rs"
+done
 
-# FNV-1a 64 of each input and output; et-schema/tests/schema.rs computes the same.
-python3 - "$root" "$lock" "$FLATC_VERSION" <<'PY'
+# FNV-1a 64 of each input and output: every schema file, then each root schema's two
+# outputs. et-schema/tests/schema.rs computes the same list and hashes.
+python3 - "$root" "$lock" "$FLATC_VERSION" "${roots[@]}" <<'PY'
+import os
 import sys
 
-root, lock, version = sys.argv[1], sys.argv[2], sys.argv[3]
-files = [
-    "et-schema/schema/program.fbs",
-    "et-schema/schema/scalar_type.fbs",
-    "et-schema/src/program_generated.rs",
-    "et-schema/src/fields.rs",
-]
+root, lock, version, roots = sys.argv[1], sys.argv[2], sys.argv[3], sys.argv[4:]
+schemas = sorted(f for f in os.listdir(f"{root}/et-schema/schema") if f.endswith(".fbs"))
+files = [f"et-schema/schema/{f}" for f in schemas]
+for name in roots:
+    files += [f"et-schema/src/{name}_generated.rs", f"et-schema/src/{name}_fields.rs"]
 
 
 def fnv1a64(data):
@@ -83,4 +99,4 @@ with open(lock, "w") as f:
     f.write("\n".join(lines) + "\n")
 PY
 
-echo "regenerated et-schema/src/program_generated.rs, fields.rs and $(basename "$lock")"
+echo "regenerated ${roots[*]/%/_generated.rs} ${roots[*]/%/_fields.rs} and $(basename "$lock")"

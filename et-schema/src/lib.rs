@@ -6,13 +6,25 @@
 extern crate std;
 
 pub mod error;
+/// Field offsets and enums of program.fbs (the `.pte` schema), derived from flatc's output.
 #[allow(
     missing_docs,
     non_upper_case_globals,
     reason = "generated: the names are flatc's, the docs are program.fbs's"
 )]
 #[rustfmt::skip]
+#[path = "program_fields.rs"]
 pub mod fields;
+pub mod flat_tensor;
+/// Field offsets and enums of flat_tensor.fbs (the `.ptd` schema), derived from flatc's
+/// output.
+#[allow(
+    missing_docs,
+    non_upper_case_globals,
+    reason = "generated: the names are flatc's, the docs are flat_tensor.fbs's"
+)]
+#[rustfmt::skip]
+pub mod flat_tensor_fields;
 #[cfg(any(test, feature = "flatbuffers"))]
 pub mod generated;
 pub mod header;
@@ -29,4 +41,4 @@ pub use meta::{KernelCallInfo, KernelKey, MethodMeta, ShapeDynamism, Tag, Tensor
 pub use op_name::{check_op_name, op_hash, OperatorName};
 pub use program::ProgramView;
 pub use scalar_type::{Bool, DtypeSet, Element, ScalarType};
-pub use verify::{is_utf8, verify_program};
+pub use verify::{is_utf8, verify_flat_tensor, verify_program};

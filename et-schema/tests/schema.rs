@@ -1,10 +1,13 @@
-//! The checked-in flatc output matches the schema it was generated from.
+//! The checked-in flatc output matches the schemas it was generated from.
 //!
-//! Always: the FNV-1a 64 hashes in `schema/generated.lock` (written by
-//! `scripts/regen-schema.sh`) match the schema files and the generated code, so editing
-//! the schema without regenerating, or editing the generated code by hand, fails here.
-//! When `flatc` 25.12.19 is on PATH: flatc's output is byte-identical to the checked-in
-//! file.
+//! Every `.fbs` in `et-schema/schema/` that declares a `root_type` is a root schema `NAME`,
+//! with flatc's output in `src/NAME_generated.rs` and the derived field offsets in
+//! `src/NAME_fields.rs` (`scripts/regen-schema.sh` finds them the same way).
+//!
+//! Always: the FNV-1a 64 hashes in `schema/generated.lock` match the schema files and the
+//! generated code, so editing a schema without regenerating, or editing generated code by
+//! hand, fails here. When `flatc` 25.12.19 is on PATH: flatc's output is byte-identical to
+//! the checked-in files.
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -13,18 +16,49 @@ use std::{env, fs};
 /// Must equal the `flatbuffers` crate version (see scripts/regen-schema.sh).
 const FLATC_VERSION: &str = "25.12.19";
 
-/// The files the lock covers, relative to the workspace root.
-const LOCKED: [&str; 4] = [
-    "et-schema/schema/program.fbs",
-    "et-schema/schema/scalar_type.fbs",
-    "et-schema/src/program_generated.rs",
-    "et-schema/src/fields.rs",
-];
-
 const STALE: &str = "the generated schema code is stale: run scripts/regen-schema.sh";
 
 fn workspace() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("..")
+}
+
+/// Every schema file name, sorted byte-wise (as the script's `LC_ALL=C ls`).
+fn schema_files() -> Vec<String> {
+    let mut names: Vec<String> = fs::read_dir(workspace().join("et-schema/schema"))
+        .unwrap()
+        .map(|e| e.unwrap().file_name().into_string().unwrap())
+        .filter(|n| n.ends_with(".fbs"))
+        .collect();
+    names.sort();
+    names
+}
+
+/// The root schemas' names (without `.fbs`), sorted.
+fn root_schemas() -> Vec<String> {
+    let dir = workspace().join("et-schema/schema");
+    schema_files()
+        .into_iter()
+        .filter(|f| {
+            fs::read_to_string(dir.join(f))
+                .unwrap()
+                .lines()
+                .any(|l| l.starts_with("root_type "))
+        })
+        .map(|f| f.trim_end_matches(".fbs").to_owned())
+        .collect()
+}
+
+/// The files the lock must cover, relative to the workspace root, in its order.
+fn locked_files() -> Vec<String> {
+    let mut files: Vec<String> = schema_files()
+        .iter()
+        .map(|f| format!("et-schema/schema/{f}"))
+        .collect();
+    for name in root_schemas() {
+        files.push(format!("et-schema/src/{name}_generated.rs"));
+        files.push(format!("et-schema/src/{name}_fields.rs"));
+    }
+    files
 }
 
 fn fnv1a64(data: &[u8]) -> u64 {
@@ -41,6 +75,11 @@ fn fnv1a64_known_values() {
 }
 
 #[test]
+fn both_schemas_are_roots() {
+    assert_eq!(root_schemas(), ["flat_tensor", "program"]);
+}
+
+#[test]
 fn generated_code_matches_the_lock() {
     let root = workspace();
     let lock = fs::read_to_string(root.join("et-schema/schema/generated.lock"))
@@ -53,7 +92,11 @@ fn generated_code_matches_the_lock() {
     );
     let entries: Vec<(&str, &str)> = lines.map(|l| l.split_once(' ').unwrap()).collect();
     let paths: Vec<&str> = entries.iter().map(|&(_, p)| p).collect();
-    assert_eq!(paths, LOCKED, "generated.lock lists other files; {STALE}");
+    assert_eq!(
+        paths,
+        locked_files(),
+        "generated.lock lists other files; {STALE}"
+    );
     for (hash, path) in entries {
         let data = fs::read(root.join(path)).unwrap();
         assert_eq!(
@@ -78,41 +121,52 @@ fn generated_code_matches_flatc_when_available() {
     let root = workspace();
     let out = env::temp_dir().join(format!("etch-schema-{}", std::process::id()));
     fs::create_dir_all(&out).unwrap();
-    let status = Command::new("flatc")
-        .current_dir(root.join("et-schema/schema"))
-        .args(["--rust", "--gen-all", "-o"])
-        .arg(&out)
-        .arg("program.fbs")
-        .status()
-        .unwrap();
-    assert!(status.success(), "flatc failed");
-    let fresh = fs::read(out.join("program_generated.rs")).unwrap();
+    for name in root_schemas() {
+        let status = Command::new("flatc")
+            .current_dir(root.join("et-schema/schema"))
+            .args(["--rust", "--gen-all", "-o"])
+            .arg(&out)
+            .arg(format!("{name}.fbs"))
+            .status()
+            .unwrap();
+        assert!(status.success(), "flatc failed on {name}.fbs");
+        let generated = format!("{name}_generated.rs");
+        let fresh = fs::read(out.join(&generated)).unwrap();
+        let checked_in = fs::read(root.join("et-schema/src").join(&generated)).unwrap();
+        assert!(
+            fresh == checked_in,
+            "flatc output for {name}.fbs differs; {STALE}"
+        );
+    }
     let _ = fs::remove_dir_all(&out);
-    let checked_in = fs::read(root.join("et-schema/src/program_generated.rs")).unwrap();
-    assert!(fresh == checked_in, "flatc output differs; {STALE}");
 }
 
 #[test]
 fn field_offsets_are_the_generated_code_s() {
-    // fields.rs is derived from program_generated.rs by scripts/schema-fields.py; run it
+    // NAME_fields.rs is derived from NAME_generated.rs by scripts/schema-fields.py; run it
     // again (when python3 is present) and compare.
     let root = workspace();
-    let out = env::temp_dir().join(format!("etch-fields-{}.rs", std::process::id()));
-    let Ok(status) = Command::new("python3")
-        .arg(root.join("scripts/schema-fields.py"))
-        .arg(root.join("et-schema/src/program_generated.rs"))
-        .arg(&out)
-        .status()
-    else {
-        eprintln!("skipped: python3 is not on PATH");
-        return;
-    };
-    assert!(status.success(), "scripts/schema-fields.py failed");
-    let fresh = fs::read(&out).unwrap();
-    let _ = fs::remove_file(&out);
-    let checked_in = fs::read(root.join("et-schema/src/fields.rs")).unwrap();
-    assert!(
-        fresh == checked_in,
-        "fields.rs differs from its generator's output; {STALE}"
-    );
+    for name in root_schemas() {
+        let out = env::temp_dir().join(format!("etch-{name}-fields-{}.rs", std::process::id()));
+        let Ok(status) = Command::new("python3")
+            .arg(root.join("scripts/schema-fields.py"))
+            .arg(root.join(format!("et-schema/src/{name}_generated.rs")))
+            .arg(&out)
+            .status()
+        else {
+            eprintln!("skipped: python3 is not on PATH");
+            return;
+        };
+        assert!(
+            status.success(),
+            "scripts/schema-fields.py failed on {name}"
+        );
+        let fresh = fs::read(&out).unwrap();
+        let _ = fs::remove_file(&out);
+        let checked_in = fs::read(root.join(format!("et-schema/src/{name}_fields.rs"))).unwrap();
+        assert!(
+            fresh == checked_in,
+            "{name}_fields.rs differs from its generator's output; {STALE}"
+        );
+    }
 }

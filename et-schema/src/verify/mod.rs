@@ -1,7 +1,9 @@
-//! A compact structural check of a `.pte` flatbuffer. Once [`verify_program`] accepts a
-//! buffer, every accessor of the flatc-generated code reachable from its root `Program`
-//! (every field of every table, union members through `*_as_*`, every element of every
-//! vector, every string) reads only bytes inside the buffer and only valid UTF-8 as `str`.
+//! A compact structural check of a `.pte` flatbuffer (and of a `.ptd` one, with the same
+//! machinery and its own tables). Once [`verify_program`] accepts a buffer, every accessor
+//! of the flatc-generated code reachable from its root `Program` (every field of every
+//! table, union members through `*_as_*`, every element of every vector, every string)
+//! reads only bytes inside the buffer and only valid UTF-8 as `str`;
+//! [`verify_flat_tensor`] gives the same promise for a root `FlatTensor`.
 //!
 //! Why not the flatbuffers crate's verifier: its generated code is monomorphized per field
 //! and costs ~57 KB of text for `program.fbs`. Here the schema is `const` data (two bytes
@@ -100,7 +102,7 @@ impl F {
 /// in the same order), so that the two cannot disagree.
 macro_rules! tables {
     ($($name:ident: [$($field:expr),* $(,)?],)*) => {
-        /// The tables of `program.fbs`.
+        /// The tables of `program.fbs`, then those of `flat_tensor.fbs` (named `Ft*`).
         #[derive(Clone, Copy, PartialEq, Eq)]
         #[repr(u8)]
         enum T { $($name,)* }
@@ -227,6 +229,16 @@ tables! {
     SubsegmentOffsets: [S4, V8],
     // key, segment_index: uint32
     NamedData: [Str, S4],
+
+    // flat_tensor.fbs (the .ptd schema), each table prefixed `Ft`:
+    // version: uint32, segments, named_data
+    FtFlatTensor: [S4, Tables(T::FtDataSegment), Tables(T::FtNamedData)],
+    // offset: uint64, size: uint64
+    FtDataSegment: [S8, S8],
+    // key, segment_index: uint32, tensor_layout
+    FtNamedData: [Str, S4, Table(T::FtTensorLayout)],
+    // scalar_type: ScalarType (byte), sizes: [int32], dim_order: [uint8]
+    FtTensorLayout: [S1, V4, V1],
 }
 
 /// The unions of `program.fbs`, indexing `UNION_MEMBERS`.
@@ -321,11 +333,24 @@ const BASE_BUDGET: usize = 1 << 16;
 /// check honest about where the flatbuffer ends. It neither checks the `ET12` identifier
 /// nor interprets any value (indices, sizes, enums): the loader does that.
 pub fn verify_program(buf: &[u8]) -> Result<(), Error> {
+    verify_root(buf, T::Program).ok_or(Error::InvalidProgram)
+}
+
+/// Checks that `buf` holds a flatbuffer whose root is a `FlatTensor` (flat_tensor.fbs, the
+/// `.ptd` schema) that every generated accessor can read safely: the same checks as
+/// [`verify_program`], on that schema's tables. `buf` is the file's flatbuffer region
+/// (`file[..flatbuffer_offset + flatbuffer_size]`); the `FT01` identifier and the values
+/// are left to [`crate::flat_tensor`]. Fails with `InvalidExternalData`.
+pub fn verify_flat_tensor(buf: &[u8]) -> Result<(), Error> {
+    verify_root(buf, T::FtFlatTensor).ok_or(Error::InvalidExternalData)
+}
+
+fn verify_root(buf: &[u8], root: T) -> Option<()> {
     let mut walk = Walk {
         buf,
         budget: buf.len().saturating_mul(2).saturating_add(BASE_BUDGET),
     };
-    walk.root().ok_or(Error::InvalidProgram)
+    walk.root(root)
 }
 
 /// Whether `s` is well-formed UTF-8, exactly as `core::str::from_utf8` decides (a test
@@ -370,9 +395,9 @@ struct Walk<'b> {
 }
 
 impl Walk<'_> {
-    fn root(&mut self) -> Option<()> {
+    fn root(&mut self, t: T) -> Option<()> {
         let root = self.uoffset(0)?;
-        self.table(root, T::Program, 0)
+        self.table(root, t, 0)
     }
 
     /// Spends `cost` of the budget, failing when it runs out.

@@ -58,22 +58,47 @@ fn schema_description_is_acyclic_shallow_and_well_formed() {
         let flat = &FIELDS[usize::from(FIRST[t])..usize::from(FIRST[t + 1])];
         assert_eq!(flat.len(), fields.len());
     }
+    assert_eq!(depth_of(T::FtFlatTensor, &mut Vec::new()), 2);
     // Every generated table type appears (the generated code has one `*Args` struct
-    // per table).
-    let generated = include_str!("../program_generated.rs");
-    let n_generated = generated
-        .lines()
-        .filter(|l| l.starts_with("pub struct ") && l.contains("Args"))
-        .count();
-    assert_eq!(
-        n_generated, N_TABLES,
-        "a table of program.fbs is missing here"
-    );
+    // per table), for each schema.
+    for (schema, generated) in SCHEMAS {
+        let n_generated = generated
+            .lines()
+            .filter(|l| l.starts_with("pub struct ") && l.contains("Args"))
+            .count();
+        let described = TABLE_NAMES
+            .iter()
+            .filter(|n| generated_source(n).0 == schema)
+            .count();
+        assert_eq!(
+            n_generated, described,
+            "a table of {schema} is missing here"
+        );
+    }
     for name in TABLE_NAMES {
+        let (_, generated, bare) = generated_source(name);
         assert!(
-            generated.contains(&std::format!("pub struct {name}<'a>")),
+            generated.contains(&std::format!("pub struct {bare}<'a>")),
             "{name} is not a generated table"
         );
+    }
+}
+
+/// Each schema and flatc's output for it.
+const SCHEMAS: [(&str, &str); 2] = [
+    ("program.fbs", include_str!("../program_generated.rs")),
+    (
+        "flat_tensor.fbs",
+        include_str!("../flat_tensor_generated.rs"),
+    ),
+];
+
+/// The schema a described table belongs to, flatc's output for it, and the table's name
+/// there (`Ft` tables are flat_tensor.fbs's).
+fn generated_source(name: &str) -> (&'static str, &'static str, &str) {
+    match name.strip_prefix("Ft") {
+        Some(bare) => (SCHEMAS[1].0, SCHEMAS[1].1, bare),
+        None => (SCHEMAS[0].0, SCHEMAS[0].1, name),
     }
 }
 
@@ -81,10 +106,10 @@ fn schema_description_is_acyclic_shallow_and_well_formed() {
 /// constants: for each table, the number of slots equals the number of `VT_` consts.
 #[test]
 fn slot_counts_match_generated_code() {
-    let generated = include_str!("../program_generated.rs");
     for (t, name) in TABLE_NAMES.iter().enumerate() {
+        let (_, generated, bare) = generated_source(name);
         let start = generated
-            .find(&std::format!("impl<'a> {name}<'a> {{"))
+            .find(&std::format!("impl<'a> {bare}<'a> {{"))
             .unwrap();
         let body = &generated[start..];
         let body = &body[..body.find("\n}\n").unwrap()];

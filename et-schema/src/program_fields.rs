@@ -5,7 +5,7 @@ use core::marker::PhantomData;
 
 use crate::reader::VOffsetT;
 
-/// The `ScalarType` enum of program.fbs.
+/// The `ScalarType` enum of program.fbs (or a schema it includes).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub struct ScalarType(pub i8);
 impl ScalarType {
@@ -34,7 +34,7 @@ impl ScalarType {
     pub const UINT64: Self = Self(29);
 }
 
-/// The `TensorShapeDynamism` enum of program.fbs.
+/// The `TensorShapeDynamism` enum of program.fbs (or a schema it includes).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub struct TensorShapeDynamism(pub i8);
 impl TensorShapeDynamism {
@@ -43,7 +43,7 @@ impl TensorShapeDynamism {
     pub const DYNAMIC_UNBOUND: Self = Self(2);
 }
 
-/// The `TensorDataLocation` enum of program.fbs.
+/// The `TensorDataLocation` enum of program.fbs (or a schema it includes).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub struct TensorDataLocation(pub i8);
 impl TensorDataLocation {
@@ -51,7 +51,7 @@ impl TensorDataLocation {
     pub const EXTERNAL: Self = Self(1);
 }
 
-/// The `DeviceType` enum of program.fbs.
+/// The `DeviceType` enum of program.fbs (or a schema it includes).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub struct DeviceType(pub i8);
 impl DeviceType {
@@ -59,7 +59,7 @@ impl DeviceType {
     pub const CUDA: Self = Self(1);
 }
 
-/// The `KernelTypes` enum of program.fbs.
+/// The `KernelTypes` enum of program.fbs (or a schema it includes).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub struct KernelTypes(pub u8);
 impl KernelTypes {
@@ -77,7 +77,7 @@ impl KernelTypes {
     pub const OptionalTensorList: Self = Self(11);
 }
 
-/// The `InstructionArguments` enum of program.fbs.
+/// The `InstructionArguments` enum of program.fbs (or a schema it includes).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub struct InstructionArguments(pub u8);
 impl InstructionArguments {
@@ -89,7 +89,7 @@ impl InstructionArguments {
     pub const FreeCall: Self = Self(5);
 }
 
-/// The `DataLocation` enum of program.fbs.
+/// The `DataLocation` enum of program.fbs (or a schema it includes).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub struct DataLocation(pub i8);
 impl DataLocation {

@@ -1,0 +1,161 @@
+//! The `.ptd` reader on the fixtures, their truncations, random mutations and hand-made
+//! hostile headers: every input is accepted or refused with a reason, never a panic, and
+//! whatever is accepted reads only inside the file.
+
+extern crate std;
+
+use super::*;
+use crate::generated::checked_flat_tensor_root;
+use crate::verify_flat_tensor;
+use core::fmt::Write as _;
+use std::string::String;
+use std::vec::Vec;
+
+const FIXTURES: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../tests/fixtures");
+
+fn read(name: &str) -> Vec<u8> {
+    std::fs::read(std::format!("{FIXTURES}/{name}")).unwrap()
+}
+
+/// Parses `file` at both verification levels (they must agree on accepted files'
+/// entries), checks every accepted entry lies inside the file, and, when the structural
+/// check passes, that the crate's own verifier agrees and flatc's accessors read the
+/// whole tree.
+fn check(file: &[u8]) -> Result<usize, DataFileError> {
+    let minimal = DataFileView::parse(file, Verification::Minimal);
+    let full = DataFileView::parse(file, Verification::InternalConsistency);
+    if let Ok(layout) = DataFileHeader::locate(file, file.len()) {
+        let region = &file[..layout.flatbuffer_end];
+        if verify_flat_tensor(region).is_ok() {
+            let root = checked_flat_tensor_root(region).unwrap();
+            let mut text = String::new();
+            write!(text, "{root:?}").unwrap();
+            assert!(
+                flatbuffers::root::<crate::generated::ft::FlatTensor>(region).is_ok(),
+                "accepted here, rejected by the flatbuffers crate"
+            );
+        }
+    }
+    for view in [&minimal, &full].into_iter().flatten() {
+        for e in view.entries() {
+            assert!(e.offset + e.size <= file.len());
+            if let Some(l) = e.layout {
+                assert!(l.nbytes() <= e.size);
+                assert_eq!(l.sizes().len(), l.rank());
+            }
+        }
+    }
+    if let (Ok(a), Ok(b)) = (&minimal, &full) {
+        assert_eq!(a.len(), b.len());
+    }
+    full.map(|v| v.len())
+}
+
+#[test]
+fn mlp_ptd_names_its_four_weights_with_layouts() {
+    let file = read("mlp_ptd.ptd");
+    let view = DataFileView::parse(&file, Verification::InternalConsistency).unwrap();
+    let keys: Vec<&str> = view.entries().map(|e| e.key).collect();
+    assert_eq!(keys.len(), 4);
+    for key in ["l1.weight", "l1.bias", "l2.weight", "l2.bias"] {
+        let e = view.find(key).unwrap_or_else(|| panic!("{key} missing"));
+        let layout = e.layout.expect("a tensor layout");
+        assert_eq!(layout.dtype(), ScalarType::Float);
+        assert_eq!(layout.nbytes(), e.size, "{key}");
+        let rank = if key.ends_with("weight") { 2 } else { 1 };
+        assert_eq!(layout.rank(), rank, "{key}");
+        assert_eq!(layout.dim_order(), &[0u8, 1][..rank]);
+    }
+    assert!(view.find("l3.weight").is_none());
+    assert_eq!(check(&file), Ok(4));
+}
+
+#[test]
+fn mv2_xnnpack_ptd_holds_106_opaque_blobs_keyed_by_sha256() {
+    let file = read("mv2_xnnpack_ptd.ptd");
+    let view = DataFileView::parse(&file, Verification::InternalConsistency).unwrap();
+    assert_eq!(view.len(), 106);
+    for e in view.entries() {
+        assert_eq!(e.key.len(), 64, "{}", e.key);
+        assert!(e.key.bytes().all(|b| b.is_ascii_hexdigit()));
+        assert!(e.layout.is_none());
+        assert!(e.size > 0);
+    }
+}
+
+#[test]
+fn every_truncation_is_refused() {
+    let file = read("mlp_ptd.ptd");
+    for len in 0..file.len() {
+        let err = check(&file[..len]).expect_err("a truncated file was accepted");
+        assert_eq!(err.error, Error::InvalidExternalData, "at {len}: {err}");
+    }
+}
+
+#[test]
+fn hostile_headers_are_refused_with_a_reason() {
+    let file = read("mlp_ptd.ptd");
+    let with = |at: usize, bytes: &[u8]| {
+        let mut f = file.clone();
+        f[at..at + bytes.len()].copy_from_slice(bytes);
+        DataFileView::parse(&f, Verification::Minimal).unwrap_err()
+    };
+    assert!(with(4, b"ET12").reason.contains("FT01"));
+    assert_eq!(with(4, b"FT02").error, Error::NotSupported);
+    assert!(with(8, b"eh00").reason.contains("FH01"));
+    assert!(with(12, &39u32.to_le_bytes()).reason.contains("40 bytes"));
+    for field in 0..4 {
+        let at = HEADER_OFFSET + 8 + 8 * field;
+        let e = with(at, &u64::MAX.to_le_bytes());
+        assert_eq!(e.error, Error::InvalidExternalData, "field {field}: {e}");
+    }
+    // The segment area moved onto the flatbuffer.
+    assert!(with(32, &8u64.to_le_bytes()).reason.contains("overlaps"));
+}
+
+/// A small xorshift generator: reproducible mutations without a dependency.
+struct Rng(u64);
+
+impl Rng {
+    fn below(&mut self, n: usize) -> usize {
+        self.0 ^= self.0 << 13;
+        self.0 ^= self.0 >> 7;
+        self.0 ^= self.0 << 17;
+        (self.0 % n as u64) as usize
+    }
+}
+
+#[test]
+fn random_mutations_are_handled() {
+    let file = read("mlp_ptd.ptd");
+    let region = DataFileHeader::locate(&file, file.len())
+        .unwrap()
+        .flatbuffer_end;
+    let mut rng = Rng(0x2545_f491_4f6c_dd1d);
+    let (mut accepted, mut refused) = (0, 0);
+    for _ in 0..20_000 {
+        let mut f = file.clone();
+        for _ in 0..1 + rng.below(3) {
+            let at = rng.below(region);
+            match rng.below(4) {
+                0 => f[at] ^= 1 << rng.below(8),
+                1 => f[at] = rng.below(256) as u8,
+                _ => {
+                    let at = at & !3;
+                    let word = [0, u32::MAX, 0x8000_0000, rng.below(4096) as u32][rng.below(4)];
+                    if at + 4 <= region {
+                        f[at..at + 4].copy_from_slice(&word.to_le_bytes());
+                    }
+                }
+            }
+        }
+        match check(&f) {
+            Ok(_) => accepted += 1,
+            Err(_) => refused += 1,
+        }
+    }
+    assert!(
+        accepted > 0 && refused > 0,
+        "{accepted} accepted, {refused} refused"
+    );
+}
