@@ -3,6 +3,7 @@
 
 use core::fmt;
 
+use crate::data::NamedDataMap;
 use crate::error::Error;
 pub use crate::kernel::{KernelArgs, KernelContext};
 use crate::memory::Arena;
@@ -25,10 +26,12 @@ pub struct CompileSpec<'d> {
     pub value: &'d [u8],
 }
 
-/// What `init` may use: the method allocator (for the handle's state) and the method name.
+/// What `init` may use: the method allocator (for the handle's state), the method name,
+/// and the program's named data (its own, then its `.ptd` files').
 pub struct BackendInitContext<'a> {
     pub(crate) allocator: &'a Arena<'a>,
     pub(crate) method_name: &'a str,
+    pub(crate) named_data: &'a NamedDataMap<'a>,
 }
 
 impl<'a> BackendInitContext<'a> {
@@ -43,6 +46,12 @@ impl<'a> BackendInitContext<'a> {
     /// The name of the method being loaded.
     pub fn method_name(&self) -> &str {
         self.method_name
+    }
+
+    /// The program's named data merged with its data files: constants by key (XNNPACK
+    /// payloads name theirs by SHA-256), zero-copy and valid for the method's lifetime.
+    pub fn named_data(&self) -> &NamedDataMap<'a> {
+        self.named_data
     }
 }
 

@@ -8,6 +8,7 @@ extern crate alloc;
 extern crate std;
 
 pub mod backend;
+pub mod data;
 mod error;
 mod kernel;
 mod loader;
@@ -27,13 +28,14 @@ mod value;
 mod tensor_buf;
 
 // Running programs: load, size memory, set inputs, execute, read outputs.
+pub use data::{DataFile, DataLayout, NamedData, NamedDataMap};
 pub use error::Error;
 pub use loader::{BufferLoader, DataLoader, PROGRAM_ALIGNMENT};
 #[cfg(feature = "std")]
 pub use loader::{FileLoader, MmapLoader};
 pub use memory::{Arena, MemoryManager};
 pub use method::{
-    method_allocator_estimate, ExecuteError, LoadDetail, LoadError, Method,
+    method_allocator_estimate, ExecuteError, ExternalDataProblem, LoadDetail, LoadError, Method,
     DEFAULT_INSTRUCTION_LIMIT,
 };
 pub use program::{MethodMeta, Program, ProgramError, TensorInfo, Verification};

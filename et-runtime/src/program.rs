@@ -4,6 +4,7 @@
 
 use core::fmt;
 
+use crate::data::{DataFile, NamedDataMap, ProgramSegments};
 use crate::error::Error;
 use crate::loader::{DataLoader, PROGRAM_ALIGNMENT};
 use et_schema::fields as fb;
@@ -12,7 +13,7 @@ pub use et_schema::header::{
     ExtendedHeader, ProgramError, Verification, FILE_IDENTIFIER, MAX_SUPPORTED_VERSION,
 };
 pub(crate) use et_schema::meta::{tag, value_at, TensorShape};
-pub use et_schema::meta::{KernelCallInfo, KernelKey, MethodMeta, TensorInfo};
+pub use et_schema::meta::{ExternalTensor, KernelCallInfo, KernelKey, MethodMeta, TensorInfo};
 pub use et_schema::op_name::OperatorName;
 pub(crate) use et_schema::reader::{to_str, Table, Vector};
 use et_schema::{header, ProgramView};
@@ -21,10 +22,14 @@ use et_schema::{header, ProgramView};
 ///
 /// `Program` is `Sync`: several threads may load methods from one program.
 pub struct Program<'d> {
-    loader: &'d dyn DataLoaderSync,
-    /// The root `Program` table of the verified flatbuffer.
+    /// The loader, the root `Program` table of the flatbuffer, and where its segments
+    /// start: what segment reads (constants, delegate payloads, named data) need.
+    segments: ProgramSegments<'d>,
+    /// The root `Program` table (`segments.root`, named for the many readers).
     root: Table<'d>,
     header: Option<ExtendedHeader>,
+    /// `.ptd` files searched, in order, after the program's own named data.
+    data_files: &'d [&'d DataFile<'d>],
     constants: &'d [u8],
     constant_offsets: Option<Vector<'d>>,
 }
@@ -39,6 +44,7 @@ impl fmt::Debug for Program<'_> {
             .field("methods", &self.num_methods())
             .field("header", &self.header)
             .field("constant_bytes", &self.constants.len())
+            .field("data_files", &self.data_files)
             .finish()
     }
 }
@@ -60,7 +66,7 @@ impl<'d> Program<'d> {
     /// Loads and checks a program: header, identifier, the flatbuffer's structure,
     /// version, and the constant segment ([`Verification::InternalConsistency`]).
     pub fn load<L: DataLoader + Sync>(loader: &'d L) -> Result<Program<'d>, ProgramError> {
-        Self::load_dyn(loader, Verification::InternalConsistency)
+        Self::load_dyn(loader, Verification::InternalConsistency, &[])
     }
 
     /// Loads a program with the given up-front checks.
@@ -68,14 +74,32 @@ impl<'d> Program<'d> {
         loader: &'d L,
         verification: Verification,
     ) -> Result<Program<'d>, ProgramError> {
-        Self::load_dyn(loader, verification)
+        Self::load_dyn(loader, verification, &[])
+    }
+
+    /// Loads a program whose named data continues in `.ptd` data files: its external
+    /// tensors bind by name at `load_method`, and backends look keys up in the program's
+    /// own named data first, then in `data_files` in order ([`Program::named_data`]).
+    ///
+    /// ```ignore
+    /// let data = DataFile::load(&ptd_loader, "model.ptd")?;
+    /// let files = [&data];
+    /// let program = Program::load_with_data(&pte_loader, Verification::default(), &files)?;
+    /// ```
+    pub fn load_with_data<L: DataLoader + Sync>(
+        loader: &'d L,
+        verification: Verification,
+        data_files: &'d [&'d DataFile<'d>],
+    ) -> Result<Program<'d>, ProgramError> {
+        Self::load_dyn(loader, verification, data_files)
     }
 
     fn load_dyn(
         loader: &'d dyn DataLoaderSync,
         verification: Verification,
+        data_files: &'d [&'d DataFile<'d>],
     ) -> Result<Program<'d>, ProgramError> {
-        let r = Self::load_checked(loader, verification);
+        let r = Self::load_checked(loader, verification, data_files);
         if let Err(e) = &r {
             crate::et_log!(error, "Program::load: {}: {:?}", e.reason, e.error);
         }
@@ -85,6 +109,7 @@ impl<'d> Program<'d> {
     fn load_checked(
         loader: &'d dyn DataLoaderSync,
         verification: Verification,
+        data_files: &'d [&'d DataFile<'d>],
     ) -> Result<Program<'d>, ProgramError> {
         let fail = |error, reason| ProgramError { error, reason };
         let size = loader.size();
@@ -103,9 +128,14 @@ impl<'d> Program<'d> {
         }
         let root = header::root(data, verification)?;
         let mut program = Program {
-            loader,
+            segments: ProgramSegments {
+                loader,
+                root,
+                base: header.map_or(0, |h| h.segment_base_offset),
+            },
             root,
             header,
+            data_files,
             constants: &[],
             constant_offsets: None,
         };
@@ -140,20 +170,18 @@ impl<'d> Program<'d> {
 
     /// The bytes of segment `index`.
     pub(crate) fn segment(&self, index: usize) -> Result<&'d [u8], Error> {
-        let base = match self.header {
-            Some(h) if h.segment_base_offset != 0 => h.segment_base_offset,
-            _ => return Err(Error::NotFound),
-        };
-        let seg = self
-            .root
-            .vector(fb::Program::VT_SEGMENTS)
-            .and_then(|s| s.table(index))
-            .ok_or(Error::NotFound)?;
-        let start = base
-            .checked_add(seg.uint(fb::DataSegment::VT_OFFSET, 8))
-            .ok_or(Error::InvalidProgram)?;
-        let len = to_usize(seg.uint(fb::DataSegment::VT_SIZE, 8))?;
-        self.loader.load(to_usize(start)?, len)
+        self.segments.segment(index)
+    }
+
+    /// The program's named data merged with its data files: what external tensors bind
+    /// to and what backends read constants from.
+    pub fn named_data(&self) -> NamedDataMap<'d> {
+        NamedDataMap::new(self.segments, self.data_files)
+    }
+
+    /// The data files given at [`load_with_data`](Self::load_with_data), in search order.
+    pub fn data_files(&self) -> &'d [&'d DataFile<'d>] {
+        self.data_files
     }
 
     /// `nbytes` of constant `index` (an index into the constant segment's offsets).

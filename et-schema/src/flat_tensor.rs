@@ -18,7 +18,8 @@
 //! [`Verification::InternalConsistency`]), and every entry: its key is UTF-8, its segment
 //! exists and lies inside the segment area, and its tensor layout, when it has one, names a
 //! known dtype, a rank of at most [`MAX_DIM`], sizes that are not negative, a dim order
-//! that is a permutation, and no more bytes than its segment holds. Lookups afterwards
+//! that is a permutation, and a byte size that fits a `usize` (whether it equals the
+//! blob's is for whoever binds the blob to a tensor to check). Lookups afterwards
 //! cannot fail on a file that opened. Reads go through [`reader`](crate::reader), so even
 //! a flatbuffer that skipped the structural check reads safely.
 
@@ -208,7 +209,7 @@ pub struct DataEntry<'d> {
 
 /// A tensor layout from a data file: dtype, sizes and dim order, checked when the file
 /// was opened (known dtype, rank at most [`MAX_DIM`], sizes not negative, dim order a
-/// permutation of the dimensions, byte size within its blob).
+/// permutation of the dimensions, byte size within a `usize`).
 #[derive(Clone, Copy)]
 pub struct DataLayout<'d> {
     dtype: ScalarType,
@@ -272,8 +273,8 @@ impl<'d> DataLayout<'d> {
         self.numel() * self.dtype.element_size()
     }
 
-    /// Reads and checks a `TensorLayout` table; the tensor's byte size.
-    fn read(t: Table<'d>) -> Option<(DataLayout<'d>, usize)> {
+    /// Reads and checks a `TensorLayout` table.
+    fn read(t: Table<'d>) -> Option<DataLayout<'d>> {
         type L<'x> = ft::TensorLayout<'x>;
         let dtype = ScalarType::from_i8(t.uint(L::VT_SCALAR_TYPE, 1) as u8 as i8)?;
         let sizes = t.vector(L::VT_SIZES).unwrap_or(Vector::EMPTY);
@@ -292,14 +293,11 @@ impl<'d> DataLayout<'d> {
             }
             seen |= 1 << d;
         }
-        Some((
-            DataLayout {
-                dtype,
-                sizes,
-                dim_order,
-            },
-            nbytes,
-        ))
+        Some(DataLayout {
+            dtype,
+            sizes,
+            dim_order,
+        })
     }
 }
 
@@ -413,15 +411,11 @@ impl<'d> DataFileView<'d> {
         let layout = match e.table(N::VT_TENSOR_LAYOUT) {
             None => None,
             Some(t) => {
-                let (layout, nbytes) = DataLayout::read(t).ok_or(malformed(
+                // A layout whose byte size differs from its blob is well formed: whoever
+                // binds the blob to a tensor compares the sizes and names the key.
+                Some(DataLayout::read(t).ok_or(malformed(
                     "a tensor layout is malformed (dtype, sizes or dim order)",
-                ))?;
-                if nbytes > size {
-                    return Err(malformed(
-                        "a tensor layout needs more bytes than its segment holds",
-                    ));
-                }
-                Some(layout)
+                ))?)
             }
         };
         Ok(DataEntry {

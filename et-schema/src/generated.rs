@@ -36,7 +36,12 @@ mod program_generated;
 #[path = "flat_tensor_generated.rs"]
 mod flat_tensor_generated;
 
-pub use flat_tensor_generated::flat_tensor_flatbuffer as ft;
+/// flat_tensor.fbs's tables, and the `ScalarType` it includes (flatc compiles included
+/// schemas into each includer's output, so this is a type of its own).
+pub mod ft {
+    pub use super::flat_tensor_generated::executorch_flatbuffer::ScalarType;
+    pub use super::flat_tensor_generated::flat_tensor_flatbuffer::*;
+}
 pub use program_generated::executorch_flatbuffer as fb;
 
 use crate::verify::verify_program;

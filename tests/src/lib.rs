@@ -3,7 +3,7 @@
 
 use std::path::PathBuf;
 
-use et_runtime::{FileLoader, MemoryManager, Program, ScalarType};
+use et_runtime::{DataFile, FileLoader, MemoryManager, Program, ScalarType, Verification};
 use serde::Deserialize;
 
 /// `tests/fixtures` in the workspace.
@@ -42,6 +42,9 @@ pub struct IoSpec {
     pub inputs: Vec<IoTensor>,
     /// Expected outputs in order.
     pub outputs: Vec<IoTensor>,
+    /// `.ptd` data files the program needs, next to the yaml, in search order.
+    #[serde(default)]
+    pub data_files: Vec<String>,
 }
 
 impl IoSpec {
@@ -72,11 +75,36 @@ pub struct OwnedOutput {
     pub bytes: Vec<u8>,
 }
 
-/// Loads `dir/spec.program`, runs `spec.method` on the spec's inputs once, and returns
-/// the outputs; `Err` carries the runtime's message.
+/// Loads `dir/spec.program` with the spec's data files, runs `spec.method` on the spec's
+/// inputs once, and returns the outputs; `Err` carries the runtime's message.
 pub fn run_case(dir: &std::path::Path, spec: &IoSpec) -> Result<Vec<OwnedOutput>, String> {
+    run_case_with_data(dir, spec, &spec.data_files)
+}
+
+/// Opens each of `names` (files in `dir`) as a data file.
+pub fn open_data_files(dir: &std::path::Path, names: &[String]) -> Result<Vec<FileLoader>, String> {
+    names
+        .iter()
+        .map(|n| FileLoader::open(dir.join(n)).map_err(|e| format!("{n}: {e}")))
+        .collect()
+}
+
+/// [`run_case`] with other data files than the spec's (none, or damaged ones).
+pub fn run_case_with_data(
+    dir: &std::path::Path,
+    spec: &IoSpec,
+    data_files: &[String],
+) -> Result<Vec<OwnedOutput>, String> {
+    let data_loaders = open_data_files(dir, data_files)?;
+    let data: Vec<DataFile<'_>> = data_loaders
+        .iter()
+        .zip(data_files)
+        .map(|(l, name)| DataFile::load(l, name).map_err(|e| format!("{name}: {e}")))
+        .collect::<Result<_, _>>()?;
+    let data_refs: Vec<&DataFile<'_>> = data.iter().collect();
     let loader = FileLoader::open(dir.join(&spec.program)).map_err(|e| e.to_string())?;
-    let program = Program::load(&loader).map_err(|e| e.to_string())?;
+    let program = Program::load_with_data(&loader, Verification::default(), &data_refs)
+        .map_err(|e| e.to_string())?;
     let meta = program
         .method_meta(&spec.method)
         .map_err(|e| e.to_string())?;

@@ -79,6 +79,12 @@ fn small_cnn() {
 }
 
 #[test]
+fn mlp_ptd() {
+    // Every weight in mlp_ptd.ptd (io.yaml `data_files`).
+    check("mlp_ptd");
+}
+
+#[test]
 fn mv2() {
     check("mv2");
 }

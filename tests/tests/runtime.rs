@@ -2,7 +2,10 @@
 //! test binary does not link the kernel library): loading, metadata, control flow,
 //! bounded dynamic shapes, prim ops, missing kernels and backends, malformed files.
 
-use et_runtime::{Error, FileLoader, KernelError, LoadDetail, MemoryManager, Program, ScalarType};
+use et_runtime::{
+    DataFile, Error, FileLoader, KernelError, LoadDetail, MemoryManager, Program, ScalarType,
+    Verification,
+};
 use etch_tests::{bytes_of, compare, fixture, fixtures_dir, run_case, IoSpec, MethodBuffers};
 
 mod hand_kernels;
@@ -270,8 +273,20 @@ fn unknown_method_is_invalid_argument() {
 
 /// Loads and (if possible) runs a program from arbitrary bytes; must never panic.
 fn load_and_run_bytes(bytes: &[u8]) {
+    load_and_run_with_data(bytes, None);
+}
+
+/// [`load_and_run_bytes`] with a `.ptd` data file from arbitrary bytes.
+fn load_and_run_with_data(bytes: &[u8], data: Option<&[u8]>) {
+    let data_loader = FileLoader::from_bytes(data.unwrap_or(&[]));
+    let data = match data.map(|_| DataFile::load(&data_loader, "data.ptd")) {
+        Some(Err(_)) => return,
+        Some(Ok(d)) => Some(d),
+        None => None,
+    };
+    let files: Vec<&DataFile<'_>> = data.iter().collect();
     let loader = FileLoader::from_bytes(bytes);
-    let Ok(program) = Program::load(&loader) else {
+    let Ok(program) = Program::load_with_data(&loader, Verification::default(), &files) else {
         return;
     };
     for name in program.method_names().collect::<Vec<_>>() {
@@ -350,6 +365,35 @@ fn corrupted_programs_fail_cleanly() {
             }
             load_and_run_bytes(&bytes);
         }
+    }
+}
+
+#[test]
+fn truncated_and_corrupted_data_files_fail_cleanly() {
+    let pte = std::fs::read(fixture("mlp_ptd.pte")).unwrap();
+    let ptd = std::fs::read(fixture("mlp_ptd.ptd")).unwrap();
+    for len in 0..ptd.len() {
+        load_and_run_with_data(&pte, Some(&ptd[..len]));
+        let loader = FileLoader::from_bytes(&ptd[..len]);
+        assert!(
+            DataFile::load(&loader, "t.ptd").is_err(),
+            "truncated to {len}"
+        );
+    }
+    let mut state = 0x2545_f491_4f6c_dd1du64;
+    let mut next = move || {
+        state ^= state << 13;
+        state ^= state >> 7;
+        state ^= state << 17;
+        state
+    };
+    for _ in 0..1500 {
+        let mut bytes = ptd.clone();
+        for _ in 0..(1 + next() % 4) {
+            let at = (next() as usize) % bytes.len();
+            bytes[at] = next() as u8;
+        }
+        load_and_run_with_data(&pte, Some(&bytes));
     }
 }
 

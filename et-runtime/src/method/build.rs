@@ -6,6 +6,7 @@ use core::cell::Cell;
 use core::ptr::NonNull;
 
 use super::error::LoadDetail;
+use crate::data::NamedDataMap;
 use crate::memory::Arena;
 use crate::program::{MethodMeta, OperatorName, Program};
 use crate::value::Value;
@@ -17,6 +18,8 @@ pub(super) type Plan<'x> = fb::ExecutionPlan<'x>;
 pub(super) struct Builder<'a, 'c> {
     pub(super) program: &'a Program<'a>,
     pub(super) meta: MethodMeta<'a>,
+    /// The program's named data and data files: external tensors and backends read it.
+    pub(super) named: NamedDataMap<'a>,
     pub(super) arena: &'a Arena<'a>,
     /// (data, length) of each planned buffer.
     pub(super) planned: &'a [(*mut u8, usize)],

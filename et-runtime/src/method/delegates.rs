@@ -70,6 +70,7 @@ impl<'a> Builder<'a, '_> {
             let ctx = BackendInitContext {
                 allocator: self.arena,
                 method_name: self.meta.name(),
+                named_data: &self.named,
             };
             // SAFETY: all `n` entries were written above, in method memory valid for 'a.
             let specs = unsafe { core::slice::from_raw_parts(specs.as_ptr(), n) };

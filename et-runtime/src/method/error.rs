@@ -10,6 +10,7 @@ use crate::error::Error;
 use crate::kernel::ArgKind;
 use crate::program::OperatorName;
 use crate::value::Tag;
+use et_schema::scalar_type::ScalarType;
 
 /// Why `load_method` failed: the code plus what, and where.
 #[derive(Clone, Copy, Debug)]
@@ -83,6 +84,16 @@ pub enum LoadDetail<'d> {
         /// The backend id.
         id: &'d str,
     },
+    /// An external tensor's data is missing or does not fit the tensor.
+    ExternalData {
+        /// The tensor's fully qualified name, the key its data is looked up by.
+        key: &'d str,
+        /// The data file that held the key (or the last one searched when none did);
+        /// `None` for the program's own named data or when no file was given.
+        file: Option<&'d str>,
+        /// What is wrong.
+        problem: ExternalDataProblem,
+    },
     /// Fewer planned buffers than the method needs, or one too small.
     PlannedBuffer {
         /// Buffer index.
@@ -92,6 +103,86 @@ pub enum LoadDetail<'d> {
         /// Bytes provided (0 when missing).
         provided: usize,
     },
+}
+
+/// Why an external tensor could not be bound ([`LoadDetail::ExternalData`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum ExternalDataProblem {
+    /// The program was loaded without data files and does not hold the key itself.
+    NoDataFiles,
+    /// Neither the program nor any of the `searched` data files holds the key.
+    NotFound {
+        /// How many data files were searched.
+        searched: usize,
+    },
+    /// The program's named-data entry for the key is malformed.
+    Malformed,
+    /// The blob is not the tensor's byte size.
+    Size {
+        /// Bytes the tensor takes.
+        expected: usize,
+        /// Bytes the blob holds.
+        found: usize,
+    },
+    /// The data file's layout gives another dtype.
+    Dtype {
+        /// The tensor's dtype.
+        expected: ScalarType,
+        /// The data file's.
+        found: ScalarType,
+    },
+    /// The data file's layout gives other sizes or another dim order.
+    Shape,
+}
+
+/// Writes where external data came from: a data file by name, or the program.
+struct Source<'d>(Option<&'d str>);
+
+impl fmt::Display for Source<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self.0 {
+            Some(file) => write!(f, "data file {file}"),
+            None => f.write_str("the program's named data"),
+        }
+    }
+}
+
+fn write_external(
+    f: &mut fmt::Formatter<'_>,
+    key: &str,
+    file: Option<&str>,
+    problem: ExternalDataProblem,
+) -> fmt::Result {
+    let source = Source(file);
+    match problem {
+        ExternalDataProblem::NoDataFiles => write!(
+            f,
+            "external tensor `{key}` needs its data from a .ptd data file, but none was given"
+        ),
+        ExternalDataProblem::NotFound { searched: 1 } => {
+            write!(f, "external tensor `{key}` is not in {source}")
+        }
+        ExternalDataProblem::NotFound { searched } => write!(
+            f,
+            "external tensor `{key}` is in none of the {searched} data files (last searched: {source})"
+        ),
+        ExternalDataProblem::Malformed => {
+            write!(f, "the named data entry `{key}` of {source} is malformed")
+        }
+        ExternalDataProblem::Size { expected, found } => write!(
+            f,
+            "external tensor `{key}` takes {expected} bytes but {source} holds {found} for it"
+        ),
+        ExternalDataProblem::Dtype { expected, found } => write!(
+            f,
+            "external tensor `{key}` is {expected} but {source} stores it as {found}"
+        ),
+        ExternalDataProblem::Shape => write!(
+            f,
+            "external tensor `{key}` has other sizes or another dim order than {source} records"
+        ),
+    }
 }
 
 impl From<Error> for LoadError<'_> {
@@ -130,6 +221,10 @@ impl fmt::Display for LoadError<'_> {
                 write!(f, "backend {id} is not registered in this binary: {}", self.error)
             }
             LoadDetail::BackendInit { id } => write!(f, "backend {id} failed to initialize: {}", self.error),
+            LoadDetail::ExternalData { key, file, problem } => {
+                write_external(f, key, file, problem)?;
+                write!(f, ": {}", self.error)
+            }
             LoadDetail::PlannedBuffer { index, required, provided } => write!(
                 f,
                 "planned buffer {index} needs {required} bytes but {provided} were provided: {}",

@@ -88,6 +88,7 @@ fn build_method<'a>(
     let b = Builder {
         program,
         meta,
+        named: program.named_data(),
         arena,
         planned: planned_buffers(&meta, arena, planned, detail)?,
         values: NonNull::dangling(),

@@ -10,6 +10,8 @@
 //!   its data lies inside its constant segment or planned buffer.
 //! - `values`: every value is of a known kind, and every value index (in lists, inputs,
 //!   outputs and call arguments) names a value.
+//! - `external`: every external tensor's key is in the named data map, with the tensor's
+//!   byte size (and dtype, sizes and dim order when the data file records them).
 //! - `delegates`: every delegate's backend is registered, available, and initializes.
 //! - `instructions`: every instruction's kind, operator, delegate and jump destination
 //!   are in range; every KernelCall has a kernel (all missing ones are reported at once;
@@ -30,6 +32,7 @@ mod delegates;
 mod error;
 mod estimate;
 mod execute;
+mod external;
 mod instructions;
 mod load;
 mod tensors;
@@ -45,7 +48,7 @@ use crate::program::MethodMeta;
 use crate::tensor::Tensor;
 use crate::value::{EValue, Value};
 use delegates::{destroy_delegates, Delegate};
-pub use error::{ExecuteError, LoadDetail, LoadError};
+pub use error::{ExecuteError, ExternalDataProblem, LoadDetail, LoadError};
 pub use estimate::method_allocator_estimate;
 use et_schema::scalar_type::ScalarType;
 use instructions::{Chain, Instr};

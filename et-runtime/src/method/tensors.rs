@@ -3,8 +3,9 @@
 //!
 //! Checked here: the planned buffers are as large as the plan says (before anything is
 //! built, for a clear message); each tensor's shape is well formed (`TensorShape`), its
-//! storage offset is zero, its shape is bounded and its data is not external; constant
-//! data lies inside its segment and planned data inside its buffer.
+//! storage offset is zero and its shape is bounded; constant data lies inside its segment
+//! and planned data inside its buffer. External data is bound (and checked) in
+//! `external`.
 
 use core::cell::Cell;
 use core::ptr::NonNull;
@@ -16,6 +17,7 @@ use crate::memory::Arena;
 use crate::program::{MethodMeta, Table, TensorShape};
 use crate::tensor::{ShapeDynamism, ShapeStorage, Tensor};
 use et_schema::fields as fb;
+use et_schema::meta::external_data_name;
 
 type T<'x> = fb::Tensor<'x>;
 
@@ -51,12 +53,12 @@ pub(super) fn planned_buffers<'a>(
 }
 
 /// Where a tensor's data lives.
-struct Data {
-    ptr: *mut u8,
+pub(super) struct Data {
+    pub(super) ptr: *mut u8,
     /// Program constants are never written.
-    read_only: bool,
+    pub(super) read_only: bool,
     /// In a planned buffer (or method memory): the execute may overwrite it.
-    planned: bool,
+    pub(super) planned: bool,
 }
 
 impl<'a> Builder<'a, '_> {
@@ -64,7 +66,11 @@ impl<'a> Builder<'a, '_> {
         let shape = supported_shape(t)?;
         let dim = shape.rank();
         let (storage, nbytes) = self.shape_storage(&shape)?;
-        let data = self.tensor_data(t, nbytes)?;
+        let data = match external_data_name(t)? {
+            // SAFETY: `storage` holds the `dim` sizes and dim-order entries just filled.
+            Some(key) => unsafe { self.external_data(t, key, shape.dtype, &storage, dim, nbytes)? },
+            None => self.tensor_data(t, nbytes)?,
+        };
         // SAFETY: the three shape arrays hold `dim` initialized elements in the method
         // arena, used by this tensor only, and the dim order is a permutation (checked by
         // `TensorShape::fill`); `data` is null or valid for `nbytes` (the bound: sizes are
@@ -144,7 +150,11 @@ impl<'a> Builder<'a, '_> {
 
     /// The start of `nbytes` at the place `allocation` names, checked to lie inside that
     /// planned buffer.
-    fn planned_place(&self, allocation: Table<'a>, nbytes: usize) -> Result<*mut u8, Error> {
+    pub(super) fn planned_place(
+        &self,
+        allocation: Table<'a>,
+        nbytes: usize,
+    ) -> Result<*mut u8, Error> {
         type A<'x> = fb::AllocationDetails<'x>;
         let id = allocation.uint(A::VT_MEMORY_ID, 4) as usize;
         let offset = allocation.uint(A::VT_MEMORY_OFFSET_LOW, 4)
@@ -181,19 +191,11 @@ impl<'a> Builder<'a, '_> {
     }
 }
 
-/// A tensor's shape, if this runtime supports the tensor: no storage offset, a bounded
-/// shape, and data inside the program.
+/// A tensor's shape, if this runtime supports the tensor: no storage offset and a
+/// bounded shape.
 fn supported_shape(t: Table<'_>) -> Result<TensorShape<'_>, Error> {
     let shape = TensorShape::read(t)?;
     if t.uint(T::VT_STORAGE_OFFSET, 4) != 0 || shape.dynamism == ShapeDynamism::Unbound {
-        return Err(Error::NotSupported);
-    }
-    let external = t
-        .table(T::VT_EXTRA_TENSOR_INFO)
-        .is_some_and(|e| e.uint(fb::ExtraTensorInfo::VT_LOCATION, 1) != 0);
-    if external {
-        // Constants in a separate .ptd file need a named-data map, which this runtime
-        // does not take yet.
         return Err(Error::NotSupported);
     }
     Ok(shape)

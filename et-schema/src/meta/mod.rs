@@ -8,12 +8,14 @@ use crate::fields as fb;
 use crate::op_name::OperatorName;
 use crate::reader::{Table, VOffsetT, Vector};
 
+mod external;
 mod input_reuse;
 mod kernel_key;
 pub mod key_text;
 mod tags;
 mod tensor;
 
+pub use external::{external_data_name, ExternalTensor};
 pub use kernel_key::{KernelCallInfo, KernelKey};
 pub use tags::{tag, value_at, Tag};
 pub use tensor::{ShapeDynamism, TensorInfo, TensorShape, MAX_DIM};
