@@ -1,5 +1,6 @@
 //! `etch`: run, inspect and check ExecuTorch programs with etch's runtime.
 
+mod delegates;
 mod format;
 mod input;
 mod run;
@@ -12,6 +13,9 @@ use et_runtime::{MmapLoader, Program};
 
 // The kernel library registers its kernels by being linked; nothing else names it.
 use et_ops as _;
+// Registers the XNNPACK backend.
+#[cfg(feature = "xnnpack")]
+use et_xnnpack as _;
 
 #[derive(Parser)]
 #[command(
@@ -171,7 +175,7 @@ fn ops(model: &Path, json: bool) -> Result<(), Failure> {
                 keys.push(key);
             }
         }
-        let delegates: Vec<&str> = meta.delegates().collect();
+        let delegates = delegates::summarize(&program, name)?;
         let preserved: Vec<bool> = (0..meta.num_inputs())
             .map(|i| meta.input_is_preserved(i))
             .collect::<Result<_, _>>()?;
@@ -187,7 +191,7 @@ fn ops(model: &Path, json: bool) -> Result<(), Failure> {
                     )
                 })
                 .collect();
-            let dels: Vec<String> = delegates.iter().map(|d| format::json_str(d)).collect();
+            let dels: Vec<String> = delegates.iter().map(|d| d.json()).collect();
             methods_json.push(format!(
                 "{{\"name\":{},\"inputs\":{},\"inputs_preserved\":{:?},\"outputs\":{},\"instructions\":{},\"planned_buffers\":{:?},\"operators\":[{}],\"delegates\":[{}]}}",
                 format::json_str(name),
@@ -214,7 +218,7 @@ fn ops(model: &Path, json: bool) -> Result<(), Failure> {
                 );
             }
             for d in &delegates {
-                println!("  delegate: {d}");
+                println!("  delegate: {}", d.describe());
             }
             for (n, keys) in &ops {
                 if keys.is_empty() {
@@ -302,6 +306,18 @@ fn check(models: &[PathBuf]) -> Result<(), Failure> {
                     missing.push(format!("{}: backend {d} in method {name}", model.display()));
                 }
             }
+            for d in delegates::summarize(&program, name)? {
+                for kind in d.missing_node_kinds() {
+                    let line = format!(
+                        "{}: {} node kind {kind} in method {name}",
+                        model.display(),
+                        d.backend
+                    );
+                    if !missing.contains(&line) {
+                        missing.push(line);
+                    }
+                }
+            }
         }
     }
     if missing.is_empty() {
@@ -344,11 +360,16 @@ fn kernels(json: bool) {
         let dups: Vec<String> = et_runtime::registry::duplicates()
             .map(|(a, _)| format::json_str(a.name))
             .collect();
+        let kinds: Vec<String> = delegates::linked_node_kinds()
+            .iter()
+            .map(|k| format::json_str(k))
+            .collect();
         println!(
-            "{{\"total\":{},\"kernels\":[{}],\"duplicates\":[{}]}}",
+            "{{\"total\":{},\"kernels\":[{}],\"duplicates\":[{}],\"xnnpack_node_kinds\":[{}]}}",
             all.len(),
             rows.join(","),
-            dups.join(",")
+            dups.join(","),
+            kinds.join(",")
         );
         return;
     }
@@ -362,6 +383,14 @@ fn kernels(json: bool) {
         println!("{name:width$}  {dtype:10}  {krate}");
     }
     println!("{} kernels registered", all.len());
+    let kinds = delegates::linked_node_kinds();
+    if !kinds.is_empty() {
+        println!(
+            "XnnpackBackend node kinds ({}): {}",
+            kinds.len(),
+            kinds.join(", ")
+        );
+    }
     for (a, b) in et_runtime::registry::duplicates() {
         println!(
             "duplicate: {} ({}) registered by {} and {}",

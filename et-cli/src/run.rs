@@ -28,7 +28,7 @@ pub fn run(req: &RunRequest<'_>) -> Result<(), Failure> {
     let meta = program.method_meta(name)?;
     let data = read_inputs(&meta, name, req.inputs)?;
 
-    let mut buffers = MethodBuffers::for_method(&meta, req.scratch_mib << 20)?;
+    let mut buffers = MethodBuffers::for_program_method(&program, name, req.scratch_mib << 20)?;
     let (method_mem, mut planned, scratch) = buffers.split();
     let mut memory = MemoryManager::new(method_mem, &mut planned, scratch);
     let started = Instant::now();

@@ -34,6 +34,8 @@ fn noop_runs_with_default_ones() {
     );
 }
 
+/// Without the `xnnpack` feature (CI runs `cargo test -p et-cli --no-default-features`).
+#[cfg(not(feature = "xnnpack"))]
 #[test]
 fn missing_backend_is_named_and_exits_1() {
     let o = etch(&["run", fixture("mlp_xnnpack.pte").to_str().unwrap()]);

@@ -78,3 +78,11 @@ fn small_cnn_and_many_adds_three_runs_match_the_reference() {
     run_three_times("small_cnn");
     run_three_times("many_adds");
 }
+
+#[cfg(feature = "xnnpack")]
+#[test]
+fn xnnpack_programs_three_runs_match_executorch() {
+    run_three_times("mv2_xnnpack");
+    run_three_times("tiny_transformer_xnnpack");
+    run_three_times("small_cnn_xnnpack");
+}

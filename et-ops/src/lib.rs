@@ -4,6 +4,13 @@
 
 pub(crate) mod util;
 
+/// The f32 matrix multiply under `mm`, `addmm`, `bmm` and the convolutions, for code
+/// built on etch's kernels outside this crate (the XNNPACK backend runs its fully
+/// connected and convolution nodes on it). See [`sgemm`](gemm::sgemm).
+pub mod gemm {
+    pub use crate::util::gemm::{sgemm, sgemm_scratch_bytes, Mat, MatMut};
+}
+
 // Elementwise families.
 pub mod activation;
 pub mod binary;

@@ -4,7 +4,7 @@
 use core::fmt;
 
 use crate::data::NamedDataMap;
-use crate::error::Error;
+use crate::error::{Error, KernelResult};
 pub use crate::kernel::{KernelArgs, KernelContext};
 use crate::memory::Arena;
 
@@ -63,6 +63,87 @@ impl fmt::Debug for BackendInitContext<'_> {
     }
 }
 
+/// A node of a delegate's payload, named in errors: its position and its kind.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct NodeRef {
+    /// The node's index in the payload's execution order.
+    pub index: u32,
+    /// The node's kind as the payload names it (`Conv2d`).
+    pub kind: &'static str,
+}
+
+/// Why a backend refused a delegate at `init`: a code, what was wrong, the node it
+/// concerns and a name from the payload (a named-data key), if any. `load_method`
+/// reports it with the backend id and delegate index.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct DelegateError<'p> {
+    /// The code.
+    pub error: Error,
+    /// What was wrong (empty when only the code is known).
+    pub message: &'static str,
+    /// The payload node it concerns.
+    pub node: Option<NodeRef>,
+    /// A name the payload gives that the error is about (a named-data key).
+    pub name: Option<&'p str>,
+}
+
+impl<'p> DelegateError<'p> {
+    /// An error about the payload as a whole.
+    pub const fn new(error: Error, message: &'static str) -> Self {
+        DelegateError {
+            error,
+            message,
+            node: None,
+            name: None,
+        }
+    }
+
+    /// An error about node `index` of kind `kind`.
+    pub const fn at_node(
+        error: Error,
+        message: &'static str,
+        index: u32,
+        kind: &'static str,
+    ) -> Self {
+        DelegateError {
+            error,
+            message,
+            node: Some(NodeRef { index, kind }),
+            name: None,
+        }
+    }
+
+    /// The same error, about `name` (a named-data key, ...).
+    pub const fn naming(self, name: &'p str) -> Self {
+        DelegateError {
+            name: Some(name),
+            ..self
+        }
+    }
+}
+
+impl From<Error> for DelegateError<'_> {
+    fn from(error: Error) -> Self {
+        DelegateError::new(error, "")
+    }
+}
+
+impl fmt::Display for DelegateError<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if let Some(node) = self.node {
+            write!(f, "node {} ({}): ", node.index, node.kind)?;
+        }
+        if !self.message.is_empty() {
+            write!(f, "{}", self.message)?;
+            if let Some(name) = self.name {
+                write!(f, " `{name}`")?;
+            }
+            f.write_str(": ")?;
+        }
+        write!(f, "{}", self.error)
+    }
+}
+
 /// A delegate backend, registered with [`register_backend!`](crate::register_backend).
 ///
 /// Handles must be usable from whichever thread runs the method (a `Method` is `Send`).
@@ -73,12 +154,23 @@ pub trait Backend: Sync {
     }
 
     /// Prepares a delegate from its payload; called once per delegate at `load_method`.
-    fn init(
+    /// Whatever the handle needs beyond the call (plans, packed weights, buffers) comes
+    /// from [`BackendInitContext::allocate`], within [`method_memory`](Self::method_memory).
+    fn init<'p>(
         &self,
         ctx: &BackendInitContext<'_>,
-        processed: &[u8],
+        processed: &'p [u8],
         compile_specs: &[CompileSpec<'_>],
-    ) -> Result<DelegateHandle, Error>;
+    ) -> Result<DelegateHandle, DelegateError<'p>>;
+
+    /// An upper bound of the method memory `init` allocates for `processed`, so callers can
+    /// size the method buffer before loading ([`Program::method_memory_estimate`]). A
+    /// payload `init` would refuse may return anything; `init` reports what is wrong.
+    ///
+    /// [`Program::method_memory_estimate`]: crate::Program::method_memory_estimate
+    fn method_memory(&self, _processed: &[u8]) -> usize {
+        0
+    }
 
     /// Runs the delegate. `args` are the delegate's inputs followed by its outputs.
     fn execute(
@@ -86,7 +178,7 @@ pub trait Backend: Sync {
         ctx: &KernelContext<'_>,
         handle: DelegateHandle,
         args: &KernelArgs<'_>,
-    ) -> Result<(), Error>;
+    ) -> KernelResult;
 
     /// Releases the handle when the method is dropped.
     fn destroy(&self, _handle: DelegateHandle) {}
@@ -130,7 +222,7 @@ macro_rules! register_backend {
         const _: () = {
             #[$crate::__private::linkme::distributed_slice($crate::__private::BACKENDS)]
             #[linkme(crate = $crate::__private::linkme)]
-            static __ET_BACKEND: $crate::BackendEntry = $crate::BackendEntry {
+            static __ET_BACKEND: $crate::backend::BackendEntry = $crate::backend::BackendEntry {
                 name: $name,
                 backend: &$backend,
             };

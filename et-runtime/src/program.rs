@@ -18,6 +18,15 @@ pub use et_schema::op_name::OperatorName;
 pub(crate) use et_schema::reader::{to_str, Table, Vector};
 use et_schema::{header, ProgramView};
 
+/// One delegate of a method: which backend runs it, and the payload it is given.
+#[derive(Clone, Copy, Debug)]
+pub struct DelegateInfo<'d> {
+    /// The backend id (`XnnpackBackend`).
+    pub backend_id: &'d str,
+    /// The `processed` bytes the backend's `init` receives.
+    pub payload: &'d [u8],
+}
+
 /// A loaded program. Borrows its loader's bytes: constants are used in place.
 ///
 /// `Program` is `Sync`: several threads may load methods from one program.
@@ -219,6 +228,28 @@ impl<'d> Program<'d> {
         }
         let data = self.segment(sub.uint(fb::SubsegmentOffsets::VT_SEGMENT_INDEX, 4) as usize)?;
         sub_slice(data, offsets.uint(index, 8), nbytes)
+    }
+
+    /// The delegates of method `name`, in the order its DelegateCalls index them: each
+    /// backend id with its payload bytes (for tools: `etch ops`, selection, tests).
+    pub fn delegates(
+        &self,
+        name: &str,
+    ) -> Result<impl Iterator<Item = Result<DelegateInfo<'d>, Error>> + '_, Error> {
+        let meta = self.method_meta(name)?;
+        let list = meta
+            .plan()
+            .vector(fb::ExecutionPlan::VT_DELEGATES)
+            .unwrap_or(Vector::EMPTY);
+        Ok((0..list.len()).map(move |i| {
+            type D<'x> = fb::BackendDelegate<'x>;
+            let d = list.table(i).ok_or(Error::InvalidProgram)?;
+            let processed = d.table(D::VT_PROCESSED).ok_or(Error::InvalidProgram)?;
+            Ok(DelegateInfo {
+                backend_id: d.string(D::VT_ID).unwrap_or(""),
+                payload: self.delegate_payload(processed)?,
+            })
+        }))
     }
 
     /// A delegate's payload, from its `BackendDelegateDataReference`.

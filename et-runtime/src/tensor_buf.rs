@@ -166,7 +166,22 @@ fn bytes_of(v: &mut [u128]) -> &mut [u8] {
 }
 
 impl MethodBuffers {
-    /// Buffers for `meta` with `scratch_bytes` of kernel scratch.
+    /// Buffers for method `name` of `program` with `scratch_bytes` of kernel scratch,
+    /// including the method memory its delegates' backends take
+    /// ([`Program::method_memory_estimate`](crate::Program::method_memory_estimate)).
+    pub fn for_program_method(
+        program: &crate::Program<'_>,
+        name: &str,
+        scratch_bytes: usize,
+    ) -> Result<MethodBuffers, Error> {
+        let mut buffers = Self::for_method(&program.method_meta(name)?, scratch_bytes)?;
+        buffers.method = words(program.method_memory_estimate(name)?);
+        Ok(buffers)
+    }
+
+    /// Buffers for `meta` with `scratch_bytes` of kernel scratch. Method memory covers the
+    /// method's own tables; a method with delegates needs
+    /// [`for_program_method`](Self::for_program_method).
     pub fn for_method(
         meta: &crate::MethodMeta<'_>,
         scratch_bytes: usize,

@@ -75,8 +75,8 @@ fn fnv1a64_known_values() {
 }
 
 #[test]
-fn both_schemas_are_roots() {
-    assert_eq!(root_schemas(), ["flat_tensor", "program"]);
+fn every_schema_is_a_root() {
+    assert_eq!(root_schemas(), ["flat_tensor", "program", "xnnpack"]);
 }
 
 #[test]

@@ -105,10 +105,8 @@ pub fn run_case_with_data(
     let loader = FileLoader::open(dir.join(&spec.program)).map_err(|e| e.to_string())?;
     let program = Program::load_with_data(&loader, Verification::default(), &data_refs)
         .map_err(|e| e.to_string())?;
-    let meta = program
-        .method_meta(&spec.method)
+    let mut buffers = MethodBuffers::for_program_method(&program, &spec.method, 64 << 20)
         .map_err(|e| e.to_string())?;
-    let mut buffers = MethodBuffers::for_method(&meta, 64 << 20).map_err(|e| e.to_string())?;
     let (method_mem, mut planned, scratch) = buffers.split();
     let mut memory = MemoryManager::new(method_mem, &mut planned, scratch);
     let mut method = program
@@ -216,4 +214,60 @@ pub fn compare(dir: &std::path::Path, spec: &IoSpec, got: &[OwnedOutput]) -> Res
         }
     }
     Ok(())
+}
+
+/// Loads every method of a (possibly corrupted) program and runs it on zero inputs,
+/// ignoring errors: what matters is that nothing panics, hangs or over-allocates. Methods
+/// whose memory estimate exceeds 16 MiB are skipped.
+pub fn load_and_run_bytes(bytes: &[u8]) {
+    load_and_run_with_data(bytes, None);
+}
+
+/// [`load_and_run_bytes`] with a `.ptd` data file from arbitrary bytes.
+pub fn load_and_run_with_data(bytes: &[u8], data: Option<&[u8]>) {
+    let data_loader = FileLoader::from_bytes(data.unwrap_or(&[]));
+    let data = match data.map(|_| DataFile::load(&data_loader, "data.ptd")) {
+        Some(Err(_)) => return,
+        Some(Ok(d)) => Some(d),
+        None => None,
+    };
+    let files: Vec<&DataFile<'_>> = data.iter().collect();
+    let loader = FileLoader::from_bytes(bytes);
+    let Ok(program) = Program::load_with_data(&loader, Verification::default(), &files) else {
+        return;
+    };
+    for name in program.method_names().collect::<Vec<_>>() {
+        let Ok(meta) = program.method_meta(name) else {
+            continue;
+        };
+        let sizes: Vec<usize> = (0..meta.num_planned_buffers())
+            .map(|i| meta.planned_buffer_size(i).unwrap_or(0))
+            .collect();
+        let Ok(estimate) = program.method_memory_estimate(name) else {
+            continue;
+        };
+        if sizes.iter().sum::<usize>() > 1 << 24 || estimate > 1 << 24 {
+            continue;
+        }
+        let mut method_mem = vec![0u128; estimate.div_ceil(16)];
+        let mut planned_mem: Vec<Vec<u128>> =
+            sizes.iter().map(|s| vec![0u128; s.div_ceil(16)]).collect();
+        let mut planned: Vec<&mut [u8]> = planned_mem.iter_mut().map(|b| bytes_of(b)).collect();
+        let mut scratch = vec![0u128; 1024];
+        let mut memory = MemoryManager::new(
+            bytes_of(&mut method_mem),
+            &mut planned,
+            bytes_of(&mut scratch),
+        );
+        let Ok(mut method) = program.load_method(name, &mut memory) else {
+            continue;
+        };
+        method.set_instruction_limit(10_000);
+        for i in 0..method.num_inputs() {
+            if let Ok(t) = method.input_tensor_mut(i) {
+                let _ = t.bytes_mut().map(|b| b.fill(0));
+            }
+        }
+        let _ = method.execute();
+    }
 }

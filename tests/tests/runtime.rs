@@ -4,9 +4,11 @@
 
 use et_runtime::{
     DataFile, Error, FileLoader, KernelError, LoadDetail, MemoryManager, Program, ScalarType,
-    Verification,
 };
-use etch_tests::{bytes_of, compare, fixture, fixtures_dir, run_case, IoSpec, MethodBuffers};
+use etch_tests::{
+    bytes_of, compare, fixture, fixtures_dir, load_and_run_bytes, load_and_run_with_data, run_case,
+    IoSpec, MethodBuffers,
+};
 
 mod hand_kernels;
 
@@ -269,59 +271,6 @@ fn unknown_method_is_invalid_argument() {
     let mut memory = MemoryManager::without_temp(bytes_of(&mut m), &mut none);
     let err = program.load_method("backward", &mut memory).unwrap_err();
     assert_eq!(err.error, Error::InvalidArgument);
-}
-
-/// Loads and (if possible) runs a program from arbitrary bytes; must never panic.
-fn load_and_run_bytes(bytes: &[u8]) {
-    load_and_run_with_data(bytes, None);
-}
-
-/// [`load_and_run_bytes`] with a `.ptd` data file from arbitrary bytes.
-fn load_and_run_with_data(bytes: &[u8], data: Option<&[u8]>) {
-    let data_loader = FileLoader::from_bytes(data.unwrap_or(&[]));
-    let data = match data.map(|_| DataFile::load(&data_loader, "data.ptd")) {
-        Some(Err(_)) => return,
-        Some(Ok(d)) => Some(d),
-        None => None,
-    };
-    let files: Vec<&DataFile<'_>> = data.iter().collect();
-    let loader = FileLoader::from_bytes(bytes);
-    let Ok(program) = Program::load_with_data(&loader, Verification::default(), &files) else {
-        return;
-    };
-    for name in program.method_names().collect::<Vec<_>>() {
-        let Ok(meta) = program.method_meta(name) else {
-            continue;
-        };
-        let sizes: Vec<usize> = (0..meta.num_planned_buffers())
-            .map(|i| meta.planned_buffer_size(i).unwrap_or(0))
-            .collect();
-        if sizes.iter().sum::<usize>() > 1 << 24
-            || et_runtime::method_allocator_estimate(&meta) > 1 << 24
-        {
-            continue;
-        }
-        let mut method_mem = vec![0u128; et_runtime::method_allocator_estimate(&meta).div_ceil(16)];
-        let mut planned_mem: Vec<Vec<u128>> =
-            sizes.iter().map(|s| vec![0u128; s.div_ceil(16)]).collect();
-        let mut planned: Vec<&mut [u8]> = planned_mem.iter_mut().map(|b| bytes_of(b)).collect();
-        let mut scratch = vec![0u128; 1024];
-        let mut memory = MemoryManager::new(
-            bytes_of(&mut method_mem),
-            &mut planned,
-            bytes_of(&mut scratch),
-        );
-        let Ok(mut method) = program.load_method(name, &mut memory) else {
-            continue;
-        };
-        method.set_instruction_limit(10_000);
-        for i in 0..method.num_inputs() {
-            if let Ok(t) = method.input_tensor_mut(i) {
-                let _ = t.bytes_mut().map(|b| b.fill(0));
-            }
-        }
-        let _ = method.execute();
-    }
 }
 
 #[test]

@@ -6,7 +6,9 @@ use core::ptr::NonNull;
 
 use super::build::{Builder, Plan};
 use super::error::{note, LoadDetail};
-use crate::backend::{find_backend, BackendEntry, BackendInitContext, CompileSpec, DelegateHandle};
+use crate::backend::{
+    find_backend, BackendEntry, BackendInitContext, CompileSpec, DelegateError, DelegateHandle,
+};
 use crate::error::Error;
 use crate::program::{Table, Vector};
 use et_schema::fields as fb;
@@ -26,7 +28,7 @@ impl<'a> Builder<'a, '_> {
         let n = list.len();
         let storage = self.arena.alloc_array::<Delegate>(n)?;
         for count in 0..n {
-            match self.init_delegate(list.table(count)) {
+            match self.init_delegate(count, list.table(count)) {
                 // SAFETY: `count < n`, inside the allocation made above.
                 Ok(delegate) => unsafe { storage.as_ptr().add(count).write(delegate) },
                 Err(e) => {
@@ -40,7 +42,7 @@ impl<'a> Builder<'a, '_> {
     }
 
     #[inline(never)]
-    fn init_delegate(&self, d: Option<Table<'a>>) -> Result<Delegate, Error> {
+    fn init_delegate(&self, index: usize, d: Option<Table<'a>>) -> Result<Delegate, Error> {
         type D<'x> = fb::BackendDelegate<'x>;
         let d = d.ok_or(Error::InvalidProgram)?;
         let id = d.string(D::VT_ID).unwrap_or("");
@@ -48,7 +50,7 @@ impl<'a> Builder<'a, '_> {
             let detail = LoadDetail::MissingBackend { id };
             return Err(note(self.detail, Error::NotFound, detail));
         };
-        let init = || {
+        let init = || -> Result<DelegateHandle, DelegateError<'a>> {
             let processed = d.table(D::VT_PROCESSED).ok_or(Error::InvalidProgram)?;
             let payload = self.program.delegate_payload(processed)?;
             let specs_fb = d.vector(D::VT_COMPILE_SPECS).unwrap_or(Vector::EMPTY);
@@ -78,7 +80,16 @@ impl<'a> Builder<'a, '_> {
         };
         match init() {
             Ok(handle) => Ok(Delegate { backend, handle }),
-            Err(e) => Err(note(self.detail, e, LoadDetail::BackendInit { id })),
+            Err(e) => {
+                let detail = LoadDetail::BackendInit {
+                    id,
+                    delegate: index,
+                    message: e.message,
+                    node: e.node,
+                    name: e.name,
+                };
+                Err(note(self.detail, e.error, detail))
+            }
         }
     }
 }

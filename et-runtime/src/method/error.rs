@@ -6,6 +6,7 @@
 use core::cell::Cell;
 use core::fmt;
 
+use crate::backend::NodeRef;
 use crate::error::Error;
 use crate::kernel::ArgKind;
 use crate::program::OperatorName;
@@ -79,10 +80,18 @@ pub enum LoadDetail<'d> {
         /// The backend id.
         id: &'d str,
     },
-    /// A backend failed to initialize its delegate.
+    /// A backend refused a delegate's payload.
     BackendInit {
         /// The backend id.
         id: &'d str,
+        /// The delegate's index in the method's delegate list.
+        delegate: usize,
+        /// What the backend found wrong (may be empty).
+        message: &'static str,
+        /// The payload node concerned, if any.
+        node: Option<NodeRef>,
+        /// A name from the payload the problem is about (a named-data key), if any.
+        name: Option<&'d str>,
     },
     /// An external tensor's data is missing or does not fit the tensor.
     ExternalData {
@@ -220,7 +229,19 @@ impl fmt::Display for LoadError<'_> {
             LoadDetail::MissingBackend { id } => {
                 write!(f, "backend {id} is not registered in this binary: {}", self.error)
             }
-            LoadDetail::BackendInit { id } => write!(f, "backend {id} failed to initialize: {}", self.error),
+            LoadDetail::BackendInit { id, delegate, message, node, name } => {
+                write!(f, "delegate {delegate} ({id})")?;
+                if let Some(node) = node {
+                    write!(f, ", node {} ({})", node.index, node.kind)?;
+                }
+                if !message.is_empty() {
+                    write!(f, ": {message}")?;
+                }
+                if let Some(name) = name {
+                    write!(f, " `{name}`")?;
+                }
+                write!(f, ": {}", self.error)
+            }
             LoadDetail::ExternalData { key, file, problem } => {
                 write_external(f, key, file, problem)?;
                 write!(f, ": {}", self.error)

@@ -2,6 +2,9 @@
 
 use super::delegates::Delegate;
 use super::instructions::Instr;
+use crate::backend::find_backend;
+use crate::error::Error;
+use crate::program::Program;
 use crate::program::{tag, value_at, MethodMeta, TensorInfo, Vector};
 use crate::tensor::Tensor;
 use crate::value::Value;
@@ -70,4 +73,22 @@ pub fn method_allocator_estimate(meta: &MethodMeta<'_>) -> usize {
     bytes += meta.num_planned_buffers() * 16 + 16;
     bytes += len(plan.vector(P::VT_DELEGATES)) * (core::mem::size_of::<Delegate>() + 256);
     bytes
+}
+
+impl Program<'_> {
+    /// Bytes of method memory loading method `name` needs: the tables' estimate
+    /// ([`method_allocator_estimate`]) plus what each delegate's backend says its `init`
+    /// takes ([`Backend::method_memory`](crate::backend::Backend::method_memory)). Fails
+    /// when the method does not exist or a delegate's payload cannot be read; a delegate
+    /// whose backend is not registered adds nothing (loading it fails anyway).
+    pub fn method_memory_estimate(&self, name: &str) -> Result<usize, Error> {
+        let mut bytes = method_allocator_estimate(&self.method_meta(name)?);
+        for delegate in self.delegates(name)? {
+            let delegate = delegate?;
+            if let Some(b) = find_backend(delegate.backend_id) {
+                bytes = bytes.saturating_add(b.backend.method_memory(delegate.payload));
+            }
+        }
+        Ok(bytes)
+    }
 }

@@ -122,7 +122,7 @@ impl<'a> Method<'a> {
                 };
                 // SAFETY: as above.
                 unsafe { self.temp.reset_shared() };
-                result.map_err(|e| (e, "delegate failed"))?;
+                result.map_err(|e| (e.error, e.message))?;
                 Ok(pc + 1)
             }
             Instr::Move { from, to } => {

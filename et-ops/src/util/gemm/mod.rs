@@ -235,6 +235,15 @@ fn detected_level() -> Level {
     }
 }
 
+/// Scratch bytes [`sgemm`] takes from its context for an `m x n x k` product (the two
+/// packing buffers and their alignment), an upper bound for every micro-kernel.
+pub fn sgemm_scratch_bytes(m: usize, n: usize, k: usize) -> usize {
+    let kc = k.min(KC);
+    let mc = round_up(m, 12).min(120);
+    let nc = round_up(n, 32).min(2048);
+    (mc * kc + kc * nc) * 4 + 2 * 16
+}
+
 #[inline(always)]
 fn round_up(x: usize, to: usize) -> usize {
     x.div_ceil(to) * to

@@ -1,0 +1,65 @@
+//! The `Backend` implementation and its registration.
+
+use core::mem::{align_of, size_of};
+use core::ptr::NonNull;
+
+use et_runtime::backend::{
+    Backend, BackendInitContext, CompileSpec, DelegateError, DelegateHandle, KernelArgs,
+    KernelContext,
+};
+use et_runtime::{Error, KernelError, KernelResult};
+use et_schema::xnnpack::Graph;
+
+use crate::exec;
+use crate::plan::{self, Plan};
+
+/// The XNNPACK backend. Registered as `XnnpackBackend` when this crate is linked.
+#[derive(Debug)]
+pub struct XnnpackBackend;
+
+static XNNPACK: XnnpackBackend = XnnpackBackend;
+et_runtime::register_backend!("XnnpackBackend", XNNPACK);
+
+fn parse(processed: &[u8]) -> Result<Graph<'_>, DelegateError<'static>> {
+    Graph::parse(processed).map_err(|e| DelegateError::new(e.error, e.reason))
+}
+
+impl Backend for XnnpackBackend {
+    fn init<'p>(
+        &self,
+        ctx: &BackendInitContext<'_>,
+        processed: &'p [u8],
+        _compile_specs: &[CompileSpec<'_>],
+    ) -> Result<DelegateHandle, DelegateError<'p>> {
+        let graph = parse(processed)?;
+        let named = |key: &str| ctx.named_data().get(key).map(|d| d.bytes);
+        let built = plan::build(ctx, &graph, &named)?;
+        let p = ctx
+            .allocate(size_of::<Plan>(), align_of::<Plan>())
+            .map_err(|e| DelegateError::new(e, "method memory is too small for the XNNPACK plan"))?
+            .cast::<Plan>();
+        // SAFETY: `allocate` returned fresh memory of `Plan`'s size and alignment, valid
+        // for the method's lifetime; nothing else refers to it.
+        unsafe { p.write(built) };
+        Ok(DelegateHandle(p.cast()))
+    }
+
+    fn method_memory(&self, processed: &[u8]) -> usize {
+        parse(processed).map_or(0, |g| {
+            plan::memory_bound(&g) + size_of::<Plan>() + align_of::<Plan>()
+        })
+    }
+
+    fn execute(
+        &self,
+        _ctx: &KernelContext<'_>,
+        handle: DelegateHandle,
+        args: &KernelArgs<'_>,
+    ) -> KernelResult {
+        let plan = NonNull::new(handle.0.cast::<Plan>()).ok_or(KernelError::new(
+            Error::InvalidState,
+            "the XNNPACK delegate was not initialized",
+        ))?;
+        exec::execute(plan, args)
+    }
+}

@@ -1,0 +1,67 @@
+//! Copies a tensor into a permutation of its dims (`out.dims[i] = in.dims[perm[i]]`).
+
+use crate::plan::{Shape, MAX_RANK};
+
+/// `out[i0, i1, ..] = x[.. i_k at dim perm[k] ..]`, both dense.
+pub(crate) fn permute(x: &[f32], in_shape: &Shape, perm: &[usize], out: &mut [f32]) {
+    let rank = in_shape.rank();
+    if rank == 0 {
+        out.copy_from_slice(x);
+        return;
+    }
+    let mut in_strides = [0usize; MAX_RANK];
+    let mut step = 1;
+    for d in (0..rank).rev() {
+        in_strides[d] = step;
+        step *= in_shape.dims()[d];
+    }
+    // Output dim k walks input dim perm[k].
+    let mut sizes = [0usize; MAX_RANK];
+    let mut strides = [0usize; MAX_RANK];
+    for k in 0..rank {
+        sizes[k] = in_shape.dims()[perm[k]];
+        strides[k] = in_strides[perm[k]];
+    }
+    let inner = sizes[rank - 1];
+    let inner_stride = strides[rank - 1];
+    let mut index = [0usize; MAX_RANK];
+    let mut src = 0usize;
+    for run in out.chunks_exact_mut(inner.max(1)) {
+        if inner == 0 {
+            break;
+        }
+        for (i, o) in run.iter_mut().enumerate() {
+            *o = x[src + i * inner_stride];
+        }
+        for d in (0..rank - 1).rev() {
+            index[d] += 1;
+            src += strides[d];
+            if index[d] < sizes[d] {
+                break;
+            }
+            src -= strides[d] * index[d];
+            index[d] = 0;
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn nchw_to_nhwc() {
+        let shape = Shape::new(&[1, 2, 2, 3]).unwrap();
+        let x: [f32; 12] = core::array::from_fn(|i| i as f32);
+        let mut out = [0f32; 12];
+        permute(&x, &shape, &[0, 2, 3, 1], &mut out);
+        // out[0, h, w, c] = x[0, c, h, w]
+        for h in 0..2 {
+            for w in 0..3 {
+                for c in 0..2 {
+                    assert_eq!(out[(h * 3 + w) * 2 + c], x[(c * 2 + h) * 3 + w]);
+                }
+            }
+        }
+    }
+}

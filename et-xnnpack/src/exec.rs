@@ -1,0 +1,210 @@
+//! Executing a plan: bind the call's tensors to the delegate's inputs and outputs, then
+//! run the steps in order, each with the same scratch.
+
+use core::ptr::NonNull;
+
+use et_runtime::backend::KernelArgs;
+use et_runtime::{Arena, Error, KernelContext, KernelError, KernelResult, ScalarType};
+
+use crate::plan::{Plan, Shape, Storage, Value};
+
+fn fail(error: Error, message: &'static str) -> KernelError {
+    KernelError::new(error, message)
+}
+
+/// What a step sees while it runs: value shapes and data, and the scratch.
+#[derive(Debug)]
+pub(crate) struct Frame<'f> {
+    plan: &'f Plan,
+}
+
+impl Frame<'_> {
+    fn value(&self, v: u32) -> &Value {
+        debug_assert!((v as usize) < self.plan.num_values);
+        // SAFETY: steps only name value indices the builder handed out (`< num_values`);
+        // the table lives in method memory for the plan's lifetime.
+        unsafe { &*self.plan.values.as_ptr().add(v as usize) }
+    }
+
+    /// Value `v`'s shape.
+    pub(crate) fn shape(&self, v: u32) -> Shape {
+        self.value(v).shape
+    }
+
+    fn ptr(&self, v: u32) -> *mut f32 {
+        // SAFETY: as in `value`: `v < num_values`, and `data` has `num_values` entries.
+        unsafe { *self.plan.data.as_ptr().add(v as usize) }.cast::<f32>()
+    }
+
+    /// The data of a step's inputs and its output. The plan guarantees what makes this
+    /// sound: the output is none of the inputs, intermediate values live at the same node
+    /// never share bytes (liveness), constants are never written, and the call's output
+    /// tensors overlap none of its inputs (checked by [`bind`]); so the `&mut` aliases
+    /// nothing handed out here, and the borrows end with the step.
+    #[allow(
+        clippy::mut_from_ref,
+        reason = "the output's bytes are disjoint from everything else a step can reach"
+    )]
+    pub(crate) fn operands<const N: usize>(
+        &self,
+        inputs: [u32; N],
+        output: u32,
+    ) -> KernelResult<([&[f32]; N], &mut [f32])> {
+        if inputs.contains(&output) {
+            return Err(fail(Error::Internal, "a step writes one of its inputs"));
+        }
+        let ins = inputs.map(|v| {
+            // SAFETY: `ptr(v)` points to `numel` f32s (bound externals, constants checked
+            // at init, or a slice of the intermediate buffer sized by liveness), 4-aligned
+            // (the plan only keeps aligned constants; buffers are 64-aligned; tensors of
+            // dtype float are 4-aligned), valid while the step runs; see above for aliasing.
+            unsafe { core::slice::from_raw_parts(self.ptr(v), self.value(v).numel()) }
+        });
+        let out = self.value(output);
+        if out.is_constant() || matches!(out.storage, Storage::Input { .. }) {
+            return Err(fail(
+                Error::Internal,
+                "a step writes a constant or an input",
+            ));
+        }
+        // SAFETY: as for the inputs; no other reference to the output's bytes exists while
+        // the step runs (see above).
+        let out = unsafe { core::slice::from_raw_parts_mut(self.ptr(output), out.numel()) };
+        Ok((ins, out))
+    }
+
+    /// The plan's scratch (the running step's alone): `floats` f32s for the step, and
+    /// the rest as a [`Scratch`] for kernel calls, each of which starts from empty.
+    #[allow(
+        clippy::mut_from_ref,
+        reason = "the scratch belongs to the one step running"
+    )]
+    pub(crate) fn scratch(&self, floats: usize) -> KernelResult<(&mut [f32], Scratch<'_>)> {
+        // SAFETY: the scratch is `scratch_len` bytes of method memory, 64-aligned, that
+        // only the running step uses (steps run one at a time and execute holds the
+        // method exclusively); the borrows end with the step. Every bit pattern is an f32.
+        let bytes = unsafe {
+            core::slice::from_raw_parts_mut(self.plan.scratch.as_ptr(), self.plan.scratch_len)
+        };
+        let (head, rest) = bytes
+            .split_at_mut_checked(floats.saturating_mul(4).next_multiple_of(64))
+            .ok_or(fail(
+                Error::MemoryAllocationFailed,
+                "the node scratch is too small",
+            ))?;
+        // SAFETY: `head` is 64-aligned (the scratch's start) and holds at least `floats`
+        // f32s; f32 has no invalid bit patterns.
+        let floats =
+            unsafe { core::slice::from_raw_parts_mut(head.as_mut_ptr().cast::<f32>(), floats) };
+        Ok((floats, Scratch(rest)))
+    }
+}
+
+/// Scratch memory for kernel calls inside a step (GEMMs): each call gets a context over
+/// all of it, so a loop of calls reuses the same bytes.
+#[derive(Debug)]
+pub(crate) struct Scratch<'s>(&'s mut [u8]);
+
+impl Scratch<'_> {
+    /// Runs `f` with a fresh kernel context over the scratch.
+    pub(crate) fn with<R>(&mut self, f: impl FnOnce(&KernelContext<'_>) -> R) -> R {
+        let arena = Arena::new(&mut *self.0);
+        f(&KernelContext::new(&arena))
+    }
+}
+
+/// Binds the call's tensors: each delegate input and output must be a float32 tensor with
+/// the value's sizes (in its dim order, as XNNPACK sees it), and no output may overlap an
+/// input or another output.
+fn bind(plan: &Plan, args: &KernelArgs<'_>) -> KernelResult {
+    if args.len() != plan.num_args {
+        return Err(fail(
+            Error::InvalidArgument,
+            "the delegate call passes a different number of tensors than its graph has inputs and outputs",
+        ));
+    }
+    let mut ranges = [(0usize, 0usize, false); 16];
+    let mut n = 0;
+    for v in 0..plan.num_values {
+        // SAFETY: `v < num_values`.
+        let value = unsafe { &*plan.values.as_ptr().add(v) };
+        let (arg, is_output) = match value.storage {
+            Storage::Input { arg } => (arg as usize, false),
+            Storage::Output { arg } => (arg as usize, true),
+            _ => continue,
+        };
+        let ptr = if is_output {
+            // SAFETY: each delegate output value names a distinct argument (`arg` comes from
+            // one value each; the builder refuses a value that is both input and output),
+            // and this reference is dropped before the steps run.
+            let t = unsafe { args.tensor_mut(arg)? };
+            check_tensor(t, value)?;
+            t.data_mut::<f32>()?.as_mut_ptr().cast::<u8>()
+        } else {
+            let t = args.tensor(arg)?;
+            check_tensor(t, value)?;
+            t.data::<f32>()?.as_ptr().cast::<u8>().cast_mut()
+        };
+        let start = ptr as usize;
+        let range = (start, start + value.numel() * 4, is_output);
+        for &(s, e, out) in &ranges[..n.min(ranges.len())] {
+            if (out || is_output) && s < range.1 && range.0 < e {
+                return Err(fail(
+                    Error::InvalidArgument,
+                    "a delegate output overlaps another of the call's tensors",
+                ));
+            }
+        }
+        if n < ranges.len() {
+            ranges[n] = range;
+        }
+        n += 1;
+        // SAFETY: `v < num_values`; the table is the plan's, written only here and at init.
+        unsafe { *plan.data.as_ptr().add(v) = ptr };
+    }
+    if n > ranges.len() {
+        // More externals than the overlap table holds: only the first 16 were compared.
+        return Err(fail(
+            Error::NotSupported,
+            "delegates with more than 16 inputs and outputs are not supported",
+        ));
+    }
+    Ok(())
+}
+
+fn check_tensor(t: &et_runtime::Tensor, value: &Value) -> KernelResult {
+    if t.dtype() != ScalarType::Float {
+        return Err(fail(Error::InvalidType, "a delegate tensor is not float32"));
+    }
+    let dims = value.shape.dims();
+    let order = t.dim_order();
+    let same = t.dim() == dims.len()
+        && order
+            .iter()
+            .zip(dims)
+            .all(|(&d, &size)| t.sizes().get(usize::from(d)) == Some(&size));
+    // A 0-dim tensor is a one-element value to XNNPACK (the serializer writes it as [1]).
+    let scalar = t.dim() == 0 && dims.iter().all(|&d| d == 1);
+    if !same && !scalar {
+        return Err(fail(
+            Error::InvalidArgument,
+            "a delegate tensor's sizes differ from the graph's (dynamic shapes are not supported yet)",
+        ));
+    }
+    Ok(())
+}
+
+/// Runs the plan on the call's tensors.
+pub(crate) fn execute(plan: NonNull<Plan>, args: &KernelArgs<'_>) -> KernelResult {
+    // SAFETY: the handle points to the plan `init` built in method memory; execute runs
+    // with the method held exclusively, so nothing else uses the plan meanwhile.
+    let plan = unsafe { plan.as_ref() };
+    bind(plan, args)?;
+    let frame = Frame { plan };
+    for s in 0..plan.num_steps {
+        // SAFETY: `s < num_steps`, all written at init.
+        let step = unsafe { &*plan.steps.as_ptr().add(s) };
+        (step.run)(step, &frame)?;
+    }
+    Ok(())
+}

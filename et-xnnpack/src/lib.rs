@@ -1,0 +1,31 @@
+//! etch's XNNPACK backend: runs the delegate payloads ExecuTorch's XNNPACK partitioner
+//! writes (backend id `XnnpackBackend`) on etch's own kernels, in `no_std` Rust, with no
+//! C library and no heap.
+//!
+//! Linking this crate registers the backend (`use et_xnnpack as _;`). At `load_method` it
+//! parses each payload ([`et_schema::xnnpack`]), checks every node, value and flag, packs
+//! constant weights and lays out the intermediate values in method memory; an unknown node
+//! kind, datatype or flag is a load error naming the node, its index and kind. Execute
+//! binds the call's tensors and runs the nodes in order, in XNNPACK's layouts (NHWC
+//! activations; OHWI convolution filters; `[out, in]` fully connected weights).
+//!
+//! Supported: fp32 graphs with static shapes. Node kinds: see [`NODES`] (and the README).
+//! Size callers' method memory with `Program::method_memory_estimate`, which asks this
+//! backend for its bound.
+
+#![no_std]
+#![deny(missing_docs)]
+
+mod backend;
+mod compute;
+mod exec;
+mod nodes;
+mod plan;
+
+pub use backend::XnnpackBackend;
+pub use nodes::{NodeSpec, NODES};
+
+/// The node kinds this build runs, in slice order.
+pub fn node_kinds() -> impl Iterator<Item = et_schema::xnnpack::NodeKind> {
+    NODES.iter().map(|s| s.kind)
+}

@@ -1,0 +1,181 @@
+//! The one-input elementwise kinds (activations and math): Clamp, Abs, Negate, Square,
+//! SquareRoot, ReciprocalSquareRoot, Exp, Log, Floor, Ceiling, Sigmoid, Tanh, Gelu,
+//! Hardswish, Sin, Cos, ELU and LeakyReLU, each one arm of `run`; the fused output range
+//! applies after it.
+
+use et_runtime::backend::DelegateError;
+use et_runtime::KernelResult;
+use et_schema::xnnpack::fields as xf;
+use et_schema::xnnpack::NodeView;
+
+use super::{check_flags, register, wrong_params, Clamp, Params, Step};
+use crate::exec::Frame;
+use crate::plan::Builder;
+
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub(crate) enum UnaryOp {
+    Clamp,
+    Abs,
+    Negate,
+    Square,
+    SquareRoot,
+    ReciprocalSquareRoot,
+    Exp,
+    Log,
+    Floor,
+    Ceiling,
+    Sigmoid,
+    Tanh,
+    Gelu,
+    Hardswish,
+    Sin,
+    Cos,
+    Elu(f32),
+    LeakyRelu(f32),
+}
+
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Unary {
+    input: u32,
+    output: u32,
+    op: UnaryOp,
+    clamp: Clamp,
+}
+
+fn prepare_with(
+    b: &mut Builder<'_>,
+    node: &NodeView<'_>,
+    op: UnaryOp,
+    (input, output, flags): (u16, u16, u16),
+) -> Result<Step, DelegateError<'static>> {
+    check_flags(b, node.u32(flags), 0)?;
+    let input = b.read(node.u32(input))?;
+    let output = b.write(node.u32(output), &[input])?;
+    if b.shape(input) != b.shape(output) {
+        return Err(b.invalid("the output's sizes differ from the input's"));
+    }
+    Ok(Step {
+        run,
+        params: Params::Unary(Unary {
+            input,
+            output,
+            op,
+            clamp: Clamp::of(node),
+        }),
+    })
+}
+
+type N1<'a> = xf::_XNNNode1x1<'a>;
+const FIELDS_1X1: (u16, u16, u16) = (N1::VT_INPUT_ID, N1::VT_OUTPUT_ID, N1::VT_FLAGS);
+
+macro_rules! simple {
+    ($($name:ident => $op:expr;)*) => {$(
+        fn $name(b: &mut Builder<'_>, node: &NodeView<'_>) -> Result<Step, DelegateError<'static>> {
+            prepare_with(b, node, $op, FIELDS_1X1)
+        }
+    )*};
+}
+
+simple! {
+    prepare_clamp => UnaryOp::Clamp;
+    prepare_abs => UnaryOp::Abs;
+    prepare_negate => UnaryOp::Negate;
+    prepare_square => UnaryOp::Square;
+    prepare_sqrt => UnaryOp::SquareRoot;
+    prepare_rsqrt => UnaryOp::ReciprocalSquareRoot;
+    prepare_exp => UnaryOp::Exp;
+    prepare_log => UnaryOp::Log;
+    prepare_floor => UnaryOp::Floor;
+    prepare_ceiling => UnaryOp::Ceiling;
+    prepare_sigmoid => UnaryOp::Sigmoid;
+    prepare_tanh => UnaryOp::Tanh;
+    prepare_gelu => UnaryOp::Gelu;
+    prepare_hardswish => UnaryOp::Hardswish;
+    prepare_sin => UnaryOp::Sin;
+    prepare_cos => UnaryOp::Cos;
+}
+
+fn prepare_elu(b: &mut Builder<'_>, node: &NodeView<'_>) -> Result<Step, DelegateError<'static>> {
+    type E<'a> = xf::XNNELU<'a>;
+    let alpha = node.f32(E::VT_ALPHA);
+    prepare_with(
+        b,
+        node,
+        UnaryOp::Elu(alpha),
+        (E::VT_INPUT_ID, E::VT_OUTPUT_ID, E::VT_FLAGS),
+    )
+}
+
+fn prepare_leaky_relu(
+    b: &mut Builder<'_>,
+    node: &NodeView<'_>,
+) -> Result<Step, DelegateError<'static>> {
+    type L<'a> = xf::XNNLeakyReLU<'a>;
+    let slope = node.f32(L::VT_NEGATIVE_SLOPE);
+    let fields = (L::VT_INPUT_ID, L::VT_OUTPUT_ID, L::VT_FLAGS);
+    prepare_with(b, node, UnaryOp::LeakyRelu(slope), fields)
+}
+
+register! {
+    XNNClamp => prepare_clamp;
+    XNNAbs => prepare_abs;
+    XNNNegate => prepare_negate;
+    XNNSquare => prepare_square;
+    XNNSquareRoot => prepare_sqrt;
+    XNNReciprocalSquareRoot => prepare_rsqrt;
+    XNNExp => prepare_exp;
+    XNNLog => prepare_log;
+    XNNFloor => prepare_floor;
+    XNNCeiling => prepare_ceiling;
+    XNNSigmoid => prepare_sigmoid;
+    XNNTanh => prepare_tanh;
+    XNNGelu => prepare_gelu;
+    XNNHardswish => prepare_hardswish;
+    XNNSin => prepare_sin;
+    XNNCos => prepare_cos;
+    XNNELU => prepare_elu;
+    XNNLeakyReLU => prepare_leaky_relu;
+}
+
+fn run(step: &Step, frame: &Frame<'_>) -> KernelResult {
+    let Params::Unary(p) = step.params else {
+        return Err(wrong_params());
+    };
+    let ([x], out) = frame.operands([p.input], p.output)?;
+    // One match outside the loop, so each op's loop is a plain (vectorizable) map.
+    match p.op {
+        UnaryOp::Clamp => map(x, out, |v| v),
+        UnaryOp::Abs => map(x, out, f32::abs),
+        UnaryOp::Negate => map(x, out, |v| -v),
+        UnaryOp::Square => map(x, out, |v| v * v),
+        UnaryOp::SquareRoot => map(x, out, libm::sqrtf),
+        UnaryOp::ReciprocalSquareRoot => map(x, out, |v| 1.0 / libm::sqrtf(v)),
+        UnaryOp::Exp => map(x, out, libm::expf),
+        UnaryOp::Log => map(x, out, libm::logf),
+        UnaryOp::Floor => map(x, out, libm::floorf),
+        UnaryOp::Ceiling => map(x, out, libm::ceilf),
+        UnaryOp::Sigmoid => map(x, out, |v| 1.0 / (1.0 + libm::expf(-v))),
+        UnaryOp::Tanh => map(x, out, libm::tanhf),
+        UnaryOp::Gelu => map(x, out, |v| {
+            0.5 * v * (1.0 + libm::erff(v * core::f32::consts::FRAC_1_SQRT_2))
+        }),
+        UnaryOp::Hardswish => map(x, out, |v| v * (v + 3.0).clamp(0.0, 6.0) / 6.0),
+        UnaryOp::Sin => map(x, out, libm::sinf),
+        UnaryOp::Cos => map(x, out, libm::cosf),
+        UnaryOp::Elu(alpha) => map(
+            x,
+            out,
+            |v| if v > 0.0 { v } else { alpha * libm::expm1f(v) },
+        ),
+        UnaryOp::LeakyRelu(slope) => map(x, out, |v| if v >= 0.0 { v } else { v * slope }),
+    }
+    p.clamp.apply(out);
+    Ok(())
+}
+
+#[inline(always)]
+fn map(x: &[f32], out: &mut [f32], f: impl Fn(f32) -> f32) {
+    for (o, &v) in out.iter_mut().zip(x) {
+        *o = f(v);
+    }
+}

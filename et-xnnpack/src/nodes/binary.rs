@@ -1,0 +1,162 @@
+//! The two-input elementwise kinds with NumPy broadcasting: Add, Subtract, Multiply, Div,
+//! Minimum, Maximum and PReLU (`x` where `x >= 0`, else `x * slope`), each one arm of
+//! `run`; the fused output range applies after it.
+
+use et_runtime::backend::DelegateError;
+use et_runtime::KernelResult;
+use et_schema::xnnpack::fields as xf;
+use et_schema::xnnpack::NodeView;
+
+use super::{check_flags, register, wrong_params, Clamp, Params, Step};
+use crate::compute::broadcast::{broadcast_shape, for_each_run};
+use crate::exec::Frame;
+use crate::plan::Builder;
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum BinaryOp {
+    Add,
+    Subtract,
+    Multiply,
+    Div,
+    Minimum,
+    Maximum,
+    PRelu,
+}
+
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Binary {
+    a: u32,
+    b: u32,
+    output: u32,
+    op: BinaryOp,
+    clamp: Clamp,
+}
+
+fn prepare(
+    b: &mut Builder<'_>,
+    node: &NodeView<'_>,
+    op: BinaryOp,
+) -> Result<Step, DelegateError<'static>> {
+    type N<'a> = xf::_XNNNode2x1<'a>;
+    check_flags(b, node.u32(N::VT_FLAGS), 0)?;
+    let x = b.read(node.u32(N::VT_INPUT1_ID))?;
+    let y = b.read(node.u32(N::VT_INPUT2_ID))?;
+    let output = b.write(node.u32(N::VT_OUTPUT_ID), &[x, y])?;
+    if broadcast_shape(&b.shape(x), &b.shape(y)) != Some(b.shape(output)) {
+        return Err(b.invalid("the output's sizes are not the broadcast of the inputs'"));
+    }
+    Ok(Step {
+        run,
+        params: Params::Binary(Binary {
+            a: x,
+            b: y,
+            output,
+            op,
+            clamp: Clamp::of(node),
+        }),
+    })
+}
+
+macro_rules! kinds {
+    ($($name:ident => $op:ident;)*) => {$(
+        fn $name(b: &mut Builder<'_>, node: &NodeView<'_>) -> Result<Step, DelegateError<'static>> {
+            prepare(b, node, BinaryOp::$op)
+        }
+    )*};
+}
+
+kinds! {
+    prepare_add => Add;
+    prepare_subtract => Subtract;
+    prepare_multiply => Multiply;
+    prepare_div => Div;
+    prepare_minimum => Minimum;
+    prepare_maximum => Maximum;
+    prepare_prelu => PRelu;
+}
+
+register! {
+    XNNAdd => prepare_add;
+    XNNSubtract => prepare_subtract;
+    XNNMultiply => prepare_multiply;
+    XNNDiv => prepare_div;
+    XNNMinimum => prepare_minimum;
+    XNNMaximum => prepare_maximum;
+    XNNPReLU => prepare_prelu;
+}
+
+fn run(step: &Step, frame: &Frame<'_>) -> KernelResult {
+    let Params::Binary(p) = step.params else {
+        return Err(wrong_params());
+    };
+    let ([x, y], out) = frame.operands([p.a, p.b], p.output)?;
+    let (sx, sy, so) = (frame.shape(p.a), frame.shape(p.b), frame.shape(p.output));
+    match p.op {
+        BinaryOp::Add => apply(x, y, out, (&sx, &sy, &so), |a, b| a + b),
+        BinaryOp::Subtract => apply(x, y, out, (&sx, &sy, &so), |a, b| a - b),
+        BinaryOp::Multiply => apply(x, y, out, (&sx, &sy, &so), |a, b| a * b),
+        BinaryOp::Div => apply(x, y, out, (&sx, &sy, &so), |a, b| a / b),
+        BinaryOp::Minimum => apply(x, y, out, (&sx, &sy, &so), f32::min),
+        BinaryOp::Maximum => apply(x, y, out, (&sx, &sy, &so), f32::max),
+        BinaryOp::PRelu => apply(
+            x,
+            y,
+            out,
+            (&sx, &sy, &so),
+            |a, s| if a >= 0.0 { a } else { a * s },
+        ),
+    }
+    p.clamp.apply(out);
+    Ok(())
+}
+
+type Shapes<'s> = (
+    &'s crate::plan::Shape,
+    &'s crate::plan::Shape,
+    &'s crate::plan::Shape,
+);
+
+#[inline(always)]
+fn apply(
+    x: &[f32],
+    y: &[f32],
+    out: &mut [f32],
+    (sx, sy, so): Shapes<'_>,
+    f: impl Fn(f32, f32) -> f32,
+) {
+    // Same sizes (the common case): one flat loop.
+    if sx == sy {
+        for ((o, &a), &b) in out.iter_mut().zip(x).zip(y) {
+            *o = f(a, b);
+        }
+        return;
+    }
+    let inner = so.last();
+    for_each_run(so, sx, sy, |o, xo, xs, yo, ys| {
+        let run = &mut out[o..o + inner];
+        match (xs, ys) {
+            (1, 1) => {
+                for ((r, &a), &b) in run.iter_mut().zip(&x[xo..]).zip(&y[yo..]) {
+                    *r = f(a, b);
+                }
+            }
+            (1, 0) => {
+                let b = y[yo];
+                for (r, &a) in run.iter_mut().zip(&x[xo..]) {
+                    *r = f(a, b);
+                }
+            }
+            (0, 1) => {
+                let a = x[xo];
+                for (r, &b) in run.iter_mut().zip(&y[yo..]) {
+                    *r = f(a, b);
+                }
+            }
+            _ => {
+                for (i, r) in run.iter_mut().enumerate() {
+                    *r = f(x[xo + i * xs], y[yo + i * ys]);
+                }
+            }
+        }
+    });
+}

@@ -1,0 +1,116 @@
+//! Concatenate2 to Concatenate5: the inputs joined along `axis`.
+
+use et_runtime::backend::DelegateError;
+use et_runtime::KernelResult;
+use et_schema::xnnpack::fields as xf;
+use et_schema::xnnpack::NodeView;
+
+use super::{check_flags, register, wrong_params, Params, Step};
+use crate::exec::Frame;
+use crate::plan::Builder;
+
+type C<'a> = xf::_XNNCat<'a>;
+
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Concat {
+    inputs: [u32; 5],
+    count: usize,
+    output: u32,
+    /// Elements before the axis (outer) and per input slab (its axis size times inner).
+    outer: usize,
+    slabs: [usize; 5],
+}
+
+fn prepare(
+    b: &mut Builder<'_>,
+    node: &NodeView<'_>,
+    count: usize,
+) -> Result<Step, DelegateError<'static>> {
+    check_flags(b, node.u32(C::VT_FLAGS), 0)?;
+    let fields = [
+        C::VT_INPUT1_ID,
+        C::VT_INPUT2_ID,
+        C::VT_INPUT3_ID,
+        C::VT_INPUT4_ID,
+        C::VT_INPUT5_ID,
+    ];
+    let mut inputs = [0u32; 5];
+    for k in 0..count {
+        inputs[k] = b.read(node.u32(fields[k]))?;
+    }
+    let output = b.write(node.u32(C::VT_OUTPUT_ID), &inputs[..count])?;
+    // Unused slots repeat the first input, so every slot names a value the step reads.
+    for k in count..5 {
+        inputs[k] = inputs[0];
+    }
+    let os = b.shape(output);
+    let axis = node.u32(C::VT_AXIS) as usize;
+    if axis >= os.rank() {
+        return Err(b.invalid("the axis is past the output's rank"));
+    }
+    let inner: usize = os.dims()[axis + 1..].iter().product();
+    let mut slabs = [0usize; 5];
+    let mut total = 0;
+    for k in 0..count {
+        let s = b.shape(inputs[k]);
+        let same_elsewhere = s.rank() == os.rank()
+            && (0..s.rank()).all(|d| d == axis || s.dims()[d] == os.dims()[d]);
+        if !same_elsewhere {
+            return Err(b.invalid("an input differs from the output outside the axis"));
+        }
+        slabs[k] = s.dims()[axis] * inner;
+        total += s.dims()[axis];
+    }
+    if total != os.dims()[axis] {
+        return Err(b.invalid("the inputs' sizes along the axis do not add up to the output's"));
+    }
+    Ok(Step {
+        run,
+        params: Params::Concat(Concat {
+            inputs,
+            count,
+            output,
+            outer: os.dims()[..axis].iter().product(),
+            slabs,
+        }),
+    })
+}
+
+macro_rules! kinds {
+    ($($name:ident => $n:literal;)*) => {$(
+        fn $name(b: &mut Builder<'_>, node: &NodeView<'_>) -> Result<Step, DelegateError<'static>> {
+            prepare(b, node, $n)
+        }
+    )*};
+}
+
+kinds! {
+    prepare2 => 2;
+    prepare3 => 3;
+    prepare4 => 4;
+    prepare5 => 5;
+}
+
+register! {
+    XNNConcatenate2 => prepare2;
+    XNNConcatenate3 => prepare3;
+    XNNConcatenate4 => prepare4;
+    XNNConcatenate5 => prepare5;
+}
+
+fn run(step: &Step, frame: &Frame<'_>) -> KernelResult {
+    let Params::Concat(p) = step.params else {
+        return Err(wrong_params());
+    };
+    let ([a, b, c, d, e], out) = frame.operands(p.inputs, p.output)?;
+    let srcs = [a, b, c, d, e];
+    let row: usize = p.slabs[..p.count].iter().sum();
+    for o in 0..p.outer {
+        let mut at = o * row;
+        for (src, &slab) in srcs.iter().zip(&p.slabs).take(p.count) {
+            out[at..at + slab].copy_from_slice(&src[o * slab..(o + 1) * slab]);
+            at += slab;
+        }
+    }
+    Ok(())
+}

@@ -1,0 +1,421 @@
+//! Conv2d: NHWC convolution with groups, strides, dilation and asymmetric padding, as
+//! XNNPACK defines it. The filter is `[groups * group_out, kh, kw, group_in]` (OHWI),
+//! packed at init into one row-major `[kh * kw * group_in, group_out]` matrix per group.
+//! A 1x1 convolution with unit stride and no padding is one GEMM over the input as is;
+//! any other gathers patches of `TILE` output pixels (im2col) and multiplies each tile.
+
+use et_ops::gemm::{sgemm, sgemm_scratch_bytes, Mat, MatMut};
+use et_runtime::backend::DelegateError;
+use et_runtime::{Error, KernelResult};
+use et_schema::xnnpack::fields as xf;
+use et_schema::xnnpack::{Graph, NodeView, INVALID_ID};
+
+use super::{check_flags, register, wrong_params, Clamp, Params, Step};
+use crate::exec::Frame;
+use crate::plan::Builder;
+
+/// Output pixels per im2col tile: enough rows for the GEMM's blocking, few enough that a
+/// tile of patches stays in cache.
+const TILE: usize = 64;
+
+pub(crate) type N<'a> = xf::_XNNNodeConv<'a>;
+
+/// The geometry of a 2-D convolution or pooling window over an NHWC input.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct Window {
+    pub(crate) batch: usize,
+    pub(crate) in_h: usize,
+    pub(crate) in_w: usize,
+    pub(crate) out_h: usize,
+    pub(crate) out_w: usize,
+    pub(crate) kernel_h: usize,
+    pub(crate) kernel_w: usize,
+    pub(crate) stride_h: usize,
+    pub(crate) stride_w: usize,
+    pub(crate) dilation_h: usize,
+    pub(crate) dilation_w: usize,
+    pub(crate) pad_top: usize,
+    pub(crate) pad_left: usize,
+}
+
+impl Window {
+    /// The window of node fields `(top, right, bottom, left, kh, kw, sh, sw, dh, dw)`
+    /// over `[batch, in_h, in_w, _]`; `None` when a size is 0 or the output would be empty.
+    pub(crate) fn new(
+        node: &NodeView<'_>,
+        fields: [u16; 10],
+        batch: usize,
+        in_h: usize,
+        in_w: usize,
+    ) -> Option<Window> {
+        let f = fields.map(|vt| node.u32(vt) as usize);
+        let [top, right, bottom, left, kernel_h, kernel_w, stride_h, stride_w, dh, dw] = f;
+        // XNNPACK treats a dilation of 0 as 1 (the serializer writes 1).
+        let (dilation_h, dilation_w) = (dh.max(1), dw.max(1));
+        if kernel_h == 0 || kernel_w == 0 || stride_h == 0 || stride_w == 0 {
+            return None;
+        }
+        let span = |k: usize, d: usize| (k - 1).checked_mul(d)?.checked_add(1);
+        let padded_h = in_h.checked_add(top)?.checked_add(bottom)?;
+        let padded_w = in_w.checked_add(left)?.checked_add(right)?;
+        let out_h = padded_h.checked_sub(span(kernel_h, dilation_h)?)? / stride_h + 1;
+        let out_w = padded_w.checked_sub(span(kernel_w, dilation_w)?)? / stride_w + 1;
+        Some(Window {
+            batch,
+            in_h,
+            in_w,
+            out_h,
+            out_w,
+            kernel_h,
+            kernel_w,
+            stride_h,
+            stride_w,
+            dilation_h,
+            dilation_w,
+            pad_top: top,
+            pad_left: left,
+        })
+    }
+
+    /// The input row of tap `kh` for output row `oh`, if inside the input.
+    #[inline(always)]
+    pub(crate) fn in_row(&self, oh: usize, kh: usize) -> Option<usize> {
+        (oh * self.stride_h + kh * self.dilation_h)
+            .checked_sub(self.pad_top)
+            .filter(|&h| h < self.in_h)
+    }
+
+    /// The input column of tap `kw` for output column `ow`, if inside the input.
+    #[inline(always)]
+    pub(crate) fn in_col(&self, ow: usize, kw: usize) -> Option<usize> {
+        (ow * self.stride_w + kw * self.dilation_w)
+            .checked_sub(self.pad_left)
+            .filter(|&w| w < self.in_w)
+    }
+
+    fn is_pointwise(&self) -> bool {
+        self.kernel_h == 1
+            && self.kernel_w == 1
+            && self.stride_h == 1
+            && self.stride_w == 1
+            && self.pad_top == 0
+            && self.pad_left == 0
+            && self.out_h == self.in_h
+            && self.out_w == self.in_w
+    }
+}
+
+/// The node fields of a convolution's window, in [`Window::new`]'s order.
+pub(crate) const CONV_WINDOW: [u16; 10] = [
+    N::VT_PADDING_TOP,
+    N::VT_PADDING_RIGHT,
+    N::VT_PADDING_BOTTOM,
+    N::VT_PADDING_LEFT,
+    N::VT_KERNEL_HEIGHT,
+    N::VT_KERNEL_WIDTH,
+    N::VT_SUBSAMPLING_HEIGHT,
+    N::VT_SUBSAMPLING_WIDTH,
+    N::VT_DILATION_HEIGHT,
+    N::VT_DILATION_WIDTH,
+];
+
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Conv {
+    input: u32,
+    output: u32,
+    window: Window,
+    groups: usize,
+    group_in: usize,
+    group_out: usize,
+    /// Per group, row-major `[kh * kw * group_in, group_out]`.
+    packed: *const f32,
+    bias: Option<*const f32>,
+    clamp: Clamp,
+}
+
+/// What a convolution node reads and writes, checked: (input, output, filter, bias) value
+/// indices and the window. Shared with DepthwiseConv2d.
+pub(crate) struct ConvNode {
+    pub(crate) input: u32,
+    pub(crate) output: u32,
+    pub(crate) filter: u32,
+    pub(crate) bias: Option<u32>,
+    pub(crate) window: Window,
+    pub(crate) groups: usize,
+    pub(crate) group_in: usize,
+    pub(crate) group_out: usize,
+}
+
+/// Reads and checks a convolution node's values and geometry: NHWC input with
+/// `groups * group_in` channels, output `[batch, out_h, out_w, groups * group_out]`,
+/// constant filter and bias.
+pub(crate) fn read_conv(
+    b: &mut Builder<'_>,
+    node: &NodeView<'_>,
+) -> Result<ConvNode, DelegateError<'static>> {
+    check_flags(b, node.u32(N::VT_FLAGS), 0)?;
+    if node.u32(N::VT_ADJUSTMENT_HEIGHT) != 0 || node.u32(N::VT_ADJUSTMENT_WIDTH) != 0 {
+        return Err(b.invalid("a convolution has output adjustment (only transposed ones do)"));
+    }
+    let input = b.read(node.u32(N::VT_INPUT1_ID))?;
+    let filter = b.read(node.u32(N::VT_FILTER_ID))?;
+    let bias_id = node.u32(N::VT_BIAS_ID);
+    let bias = if bias_id == INVALID_ID {
+        None
+    } else {
+        Some(b.read(bias_id)?)
+    };
+    let output = b.write(
+        node.u32(N::VT_OUTPUT_ID),
+        &[input, filter, bias.unwrap_or(filter)],
+    )?;
+    let groups = node.u32(N::VT_GROUPS) as usize;
+    let group_in = node.u32(N::VT_GROUP_INPUT_CHANNELS) as usize;
+    let group_out = node.u32(N::VT_GROUP_OUTPUT_CHANNELS) as usize;
+    let (is, os) = (b.shape(input), b.shape(output));
+    if is.rank() != 4 || os.rank() != 4 {
+        return Err(b.invalid("a convolution's input or output is not 4-D (NHWC)"));
+    }
+    let [batch, in_h, in_w, in_c] = [is.dims()[0], is.dims()[1], is.dims()[2], is.dims()[3]];
+    let window = Window::new(node, CONV_WINDOW, batch, in_h, in_w).ok_or_else(|| {
+        b.invalid("the convolution window is empty or larger than the padded input")
+    })?;
+    let channels_in = groups.checked_mul(group_in);
+    let channels_out = groups.checked_mul(group_out);
+    if groups == 0 || channels_in != Some(in_c) {
+        return Err(b.invalid("the input channels differ from groups * group_input_channels"));
+    }
+    if os.dims() != [batch, window.out_h, window.out_w, channels_out.unwrap_or(0)] {
+        return Err(b.invalid("the output's sizes differ from what the window and channels give"));
+    }
+    if !b.value(filter).is_constant() {
+        return Err(b.fail(
+            Error::NotSupported,
+            "a filter computed at run time is not supported",
+        ));
+    }
+    if let Some(bias) = bias {
+        if !b.value(bias).is_constant() || b.shape(bias).numel() != channels_out {
+            return Err(b.invalid("the bias is not a constant with one element per output channel"));
+        }
+    }
+    Ok(ConvNode {
+        input,
+        output,
+        filter,
+        bias,
+        window,
+        groups,
+        group_in,
+        group_out,
+    })
+}
+
+/// The constant data of a checked bias.
+pub(crate) fn bias_ptr(
+    b: &Builder<'_>,
+    bias: Option<u32>,
+) -> Result<Option<*const f32>, DelegateError<'static>> {
+    bias.map(|v| {
+        b.constant(v)
+            .map(|d| d.as_ptr())
+            .ok_or_else(|| b.invalid("the bias is not 4-byte aligned"))
+    })
+    .transpose()
+}
+
+fn prepare(b: &mut Builder<'_>, node: &NodeView<'_>) -> Result<Step, DelegateError<'static>> {
+    let c = read_conv(b, node)?;
+    let w = &c.window;
+    let taps = w.kernel_h * w.kernel_w;
+    let k = taps * c.group_in;
+    let expected = [c.groups * c.group_out, w.kernel_h, w.kernel_w, c.group_in];
+    if b.shape(c.filter).dims() != expected {
+        return Err(b.invalid("the filter is not [out channels, kh, kw, group input channels]"));
+    }
+    let filter = b
+        .constant(c.filter)
+        .ok_or_else(|| b.invalid("the filter is not 4-byte aligned"))?;
+    let packed = b.alloc_f32(c.groups * k * c.group_out)?;
+    for g in 0..c.groups {
+        let dst = &mut packed[g * k * c.group_out..(g + 1) * k * c.group_out];
+        for o in 0..c.group_out {
+            let src = &filter[(g * c.group_out + o) * k..][..k];
+            for (row, &v) in src.iter().enumerate() {
+                dst[row * c.group_out + o] = v;
+            }
+        }
+    }
+    let bias = bias_ptr(b, c.bias)?;
+    if !w.is_pointwise() || c.groups > 1 {
+        b.scratch(scratch_bytes(k, c.group_out));
+    } else {
+        b.scratch(sgemm_scratch_bytes(
+            w.batch * w.in_h * w.in_w,
+            c.group_out,
+            k,
+        ));
+    }
+    Ok(Step {
+        run,
+        params: Params::Conv(Conv {
+            input: c.input,
+            output: c.output,
+            window: c.window,
+            groups: c.groups,
+            group_in: c.group_in,
+            group_out: c.group_out,
+            packed: packed.as_ptr(),
+            bias,
+            clamp: Clamp::of(node),
+        }),
+    })
+}
+
+fn scratch_bytes(k: usize, group_out: usize) -> usize {
+    (TILE * k * 4 + 64).saturating_add(sgemm_scratch_bytes(TILE, group_out, k))
+}
+
+fn scratch(graph: &Graph<'_>, node: &NodeView<'_>) -> usize {
+    let _ = graph;
+    let f = |vt| node.u32(vt) as usize;
+    let k = f(N::VT_KERNEL_HEIGHT) * f(N::VT_KERNEL_WIDTH) * f(N::VT_GROUP_INPUT_CHANNELS);
+    // The pointwise path's single GEMM takes at most the blocking's packing buffers.
+    scratch_bytes(k, f(N::VT_GROUP_OUTPUT_CHANNELS)).max(sgemm_scratch_bytes(
+        usize::MAX / 2,
+        f(N::VT_GROUP_OUTPUT_CHANNELS),
+        k,
+    ))
+}
+
+register! {
+    XNNConv2d => prepare, scratch = scratch;
+}
+
+fn run(step: &Step, frame: &Frame<'_>) -> KernelResult {
+    let Params::Conv(p) = step.params else {
+        return Err(wrong_params());
+    };
+    let ([x], out) = frame.operands([p.input], p.output)?;
+    let w = &p.window;
+    let (cin, cout) = (p.groups * p.group_in, p.groups * p.group_out);
+    let k = w.kernel_h * w.kernel_w * p.group_in;
+    // SAFETY: packed at init, `groups * k * group_out` floats, read-only since.
+    let packed = unsafe { core::slice::from_raw_parts(p.packed, p.groups * k * p.group_out) };
+    let beta = match p.bias {
+        Some(bias) => {
+            // SAFETY: a constant of `cout` floats (checked at init), 4-aligned.
+            let bias = unsafe { core::slice::from_raw_parts(bias, cout) };
+            for px in out.chunks_exact_mut(cout) {
+                px.copy_from_slice(bias);
+            }
+            1.0
+        }
+        None => 0.0,
+    };
+    let pixels = w.batch * w.out_h * w.out_w;
+    if w.is_pointwise() && p.groups == 1 {
+        let a = Mat {
+            data: x,
+            rows: pixels,
+            cols: cin,
+            rs: cin,
+            cs: 1,
+        };
+        let bm = Mat {
+            data: packed,
+            rows: k,
+            cols: cout,
+            rs: cout,
+            cs: 1,
+        };
+        let c = MatMut {
+            data: &mut *out,
+            rows: pixels,
+            cols: cout,
+            rs: cout,
+            cs: 1,
+        };
+        frame
+            .scratch(0)?
+            .1
+            .with(|ctx| sgemm(ctx, 1.0, a, bm, beta, c))?;
+    } else {
+        let (patches, mut scratch) = frame.scratch(TILE * k)?;
+        {
+            let per_image = w.out_h * w.out_w;
+            let mut start = 0;
+            while start < pixels {
+                let rows = TILE.min(pixels - start);
+                for g in 0..p.groups {
+                    for r in 0..rows {
+                        let px = start + r;
+                        let (n, rest) = (px / per_image, px % per_image);
+                        let (oh, ow) = (rest / w.out_w, rest % w.out_w);
+                        let patch = &mut patches[r * k..(r + 1) * k];
+                        gather_patch(x, w, cin, g * p.group_in, p.group_in, n, oh, ow, patch);
+                    }
+                    let a = Mat {
+                        data: &patches[..rows * k],
+                        rows,
+                        cols: k,
+                        rs: k,
+                        cs: 1,
+                    };
+                    let bm = Mat {
+                        data: &packed[g * k * p.group_out..(g + 1) * k * p.group_out],
+                        rows: k,
+                        cols: p.group_out,
+                        rs: p.group_out,
+                        cs: 1,
+                    };
+                    let c = MatMut {
+                        data: &mut out[start * cout + g * p.group_out..],
+                        rows,
+                        cols: p.group_out,
+                        rs: cout,
+                        cs: 1,
+                    };
+                    scratch.with(|ctx| sgemm(ctx, 1.0, a, bm, beta, c))?;
+                }
+                start += rows;
+            }
+        }
+    }
+    p.clamp.apply(out);
+    Ok(())
+}
+
+/// The patch of output pixel `(n, oh, ow)` for channels `c0..c0 + len` of each tap, in
+/// the packed filter's row order (tap-major, then channel); zeros where the window
+/// covers padding.
+#[allow(
+    clippy::too_many_arguments,
+    reason = "one pixel's coordinates and its channel range"
+)]
+#[inline]
+fn gather_patch(
+    x: &[f32],
+    w: &Window,
+    cin: usize,
+    c0: usize,
+    len: usize,
+    n: usize,
+    oh: usize,
+    ow: usize,
+    patch: &mut [f32],
+) {
+    for kh in 0..w.kernel_h {
+        let row = w.in_row(oh, kh);
+        for kw in 0..w.kernel_w {
+            let dst = &mut patch[(kh * w.kernel_w + kw) * len..][..len];
+            match (row, w.in_col(ow, kw)) {
+                (Some(ih), Some(iw)) => {
+                    let at = ((n * w.in_h + ih) * w.in_w + iw) * cin + c0;
+                    dst.copy_from_slice(&x[at..at + len]);
+                }
+                _ => dst.fill(0.0),
+            }
+        }
+    }
+}

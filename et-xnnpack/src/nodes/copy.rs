@@ -1,0 +1,78 @@
+//! StaticReshape and Copy: the same elements in the same order, under the output's sizes.
+//! A reshape's `new_shape` must agree with the output value's sizes (a 0 stands for the
+//! one dim XNNPACK infers).
+
+use et_runtime::backend::DelegateError;
+use et_runtime::KernelResult;
+use et_schema::xnnpack::fields as xf;
+use et_schema::xnnpack::NodeView;
+
+use super::{check_flags, register, wrong_params, Params, Step};
+use crate::exec::Frame;
+use crate::plan::Builder;
+
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Copy {
+    input: u32,
+    output: u32,
+}
+
+fn prepare_with(
+    b: &mut Builder<'_>,
+    node: &NodeView<'_>,
+    (input, output, flags): (u16, u16, u16),
+) -> Result<Step, DelegateError<'static>> {
+    check_flags(b, node.u32(flags), 0)?;
+    let input = b.read(node.u32(input))?;
+    let output = b.write(node.u32(output), &[input])?;
+    if b.value(input).numel() != b.value(output).numel() {
+        return Err(b.invalid("the output has a different number of elements than the input"));
+    }
+    Ok(Step {
+        run,
+        params: Params::Copy(Copy { input, output }),
+    })
+}
+
+fn prepare_reshape(
+    b: &mut Builder<'_>,
+    node: &NodeView<'_>,
+) -> Result<Step, DelegateError<'static>> {
+    type R<'a> = xf::XNNStaticReshape<'a>;
+    let step = prepare_with(b, node, (R::VT_INPUT_ID, R::VT_OUTPUT_ID, R::VT_FLAGS))?;
+    let Params::Copy(p) = step.params else {
+        return Err(b.invalid("internal: reshape without copy parameters"));
+    };
+    let new_shape = node.table.vector(R::VT_NEW_SHAPE);
+    let out = b.shape(p.output);
+    let agrees = new_shape.is_some_and(|v| {
+        v.len() == out.rank()
+            && (0..v.len()).all(|i| {
+                let d = v.uint(i, 4) as usize;
+                d == 0 || d == out.dims()[i]
+            })
+    });
+    if !agrees {
+        return Err(b.invalid("the reshape's new_shape disagrees with its output's sizes"));
+    }
+    Ok(step)
+}
+
+fn prepare_copy(b: &mut Builder<'_>, node: &NodeView<'_>) -> Result<Step, DelegateError<'static>> {
+    type N<'a> = xf::_XNNNode1x1<'a>;
+    prepare_with(b, node, (N::VT_INPUT_ID, N::VT_OUTPUT_ID, N::VT_FLAGS))
+}
+
+register! {
+    XNNStaticReshape => prepare_reshape;
+    XNNCopy => prepare_copy;
+}
+
+fn run(step: &Step, frame: &Frame<'_>) -> KernelResult {
+    let Params::Copy(p) = step.params else {
+        return Err(wrong_params());
+    };
+    let ([x], out) = frame.operands([p.input], p.output)?;
+    out.copy_from_slice(x);
+    Ok(())
+}

@@ -1,0 +1,107 @@
+//! DepthwiseConv2d: one filter per channel (`groups` = input channels, `group_out`
+//! outputs each, the depth multiplier). The filter is `[1, kh, kw, channels_out]` and is
+//! used as stored. Each output pixel accumulates its taps over the contiguous channel
+//! vector (NHWC keeps channels innermost, so the inner loop vectorizes).
+
+use et_runtime::backend::DelegateError;
+use et_runtime::KernelResult;
+use et_schema::xnnpack::NodeView;
+
+use super::conv2d::{bias_ptr, read_conv, Window};
+use super::{register, wrong_params, Clamp, Params, Step};
+use crate::exec::Frame;
+use crate::plan::Builder;
+
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Depthwise {
+    input: u32,
+    output: u32,
+    window: Window,
+    channels_in: usize,
+    multiplier: usize,
+    filter: *const f32,
+    bias: Option<*const f32>,
+    clamp: Clamp,
+}
+
+fn prepare(b: &mut Builder<'_>, node: &NodeView<'_>) -> Result<Step, DelegateError<'static>> {
+    let c = read_conv(b, node)?;
+    if c.group_in != 1 {
+        return Err(b.invalid("a depthwise convolution has more than one input channel per group"));
+    }
+    let w = &c.window;
+    let channels_out = c.groups * c.group_out;
+    if b.shape(c.filter).dims() != [1, w.kernel_h, w.kernel_w, channels_out] {
+        return Err(b.invalid("the filter is not [1, kh, kw, channels_out]"));
+    }
+    let filter = b
+        .constant(c.filter)
+        .ok_or_else(|| b.invalid("the filter is not 4-byte aligned"))?;
+    let filter = filter.as_ptr();
+    let bias = bias_ptr(b, c.bias)?;
+    Ok(Step {
+        run,
+        params: Params::Depthwise(Depthwise {
+            input: c.input,
+            output: c.output,
+            window: c.window,
+            channels_in: c.groups,
+            multiplier: c.group_out,
+            filter,
+            bias,
+            clamp: Clamp::of(node),
+        }),
+    })
+}
+
+register! {
+    XNNDepthwiseConv2d => prepare;
+}
+
+fn run(step: &Step, frame: &Frame<'_>) -> KernelResult {
+    let Params::Depthwise(p) = step.params else {
+        return Err(wrong_params());
+    };
+    let ([x], out) = frame.operands([p.input], p.output)?;
+    let w = &p.window;
+    let cout = p.channels_in * p.multiplier;
+    let taps = w.kernel_h * w.kernel_w;
+    // SAFETY: a constant of `taps * cout` floats (checked at init), 4-aligned, read-only.
+    let filter = unsafe { core::slice::from_raw_parts(p.filter, taps * cout) };
+    // SAFETY: as above, `cout` floats.
+    let bias = p
+        .bias
+        .map(|b| unsafe { core::slice::from_raw_parts(b, cout) });
+    for n in 0..w.batch {
+        for oh in 0..w.out_h {
+            for ow in 0..w.out_w {
+                let at = ((n * w.out_h + oh) * w.out_w + ow) * cout;
+                let acc = &mut out[at..at + cout];
+                match bias {
+                    Some(bias) => acc.copy_from_slice(bias),
+                    None => acc.fill(0.0),
+                }
+                for kh in 0..w.kernel_h {
+                    let Some(ih) = w.in_row(oh, kh) else { continue };
+                    for kw in 0..w.kernel_w {
+                        let Some(iw) = w.in_col(ow, kw) else { continue };
+                        let src = ((n * w.in_h + ih) * w.in_w + iw) * p.channels_in;
+                        let pixel = &x[src..src + p.channels_in];
+                        let taps_w = &filter[(kh * w.kernel_w + kw) * cout..][..cout];
+                        if p.multiplier == 1 {
+                            for ((a, &v), &f) in acc.iter_mut().zip(pixel).zip(taps_w) {
+                                *a += v * f;
+                            }
+                        } else {
+                            for (c, (a, &f)) in acc.iter_mut().zip(taps_w).enumerate() {
+                                *a += pixel[c / p.multiplier] * f;
+                            }
+                        }
+                    }
+                }
+            }
+        }
+    }
+    p.clamp.apply(out);
+    Ok(())
+}

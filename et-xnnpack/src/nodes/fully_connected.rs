@@ -1,0 +1,219 @@
+//! FullyConnected: `out[.., o] = sum_i in[.., i] * filter[o, i] + bias[o]`, over the
+//! input's last dim (the others are rows). The filter is `[out, in]`, or `[in, out]` with
+//! `XNN_FLAG_TRANSPOSE_WEIGHTS` (how `mm` lowers). A constant filter is packed once at
+//! init as a row-major `[in, out]` matrix, which the GEMM reads in place; a filter
+//! computed at run time (a lowered `mm` of two activations) is read through strides.
+
+use et_ops::gemm::{sgemm, sgemm_scratch_bytes, Mat, MatMut};
+use et_runtime::backend::DelegateError;
+use et_runtime::{Error, KernelResult};
+use et_schema::xnnpack::fields as xf;
+use et_schema::xnnpack::{Graph, NodeView, INVALID_ID};
+
+use super::{check_flags, register, wrong_params, Clamp, Params, Step};
+use crate::exec::Frame;
+use crate::plan::{graph_shape, Builder};
+
+/// `XNN_FLAG_TRANSPOSE_WEIGHTS`: the filter is `[in, out]`.
+const TRANSPOSE_WEIGHTS: u32 = 1;
+
+type F<'a> = xf::XNNFullyConnected<'a>;
+
+#[derive(Clone, Copy, Debug)]
+pub(crate) enum Filter {
+    /// Packed at init: row-major `[in, out]`.
+    Packed(*const f32),
+    /// A value computed at run time, `[out, in]` (or `[in, out]` when `transposed`).
+    Value { value: u32, transposed: bool },
+}
+
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct FullyConnected {
+    input: u32,
+    output: u32,
+    filter: Filter,
+    bias: Option<*const f32>,
+    rows: usize,
+    in_features: usize,
+    out_features: usize,
+    clamp: Clamp,
+}
+
+fn prepare(b: &mut Builder<'_>, node: &NodeView<'_>) -> Result<Step, DelegateError<'static>> {
+    let flags = node.u32(F::VT_FLAGS);
+    check_flags(b, flags, TRANSPOSE_WEIGHTS)?;
+    let transposed = flags & TRANSPOSE_WEIGHTS != 0;
+    let input = b.read(node.u32(F::VT_INPUT1_ID))?;
+    let filter = b.read(node.u32(F::VT_FILTER_ID))?;
+    let bias_id = node.u32(F::VT_BIAS_ID);
+    let bias = if bias_id == INVALID_ID {
+        None
+    } else {
+        Some(b.read(bias_id)?)
+    };
+    let mut inputs = [input, filter, filter];
+    if let Some(bias) = bias {
+        inputs[2] = bias;
+    }
+    let output = b.write(node.u32(F::VT_OUTPUT_ID), &inputs)?;
+
+    let fshape = b.shape(filter);
+    if fshape.rank() != 2 {
+        return Err(b.invalid("the filter is not 2-D"));
+    }
+    let (out_features, in_features) = if transposed {
+        (fshape.dims()[1], fshape.dims()[0])
+    } else {
+        (fshape.dims()[0], fshape.dims()[1])
+    };
+    let ishape = b.shape(input);
+    if ishape.rank() == 0 || ishape.last() != in_features {
+        return Err(b.invalid("the input's last dim differs from the filter's input size"));
+    }
+    let rows = b.value(input).numel() / in_features.max(1);
+    let oshape = b.shape(output);
+    let expected_out = &ishape.dims()[..ishape.rank() - 1];
+    if oshape.rank() != ishape.rank()
+        || &oshape.dims()[..oshape.rank() - 1] != expected_out
+        || oshape.last() != out_features
+    {
+        return Err(b.invalid("the output's sizes do not match the input rows and filter outputs"));
+    }
+    let filter = match b.constant(filter) {
+        Some(w) => {
+            let packed = b.alloc_f32(in_features * out_features)?;
+            for o in 0..out_features {
+                for i in 0..in_features {
+                    packed[i * out_features + o] = if transposed {
+                        w[i * out_features + o]
+                    } else {
+                        w[o * in_features + i]
+                    };
+                }
+            }
+            Filter::Packed(packed.as_ptr())
+        }
+        None if b.value(filter).is_constant() => {
+            return Err(b.invalid("the filter constant is not 4-byte aligned"));
+        }
+        None => Filter::Value {
+            value: filter,
+            transposed,
+        },
+    };
+    let bias = match bias {
+        None => None,
+        Some(v) => {
+            if b.shape(v).numel() != Some(out_features) {
+                return Err(b.invalid("the bias does not have one element per output"));
+            }
+            let data = b.constant(v).ok_or_else(|| {
+                b.fail(
+                    Error::NotSupported,
+                    "a bias computed at run time is not supported",
+                )
+            })?;
+            Some(data.as_ptr())
+        }
+    };
+    b.scratch(sgemm_scratch_bytes(rows, out_features, in_features));
+    Ok(Step {
+        run,
+        params: Params::FullyConnected(FullyConnected {
+            input,
+            output,
+            filter,
+            bias,
+            rows,
+            in_features,
+            out_features,
+            clamp: Clamp::of(node),
+        }),
+    })
+}
+
+fn scratch(graph: &Graph<'_>, node: &NodeView<'_>) -> usize {
+    let filter = graph_shape(graph, node.u32(F::VT_FILTER_ID));
+    let input = graph_shape(graph, node.u32(F::VT_INPUT1_ID));
+    match (filter, input) {
+        (Some(f), Some(i)) if f.rank() == 2 => {
+            let (n, k) = (f.dims()[0].max(f.dims()[1]), i.last());
+            let m = i.numel().unwrap_or(0) / k.max(1);
+            sgemm_scratch_bytes(m, n, k)
+        }
+        _ => 0,
+    }
+}
+
+register! {
+    XNNFullyConnected => prepare, scratch = scratch;
+}
+
+fn run(step: &Step, frame: &Frame<'_>) -> KernelResult {
+    let Params::FullyConnected(p) = step.params else {
+        return Err(wrong_params());
+    };
+    let (m, k, n) = (p.rows, p.in_features, p.out_features);
+    let filter_value = match p.filter {
+        Filter::Value { value, .. } => value,
+        Filter::Packed(_) => p.input,
+    };
+    let ([x, w], out) = frame.operands([p.input, filter_value], p.output)?;
+    let b = match p.filter {
+        Filter::Packed(ptr) => Mat {
+            // SAFETY: packed at init with `k * n` floats in method memory, read-only since.
+            data: unsafe { core::slice::from_raw_parts(ptr, k * n) },
+            rows: k,
+            cols: n,
+            rs: n,
+            cs: 1,
+        },
+        Filter::Value {
+            transposed: true, ..
+        } => Mat {
+            data: w,
+            rows: k,
+            cols: n,
+            rs: n,
+            cs: 1,
+        },
+        Filter::Value { .. } => Mat {
+            data: w,
+            rows: k,
+            cols: n,
+            rs: 1,
+            cs: k,
+        },
+    };
+    let beta = match p.bias {
+        Some(bias) => {
+            // SAFETY: a constant of `n` floats (checked at init), 4-aligned, read-only.
+            let bias = unsafe { core::slice::from_raw_parts(bias, n) };
+            for row in out.chunks_exact_mut(n.max(1)) {
+                row.copy_from_slice(bias);
+            }
+            1.0
+        }
+        None => 0.0,
+    };
+    let a = Mat {
+        data: x,
+        rows: m,
+        cols: k,
+        rs: k,
+        cs: 1,
+    };
+    let c = MatMut {
+        data: &mut *out,
+        rows: m,
+        cols: n,
+        rs: n,
+        cs: 1,
+    };
+    frame
+        .scratch(0)?
+        .1
+        .with(|ctx| sgemm(ctx, 1.0, a, b, beta, c))?;
+    p.clamp.apply(out);
+    Ok(())
+}

@@ -1,0 +1,78 @@
+//! GlobalAvgPooling2d: the mean over H and W of an NHWC input, per batch and channel
+//! (`[n, h, w, c] -> [n, 1, 1, c]`, or `[n, c]`).
+
+use et_runtime::backend::DelegateError;
+use et_runtime::KernelResult;
+use et_schema::xnnpack::fields as xf;
+use et_schema::xnnpack::NodeView;
+
+use super::{check_flags, register, wrong_params, Clamp, Params, Step};
+use crate::exec::Frame;
+use crate::plan::Builder;
+
+/// `XNN_FLAG_KEEP_DIMS`: the output keeps the pooled dims as size 1.
+pub(crate) const KEEP_DIMS: u32 = 0x40;
+
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct GlobalAvg {
+    input: u32,
+    output: u32,
+    batch: usize,
+    pixels: usize,
+    channels: usize,
+    clamp: Clamp,
+}
+
+fn prepare(b: &mut Builder<'_>, node: &NodeView<'_>) -> Result<Step, DelegateError<'static>> {
+    type N<'a> = xf::_XNNNode1x1<'a>;
+    check_flags(b, node.u32(N::VT_FLAGS), KEEP_DIMS)?;
+    let input = b.read(node.u32(N::VT_INPUT_ID))?;
+    let output = b.write(node.u32(N::VT_OUTPUT_ID), &[input])?;
+    let is = b.shape(input);
+    if is.rank() != 4 {
+        return Err(b.invalid("the input is not 4-D (NHWC)"));
+    }
+    let (batch, channels) = (is.dims()[0], is.dims()[3]);
+    let os = b.shape(output);
+    if os.dims() != [batch, 1, 1, channels] && os.dims() != [batch, channels] {
+        return Err(b.invalid("the output is not [n, 1, 1, c] or [n, c]"));
+    }
+    Ok(Step {
+        run,
+        params: Params::GlobalAvg(GlobalAvg {
+            input,
+            output,
+            batch,
+            pixels: is.dims()[1] * is.dims()[2],
+            channels,
+            clamp: Clamp::of(node),
+        }),
+    })
+}
+
+register! {
+    XNNGlobalAvgPooling2d => prepare;
+}
+
+fn run(step: &Step, frame: &Frame<'_>) -> KernelResult {
+    let Params::GlobalAvg(p) = step.params else {
+        return Err(wrong_params());
+    };
+    let ([x], out) = frame.operands([p.input], p.output)?;
+    let scale = 1.0 / p.pixels as f32;
+    for n in 0..p.batch {
+        let acc = &mut out[n * p.channels..(n + 1) * p.channels];
+        acc.fill(0.0);
+        let image = &x[n * p.pixels * p.channels..(n + 1) * p.pixels * p.channels];
+        for px in image.chunks_exact(p.channels.max(1)) {
+            for (a, &v) in acc.iter_mut().zip(px) {
+                *a += v;
+            }
+        }
+        for a in acc.iter_mut() {
+            *a *= scale;
+        }
+    }
+    p.clamp.apply(out);
+    Ok(())
+}

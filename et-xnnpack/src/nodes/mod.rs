@@ -1,0 +1,160 @@
+//! Node kinds, one file each, registered in the [`NODES`] link-time slice the way kernels
+//! are registered in the runtime's: the plan looks each payload node's kind up there, so
+//! a kind that is not linked in is refused at load, naming the node.
+//!
+//! A kind has two functions: `prepare` (at `init`: checks the node's fields, values and
+//! flags, packs constant weights, and returns a [`Step`]) and `run` (at execute: computes
+//! the step from its inputs into its output).
+
+use et_runtime::backend::DelegateError;
+use et_runtime::KernelResult;
+use et_schema::xnnpack::{Graph, NodeKind, NodeView};
+
+use crate::exec::Frame;
+use crate::plan::Builder;
+
+mod activation;
+mod batch_matmul;
+mod binary;
+mod concatenate;
+mod conv2d;
+mod copy;
+mod depthwise_conv2d;
+mod fully_connected;
+mod global_avg_pooling;
+mod max_pooling;
+mod softmax;
+mod static_slice;
+mod static_transpose;
+
+/// Prepares a node: checks it and returns its step.
+pub(crate) type PrepareFn =
+    fn(&mut Builder<'_>, &NodeView<'_>) -> Result<Step, DelegateError<'static>>;
+/// Runs a step.
+pub(crate) type RunFn = fn(&Step, &Frame<'_>) -> KernelResult;
+/// An upper bound of the scratch bytes a node's `run` takes (see `Builder::scratch`).
+pub(crate) type ScratchFn = fn(&Graph<'_>, &NodeView<'_>) -> usize;
+
+/// A node kind this build runs: an element of [`NODES`].
+#[derive(Debug)]
+pub struct NodeSpec {
+    /// The kind (`XNodeUnion` tag).
+    pub kind: NodeKind,
+    pub(crate) prepare: PrepareFn,
+    pub(crate) scratch: ScratchFn,
+}
+
+/// Every node kind linked into the binary.
+#[linkme::distributed_slice]
+pub static NODES: [NodeSpec];
+
+/// The spec of `kind`, if this build has it.
+pub(crate) fn find(kind: NodeKind) -> Option<&'static NodeSpec> {
+    NODES.iter().find(|s| s.kind == kind)
+}
+
+/// A node kind's scratch bound when it takes none.
+pub(crate) fn no_scratch(_: &Graph<'_>, _: &NodeView<'_>) -> usize {
+    0
+}
+
+/// Registers node kinds: `register!(Add => prepare_add, ...)`, with an optional scratch
+/// bound per kind (`Conv2d => prepare, scratch = conv_scratch`).
+macro_rules! register {
+    ($($kind:ident => $prepare:path $(, scratch = $scratch:path)?;)*) => {$(
+        const _: () = {
+            #[linkme::distributed_slice($crate::nodes::NODES)]
+            static SPEC: $crate::nodes::NodeSpec = $crate::nodes::NodeSpec {
+                kind: et_schema::xnnpack::NodeKind(
+                    et_schema::xnnpack::fields::XNodeUnion::$kind.0,
+                ),
+                prepare: $prepare,
+                scratch: $crate::nodes::register!(@scratch $($scratch)?),
+            };
+        };
+    )*};
+    (@scratch) => { $crate::nodes::no_scratch };
+    (@scratch $scratch:path) => { $scratch };
+}
+pub(crate) use register;
+
+/// One planned node: what to run, on which values (indices into the plan's value table).
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Step {
+    pub(crate) run: RunFn,
+    pub(crate) params: Params,
+}
+
+/// The output range a node clamps to, `(-inf, inf)` when it has none.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Clamp {
+    pub(crate) min: f32,
+    pub(crate) max: f32,
+}
+
+impl Clamp {
+    pub(crate) fn of(node: &NodeView<'_>) -> Clamp {
+        Clamp {
+            min: node.output_min_max.0,
+            max: node.output_min_max.1,
+        }
+    }
+
+    pub(crate) fn is_none(&self) -> bool {
+        self.min == f32::NEG_INFINITY && self.max == f32::INFINITY
+    }
+
+    /// Clamps in place (NaN stays NaN, as XNNPACK's min/max do not order it).
+    #[inline]
+    pub(crate) fn apply(&self, out: &mut [f32]) {
+        if self.is_none() {
+            return;
+        }
+        let (lo, hi) = (self.min, self.max);
+        for x in out {
+            *x = x.max(lo).min(hi);
+        }
+    }
+}
+
+/// Each node family's parameters. Value references are indices into the plan's values.
+#[derive(Clone, Copy, Debug)]
+pub(crate) enum Params {
+    Unary(activation::Unary),
+    Binary(binary::Binary),
+    Conv(conv2d::Conv),
+    Depthwise(depthwise_conv2d::Depthwise),
+    FullyConnected(fully_connected::FullyConnected),
+    BatchMatmul(batch_matmul::BatchMatmul),
+    MaxPool(max_pooling::MaxPool),
+    GlobalAvg(global_avg_pooling::GlobalAvg),
+    Softmax(softmax::Softmax),
+    Copy(copy::Copy),
+    Transpose(static_transpose::Transpose),
+    Slice(static_slice::Slice),
+    Concat(concatenate::Concat),
+}
+
+/// The error for a step run with another family's parameters (a planning bug).
+pub(crate) fn wrong_params() -> et_runtime::KernelError {
+    et_runtime::KernelError::new(
+        et_runtime::Error::Internal,
+        "step has another node's parameters",
+    )
+}
+
+/// Refuses flags outside `allowed` (XNNPACK flags change a node's meaning; one this
+/// backend does not implement must not be ignored).
+pub(crate) fn check_flags(
+    b: &Builder<'_>,
+    flags: u32,
+    allowed: u32,
+) -> Result<(), DelegateError<'static>> {
+    if flags & !allowed != 0 {
+        return Err(b.fail(
+            et_runtime::Error::NotSupported,
+            "the node has a flag this backend does not implement",
+        ));
+    }
+    Ok(())
+}

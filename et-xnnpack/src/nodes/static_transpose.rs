@@ -1,0 +1,70 @@
+//! StaticTranspose: the input's dims permuted (`out.dims[i] = in.dims[perm[i]]`); how the
+//! partitioner turns NCHW activations into NHWC and back.
+
+use et_runtime::backend::DelegateError;
+use et_runtime::KernelResult;
+use et_schema::xnnpack::fields as xf;
+use et_schema::xnnpack::NodeView;
+
+use super::{check_flags, register, wrong_params, Params, Step};
+use crate::compute::permute::permute;
+use crate::exec::Frame;
+use crate::plan::{Builder, MAX_RANK};
+
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Transpose {
+    input: u32,
+    output: u32,
+    perm: [u8; MAX_RANK],
+}
+
+fn prepare(b: &mut Builder<'_>, node: &NodeView<'_>) -> Result<Step, DelegateError<'static>> {
+    type T<'a> = xf::XNNStaticTranspose<'a>;
+    check_flags(b, node.u32(T::VT_FLAGS), 0)?;
+    let input = b.read(node.u32(T::VT_INPUT_ID))?;
+    let output = b.write(node.u32(T::VT_OUTPUT_ID), &[input])?;
+    let (is, os) = (b.shape(input), b.shape(output));
+    let list = node.table.vector(T::VT_PERM);
+    let rank = is.rank();
+    let mut perm = [0u8; MAX_RANK];
+    let mut seen = 0u32;
+    let ok = list.is_some_and(|v| {
+        v.len() == rank
+            && os.rank() == rank
+            && (0..rank).all(|i| {
+                let d = v.uint(i, 4) as usize;
+                let fresh = d < rank && seen & (1 << d) == 0;
+                if fresh {
+                    seen |= 1 << d;
+                    perm[i] = d as u8;
+                }
+                fresh && os.dims()[i] == is.dims()[d]
+            })
+    });
+    if !ok {
+        return Err(b.invalid("perm is not a permutation of the input's dims matching the output"));
+    }
+    Ok(Step {
+        run,
+        params: Params::Transpose(Transpose {
+            input,
+            output,
+            perm,
+        }),
+    })
+}
+
+register! {
+    XNNStaticTranspose => prepare;
+}
+
+fn run(step: &Step, frame: &Frame<'_>) -> KernelResult {
+    let Params::Transpose(p) = step.params else {
+        return Err(wrong_params());
+    };
+    let shape = frame.shape(p.input);
+    let ([x], out) = frame.operands([p.input], p.output)?;
+    let perm: [usize; MAX_RANK] = p.perm.map(usize::from);
+    permute(x, &shape, &perm[..shape.rank()], out);
+    Ok(())
+}

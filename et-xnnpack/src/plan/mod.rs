@@ -1,0 +1,334 @@
+//! A delegate's plan, built once at `init` in method memory: the value table, one step per
+//! node, packed weights, and the intermediate buffer laid out by liveness.
+//!
+//! Everything is checked here so that execute only moves numbers: every node's kind is
+//! registered, every value id exists, every node reads values that something wrote (a
+//! delegate input, a constant, or an earlier node) and writes a value nothing else writes,
+//! shapes agree with what the node computes, and every buffer fits.
+
+use core::mem::{align_of, size_of};
+use core::ptr::NonNull;
+
+use et_runtime::backend::{BackendInitContext, DelegateError};
+use et_runtime::Error;
+use et_schema::xnnpack::{Graph, NodeKind};
+
+use crate::nodes::{self, Step};
+
+mod liveness;
+mod values;
+
+pub(crate) use values::{Shape, Storage, Value, MAX_RANK};
+
+/// Alignment of every buffer the plan hands out (a cache line).
+pub(crate) const ALIGN: usize = 64;
+
+/// A built plan. Its arrays live in method memory, which outlives the handle.
+#[derive(Debug)]
+pub(crate) struct Plan {
+    pub(crate) values: NonNull<Value>,
+    pub(crate) num_values: usize,
+    pub(crate) steps: NonNull<Step>,
+    pub(crate) num_steps: usize,
+    /// Every value's data pointer; externals are bound at each execute.
+    pub(crate) data: NonNull<*mut u8>,
+    /// Per-node scratch (reused by every node).
+    pub(crate) scratch: NonNull<u8>,
+    pub(crate) scratch_len: usize,
+    /// How many arguments the delegate call passes.
+    pub(crate) num_args: usize,
+}
+
+/// What node `prepare` functions use: the value table and method memory.
+pub(crate) struct Builder<'a> {
+    ctx: &'a BackendInitContext<'a>,
+    values: &'a mut [Value],
+    /// Value index of each id (`u32::MAX`: no value has that id).
+    ids: &'a [u32],
+    node: u32,
+    kind: NodeKind,
+    scratch: usize,
+}
+
+impl Builder<'_> {
+    /// An error about the node being prepared.
+    pub(crate) fn fail(&self, error: Error, message: &'static str) -> DelegateError<'static> {
+        DelegateError::at_node(error, message, self.node, self.kind.name())
+    }
+
+    /// An error for a node whose fields or values are malformed.
+    pub(crate) fn invalid(&self, message: &'static str) -> DelegateError<'static> {
+        self.fail(Error::InvalidProgram, message)
+    }
+
+    fn index(&self, id: u32) -> Result<usize, DelegateError<'static>> {
+        match self.ids.get(id as usize) {
+            Some(&i) if i != u32::MAX => Ok(i as usize),
+            _ => Err(self.invalid("the node names a value id the graph does not have")),
+        }
+    }
+
+    /// The value read as input `id` of the node: it must be written before this node.
+    pub(crate) fn read(&mut self, id: u32) -> Result<u32, DelegateError<'static>> {
+        let i = self.index(id)?;
+        let node = self.node;
+        let v = &mut self.values[i];
+        let available = match v.storage {
+            Storage::Input { .. } | Storage::Constant { .. } => true,
+            Storage::Unused | Storage::Internal { .. } | Storage::Output { .. } => v.def < node,
+        };
+        if !available {
+            return Err(self.invalid("the node reads a value no earlier node writes"));
+        }
+        v.last_use = v.last_use.max(node);
+        Ok(i as u32)
+    }
+
+    /// The value written as output `id` of the node: written by no other node, not an
+    /// input or constant, and different from the node's inputs (`inputs`).
+    pub(crate) fn write(&mut self, id: u32, inputs: &[u32]) -> Result<u32, DelegateError<'static>> {
+        let i = self.index(id)?;
+        if inputs.contains(&(i as u32)) {
+            return Err(self.invalid("the node writes one of its own inputs"));
+        }
+        let node = self.node;
+        let v = &mut self.values[i];
+        match v.storage {
+            Storage::Unused | Storage::Output { .. } if v.def == u32::MAX => {
+                v.def = node;
+                v.last_use = v.last_use.max(node);
+                Ok(i as u32)
+            }
+            Storage::Unused | Storage::Output { .. } => {
+                Err(self.invalid("the node writes a value an earlier node wrote"))
+            }
+            _ => Err(self.invalid("the node writes a delegate input or a constant")),
+        }
+    }
+
+    /// Value `i`'s shape.
+    pub(crate) fn shape(&self, i: u32) -> Shape {
+        self.values[i as usize].shape
+    }
+
+    /// Value `i`.
+    pub(crate) fn value(&self, i: u32) -> &Value {
+        &self.values[i as usize]
+    }
+
+    /// Constant value `i` as `f32`s, if it is a constant (`None` otherwise).
+    pub(crate) fn constant(&self, i: u32) -> Option<&[f32]> {
+        let v = &self.values[i as usize];
+        match v.storage {
+            Storage::Constant { data, len }
+                if (data as usize).is_multiple_of(align_of::<f32>()) =>
+            {
+                // SAFETY: `data` points to `len` bytes of program data (named data or the
+                // payload) that outlive the method; `len` is `numel * 4` (checked when the
+                // value was read) and the pointer is 4-aligned (checked here). Every bit
+                // pattern is an `f32`, and nothing writes constant data.
+                Some(unsafe { core::slice::from_raw_parts(data.cast::<f32>(), len / 4) })
+            }
+            _ => None,
+        }
+    }
+
+    /// `n` floats of method memory for packed weights, valid as long as the method.
+    pub(crate) fn alloc_f32(&self, n: usize) -> Result<&'static mut [f32], DelegateError<'static>> {
+        let bytes = n
+            .checked_mul(4)
+            .ok_or(self.invalid("packed weights overflow"))?;
+        let p = self
+            .ctx
+            .allocate(bytes.max(1), ALIGN)
+            .map_err(|e| self.fail(e, "method memory is too small for the packed weights"))?;
+        // SAFETY: `allocate` returned `bytes` fresh bytes aligned to 64, part of method
+        // memory, which outlives every step that uses them (the plan lives in the same
+        // memory); no one else holds them. Every bit pattern is an `f32`.
+        Ok(unsafe { core::slice::from_raw_parts_mut(p.cast::<f32>(), n) })
+    }
+
+    /// Records that the node's `run` takes `bytes` of scratch.
+    pub(crate) fn scratch(&mut self, bytes: usize) {
+        self.scratch = self.scratch.max(bytes);
+    }
+}
+
+/// `n` elements of method memory for a table, uninitialized.
+fn arena_raw<T>(
+    ctx: &BackendInitContext<'_>,
+    n: usize,
+) -> Result<NonNull<T>, DelegateError<'static>> {
+    let bytes = n.checked_mul(size_of::<T>()).ok_or(DelegateError::new(
+        Error::InvalidProgram,
+        "the graph is too large",
+    ))?;
+    let p = ctx
+        .allocate(bytes.max(1), align_of::<T>().max(8))
+        .map_err(|e| DelegateError::new(e, "method memory is too small for the XNNPACK plan"))?;
+    NonNull::new(p.cast::<T>()).ok_or(DelegateError::new(Error::Internal, "null allocation"))
+}
+
+/// `n` elements of method memory, each set to `fill`. The table lives as long as the
+/// method (method memory), which is why the result may be `'static` for the plan: the
+/// plan never outlives the method that holds its handle.
+fn arena_array<T: Copy>(
+    ctx: &BackendInitContext<'_>,
+    n: usize,
+    fill: T,
+) -> Result<&'static mut [T], DelegateError<'static>> {
+    let p = arena_raw::<T>(ctx, n)?.as_ptr();
+    for k in 0..n {
+        // SAFETY: `k < n`, inside the fresh allocation of `n` elements of `T`.
+        unsafe { p.add(k).write(fill) };
+    }
+    // SAFETY: all `n` elements were written above; the memory is method memory, handed to
+    // no one else, and the plan that refers to it is destroyed with the method.
+    Ok(unsafe { core::slice::from_raw_parts_mut(p, n) })
+}
+
+/// Builds the plan of `graph` in method memory. `named` resolves named-data keys.
+pub(crate) fn build<'d, 'n>(
+    ctx: &BackendInitContext<'_>,
+    graph: &Graph<'d>,
+    named: &dyn Fn(&str) -> Option<&'n [u8]>,
+) -> Result<Plan, DelegateError<'d>> {
+    let invalid = |m| DelegateError::new(Error::InvalidProgram, m);
+    let num_values = graph.num_values();
+    let num_args = graph.num_externs() as usize;
+    // Read every value; index them by id.
+    let empty = Value {
+        shape: Shape::default(),
+        storage: Storage::Unused,
+        def: u32::MAX,
+        last_use: 0,
+    };
+    let values = arena_array(ctx, num_values, empty)?;
+    let ids = arena_array(ctx, num_values, u32::MAX)?;
+    for (i, slot) in values.iter_mut().enumerate() {
+        let view = graph
+            .value(i)
+            .map_err(|e| DelegateError::new(e.error, e.reason))?;
+        *slot = values::read_value(graph, &view, named)?;
+        if let Storage::Input { arg } | Storage::Output { arg } = slot.storage {
+            if arg as usize >= num_args {
+                return Err(invalid(
+                    "a delegate input or output has an id past num_externs",
+                ));
+            }
+        }
+        // Ids index the table; the serializer numbers values 0..n.
+        let id = ids
+            .get_mut(view.id as usize)
+            .ok_or(invalid("a value id is not below the number of values"))?;
+        if *id != u32::MAX {
+            return Err(invalid("two values have the same id"));
+        }
+        *id = i as u32;
+    }
+    // Prepare every node.
+    let num_steps = graph.num_nodes();
+    let steps = arena_raw::<Step>(ctx, num_steps)?;
+    let mut b = Builder {
+        ctx,
+        values,
+        ids,
+        node: 0,
+        kind: NodeKind(0),
+        scratch: 0,
+    };
+    for i in 0..num_steps {
+        let node = graph
+            .node(i)
+            .map_err(|e| DelegateError::new(e.error, e.reason))?;
+        b.node = i as u32;
+        b.kind = node.kind;
+        let spec = nodes::find(node.kind).ok_or_else(|| {
+            b.fail(
+                Error::NotSupported,
+                "this node kind is not in this build (unknown to etch, or left out by the selection)",
+            )
+        })?;
+        let step = (spec.prepare)(&mut b, &node)?;
+        // SAFETY: `i < num_steps`, inside the table; steps are `Copy` (no drop needed for
+        // the ones left unwritten when an error returns early).
+        unsafe { steps.as_ptr().add(i).write(step) };
+    }
+    let scratch_len = b.scratch;
+    let values = b.values;
+    // Every delegate output must be written.
+    if values
+        .iter()
+        .any(|v| matches!(v.storage, Storage::Output { .. }) && v.def == u32::MAX)
+    {
+        return Err(invalid("a delegate output is written by no node"));
+    }
+    let buffer_len = liveness::assign_offsets(ctx, values)?;
+    let buffer = ctx.allocate(buffer_len.max(1), ALIGN).map_err(|e| {
+        DelegateError::new(e, "method memory is too small for the intermediate values")
+    })?;
+    let scratch = ctx
+        .allocate(scratch_len.max(1), ALIGN)
+        .map_err(|e| DelegateError::new(e, "method memory is too small for the node scratch"))?;
+    let data = arena_array(ctx, num_values, core::ptr::null_mut::<u8>())?;
+    for (slot, v) in data.iter_mut().zip(values.iter()) {
+        *slot = match v.storage {
+            Storage::Constant { data, .. } => data.cast_mut(),
+            // SAFETY: `offset + size <= buffer_len` (liveness), inside the buffer.
+            Storage::Internal { offset } => unsafe { buffer.add(offset) },
+            _ => core::ptr::null_mut(),
+        };
+    }
+    Ok(Plan {
+        values: NonNull::from(&mut values[0..]).cast(),
+        num_values,
+        steps,
+        num_steps,
+        data: NonNull::from(&mut data[0..]).cast(),
+        scratch: NonNull::new(scratch).ok_or(invalid("null scratch"))?,
+        scratch_len,
+        num_args,
+    })
+}
+
+/// An upper bound of the method memory [`build`] takes for `graph`: the tables, every
+/// value's bytes (constants may be packed once, intermediates may all be live), and the
+/// largest node scratch.
+pub(crate) fn memory_bound(graph: &Graph<'_>) -> usize {
+    let v = graph.num_values();
+    let n = graph.num_nodes();
+    let mut bytes = 4 * ALIGN
+        + v * (size_of::<Value>() + size_of::<u32>() + size_of::<*mut u8>() + 16)
+        + n * size_of::<Step>()
+        + liveness::bookkeeping_bound(v);
+    for i in 0..v {
+        let size = graph
+            .value(i)
+            .ok()
+            .and_then(|view| {
+                (0..view.rank()).try_fold(4usize, |acc, d| acc.checked_mul(view.dim(d) as usize))
+            })
+            .unwrap_or(0);
+        bytes = bytes.saturating_add(size.saturating_add(ALIGN));
+    }
+    let mut scratch = 0;
+    for i in 0..n {
+        if let Ok(node) = graph.node(i) {
+            if let Some(spec) = nodes::find(node.kind) {
+                scratch = scratch.max((spec.scratch)(graph, &node));
+            }
+        }
+    }
+    bytes.saturating_add(scratch)
+}
+
+/// The shape of value `id` of `graph` (for scratch bounds, before the plan exists).
+pub(crate) fn graph_shape(graph: &Graph<'_>, id: u32) -> Option<Shape> {
+    // Values are numbered by position (checked by `build`).
+    let view = graph.value(id as usize).ok()?;
+    let mut sizes = [0usize; MAX_RANK];
+    for (d, s) in sizes.iter_mut().enumerate().take(view.rank().min(MAX_RANK)) {
+        *s = view.dim(d) as usize;
+    }
+    Shape::new(sizes.get(..view.rank())?)
+}

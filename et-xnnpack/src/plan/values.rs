@@ -1,0 +1,162 @@
+//! The value table: every graph value's shape and where its bytes live (a delegate
+//! argument, a constant, or a slice of the delegate's intermediate buffer).
+
+use et_runtime::backend::DelegateError;
+use et_runtime::Error;
+use et_schema::xnnpack::{
+    ConstantRef, Datatype, Graph, ValueView, FLAG_EXTERNAL_INPUT, FLAG_EXTERNAL_OUTPUT,
+};
+
+/// XNNPACK's rank limit (`XNN_MAX_TENSOR_DIMS`).
+pub(crate) const MAX_RANK: usize = 6;
+
+/// Sizes held inline, outermost first.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub(crate) struct Shape {
+    dims: [usize; MAX_RANK],
+    rank: u8,
+}
+
+impl Shape {
+    /// A shape from sizes; `None` past [`MAX_RANK`].
+    pub(crate) fn new(sizes: &[usize]) -> Option<Shape> {
+        let mut dims = [0; MAX_RANK];
+        dims.get_mut(..sizes.len())?.copy_from_slice(sizes);
+        Some(Shape {
+            dims,
+            rank: sizes.len() as u8,
+        })
+    }
+
+    pub(crate) fn dims(&self) -> &[usize] {
+        &self.dims[..usize::from(self.rank)]
+    }
+
+    pub(crate) fn rank(&self) -> usize {
+        usize::from(self.rank)
+    }
+
+    /// The number of elements; `None` on overflow.
+    pub(crate) fn numel(&self) -> Option<usize> {
+        self.dims()
+            .iter()
+            .try_fold(1usize, |acc, &d| acc.checked_mul(d))
+    }
+
+    /// The innermost size (1 for a scalar).
+    pub(crate) fn last(&self) -> usize {
+        self.dims().last().copied().unwrap_or(1)
+    }
+}
+
+/// Where a value's bytes are.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Storage {
+    /// Not used by any node.
+    Unused,
+    /// A tensor the delegate call passes: input or output `arg`.
+    Input { arg: u32 },
+    /// See [`Storage::Input`].
+    Output { arg: u32 },
+    /// Constant bytes (named data or the payload), valid as long as the program.
+    Constant { data: *const u8, len: usize },
+    /// `offset` bytes into the delegate's intermediate buffer (assigned by liveness).
+    Internal { offset: usize },
+}
+
+/// One value of the plan.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Value {
+    pub(crate) shape: Shape,
+    pub(crate) storage: Storage,
+    /// Index of the node that writes it (internal values), `u32::MAX` if none yet.
+    pub(crate) def: u32,
+    /// Index of the last node that reads it.
+    pub(crate) last_use: u32,
+}
+
+impl Value {
+    pub(crate) fn numel(&self) -> usize {
+        // Checked when the value was read: every shape's numel fits.
+        self.shape.numel().unwrap_or(0)
+    }
+
+    pub(crate) fn is_constant(&self) -> bool {
+        matches!(self.storage, Storage::Constant { .. })
+    }
+}
+
+fn refuse(message: &'static str) -> DelegateError<'static> {
+    DelegateError::new(Error::InvalidProgram, message)
+}
+
+/// Reads value `v` of the graph: only fp32 values run here (quantized datatypes belong to
+/// the quantized program support); the id must index the value table.
+pub(crate) fn read_value<'d, 'n>(
+    graph: &Graph<'d>,
+    v: &ValueView<'d>,
+    named: &dyn Fn(&str) -> Option<&'n [u8]>,
+) -> Result<Value, DelegateError<'d>> {
+    if v.datatype != Datatype::FP32 || v.quant.is_some() || v.dq_datatype.0 != 0 {
+        return Err(DelegateError::new(
+            Error::NotSupported,
+            "a value has a datatype other than fp32 (quantized XNNPACK programs are not supported yet)",
+        ));
+    }
+    if v.rank() > MAX_RANK {
+        return Err(refuse("a value has more than 6 dims"));
+    }
+    let mut sizes = [0usize; MAX_RANK];
+    for (i, s) in sizes.iter_mut().enumerate().take(v.rank()) {
+        *s = v.dim(i) as usize;
+    }
+    let shape = Shape::new(&sizes[..v.rank()]).ok_or(refuse("a value has too many dims"))?;
+    let bytes = shape
+        .numel()
+        .and_then(|n| n.checked_mul(4))
+        .filter(|&b| b <= isize::MAX as usize)
+        .ok_or(refuse("a value's size overflows"))?;
+    let is_input = v.flags & FLAG_EXTERNAL_INPUT != 0;
+    let is_output = v.flags & FLAG_EXTERNAL_OUTPUT != 0;
+    if v.flags & !(FLAG_EXTERNAL_INPUT | FLAG_EXTERNAL_OUTPUT) != 0 {
+        return Err(DelegateError::new(
+            Error::NotSupported,
+            "a value has flags other than external input / output",
+        ));
+    }
+    let storage = match (is_input, is_output, v.constant_buffer_idx) {
+        (true, true, _) => return Err(refuse("a value is both a delegate input and output")),
+        (true, false, 0) => Storage::Input { arg: v.external_id },
+        (false, true, 0) => Storage::Output { arg: v.external_id },
+        (false, false, 0) => Storage::Unused,
+        (false, false, idx) => {
+            let data = match graph
+                .constant(idx)
+                .map_err(|e| DelegateError::new(e.error, e.reason))?
+            {
+                ConstantRef::Inline(b) => b,
+                ConstantRef::Named(key) => named(key).ok_or(
+                    DelegateError::new(
+                        Error::NotFound,
+                        "no named data (in the program or an attached .ptd) has the constant's key",
+                    )
+                    .naming(key),
+                )?,
+            };
+            if data.len() < bytes {
+                return Err(refuse("a constant has fewer bytes than its shape needs"));
+            }
+            Storage::Constant {
+                data: data.as_ptr(),
+                len: bytes,
+            }
+        }
+        _ => return Err(refuse("a delegate input or output is also a constant")),
+    };
+    Ok(Value {
+        shape,
+        storage,
+        def: u32::MAX,
+        last_use: 0,
+    })
+}

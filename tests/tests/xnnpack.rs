@@ -1,0 +1,207 @@
+//! The built-in XNNPACK backend on the XNNPACK-lowered fixtures (made by ExecuTorch 1.5.1's
+//! `XnnpackPartitioner`, outputs from ExecuTorch's own runtime with XNNPACK): each runs
+//! and matches within its io.yaml tolerance; every payload's node kinds are what the
+//! fixture table says; corrupted payloads fail cleanly.
+
+use std::collections::BTreeMap;
+
+use et_runtime::{FileLoader, Program};
+use et_schema::xnnpack::Graph;
+use etch_tests::{compare, fixture, fixtures_dir, load_and_run_bytes, run_case, IoSpec};
+
+// Link the kernel library and the backend: nothing else in this test names them.
+use et_ops as _;
+use et_xnnpack as _;
+
+fn run_fixture(name: &str) {
+    let dir = fixtures_dir();
+    let spec = IoSpec::read(&dir, name);
+    let got = run_case(&dir, &spec).unwrap_or_else(|e| panic!("{name}: {e}"));
+    compare(&dir, &spec, &got).unwrap_or_else(|e| panic!("{name}: {e}"));
+}
+
+#[test]
+fn mlp_xnnpack_matches_executorch() {
+    run_fixture("mlp_xnnpack");
+}
+
+#[test]
+fn small_cnn_xnnpack_matches_executorch() {
+    run_fixture("small_cnn_xnnpack");
+}
+
+#[test]
+fn mv2_xnnpack_matches_executorch() {
+    run_fixture("mv2_xnnpack");
+}
+
+#[test]
+fn tiny_transformer_xnnpack_matches_executorch() {
+    run_fixture("tiny_transformer_xnnpack");
+}
+
+#[derive(serde::Deserialize)]
+struct PayloadFacts {
+    delegate_index: usize,
+    method: String,
+    node_kinds: BTreeMap<String, usize>,
+    num_nodes: usize,
+}
+
+#[test]
+fn payload_node_kinds_match_the_fixture_table() {
+    let table: BTreeMap<String, Vec<PayloadFacts>> =
+        serde_yaml::from_str(&std::fs::read_to_string(fixture("xnnpack_nodes.yaml")).unwrap())
+            .unwrap();
+    let mut checked = 0;
+    for name in [
+        "mlp_xnnpack",
+        "mv2_xnnpack",
+        "small_cnn_xnnpack",
+        "tiny_transformer_xnnpack",
+    ] {
+        let loader = FileLoader::open(fixture(&format!("{name}.pte"))).unwrap();
+        let program = Program::load(&loader).unwrap();
+        for facts in &table[name] {
+            let delegate = program
+                .delegates(&facts.method)
+                .unwrap()
+                .nth(facts.delegate_index)
+                .unwrap()
+                .unwrap();
+            assert_eq!(delegate.backend_id, "XnnpackBackend");
+            let graph = Graph::parse(delegate.payload).unwrap();
+            assert_eq!(graph.num_nodes(), facts.num_nodes, "{name}");
+            let mut kinds = BTreeMap::new();
+            for i in 0..graph.num_nodes() {
+                let kind = graph.node(i).unwrap().kind.name();
+                *kinds.entry(format!("XNN{kind}")).or_insert(0) += 1;
+            }
+            assert_eq!(
+                kinds, facts.node_kinds,
+                "{name} delegate {}",
+                facts.delegate_index
+            );
+            checked += 1;
+        }
+    }
+    assert_eq!(checked, 1 + 1 + 1 + 5);
+}
+
+/// The byte range of `name`'s first delegate payload inside the file.
+fn payload_range(bytes: &[u8]) -> std::ops::Range<usize> {
+    let loader = FileLoader::from_bytes(bytes);
+    let program = Program::load(&loader).unwrap();
+    let payload = program
+        .delegates("forward")
+        .unwrap()
+        .next()
+        .unwrap()
+        .unwrap()
+        .payload;
+    let start = payload.as_ptr() as usize - loader.bytes().as_ptr() as usize;
+    start..start + payload.len()
+}
+
+#[test]
+fn corrupted_payloads_fail_cleanly() {
+    let original = std::fs::read(fixture("mlp_xnnpack.pte")).unwrap();
+    let range = payload_range(&original);
+    let mut state = 0x2545_f491_4f6c_dd1du64;
+    let mut next = move || {
+        state ^= state << 13;
+        state ^= state >> 7;
+        state ^= state << 17;
+        state
+    };
+    for _ in 0..2000 {
+        let mut bytes = original.clone();
+        for _ in 0..(1 + next() % 4) {
+            let at = range.start + (next() as usize) % range.len();
+            bytes[at] = next() as u8;
+        }
+        load_and_run_bytes(&bytes);
+    }
+}
+
+#[test]
+fn truncated_payloads_fail_cleanly() {
+    let original = std::fs::read(fixture("mlp_xnnpack.pte")).unwrap();
+    let range = payload_range(&original);
+    // Cut the payload short by overwriting its tail with what follows (a shifted file):
+    // the segment table still points at the old range, so the graph reads garbage there.
+    for cut in (1..range.len()).step_by(7) {
+        let mut bytes = original.clone();
+        bytes.drain(range.start + cut..range.end);
+        bytes.resize(original.len(), 0);
+        load_and_run_bytes(&bytes);
+    }
+}
+
+#[test]
+fn mv2_xnnpack_ptd_matches_executorch_with_its_data_file() {
+    run_fixture("mv2_xnnpack_ptd");
+}
+
+#[test]
+fn mv2_xnnpack_ptd_without_its_data_file_names_the_missing_key() {
+    // ExecuTorch 1.5.1 crashes (SIGSEGV) here; etch refuses the delegate at load.
+    let loader = FileLoader::open(fixture("mv2_xnnpack_ptd.pte")).unwrap();
+    let program = Program::load(&loader).unwrap();
+    let mut buffers =
+        etch_tests::MethodBuffers::for_program_method(&program, "forward", 1 << 20).unwrap();
+    let (method_mem, mut planned, scratch) = buffers.split();
+    let mut memory = et_runtime::MemoryManager::new(method_mem, &mut planned, scratch);
+    let err = program.load_method("forward", &mut memory).unwrap_err();
+    assert_eq!(err.error, et_runtime::Error::NotFound);
+    let text = err.to_string();
+    assert!(text.contains("delegate 0 (XnnpackBackend)"), "{text}");
+    // The key is a SHA-256 hex string.
+    let key = text.rsplit('`').nth(1).unwrap();
+    assert_eq!(key.len(), 64, "{text}");
+    assert!(key.bytes().all(|b| b.is_ascii_hexdigit()), "{text}");
+}
+
+/// `mlp_xnnpack.pte` with one byte of its payload changed so that `pick(graph)` holds;
+/// the load error's text.
+fn load_error_after_patching(pick: impl Fn(&Graph<'_>) -> bool, value: u8) -> String {
+    let original = std::fs::read(fixture("mlp_xnnpack.pte")).unwrap();
+    let range = payload_range(&original);
+    for at in range.clone() {
+        let mut bytes = original.clone();
+        bytes[at] = value;
+        if !Graph::parse(&bytes[range.clone()]).is_ok_and(|g| pick(&g)) {
+            continue;
+        }
+        let loader = FileLoader::from_bytes(&bytes);
+        let program = Program::load(&loader).unwrap();
+        let mut buffers =
+            etch_tests::MethodBuffers::for_program_method(&program, "forward", 1 << 20).unwrap();
+        let (method_mem, mut planned, scratch) = buffers.split();
+        let mut memory = et_runtime::MemoryManager::new(method_mem, &mut planned, scratch);
+        return program
+            .load_method("forward", &mut memory)
+            .unwrap_err()
+            .to_string();
+    }
+    panic!("no single byte gives the wanted payload");
+}
+
+#[test]
+fn an_unsupported_node_kind_is_named_with_its_index() {
+    // Tag 36: ScaledDotProductAttention, which this backend does not run.
+    let text = load_error_after_patching(|g| g.node(0).is_ok_and(|n| n.kind.0 == 36), 36);
+    assert!(
+        text.contains("node 0 (ScaledDotProductAttention)"),
+        "{text}"
+    );
+    assert!(text.contains("not in this build"), "{text}");
+}
+
+#[test]
+fn an_unsupported_datatype_is_refused() {
+    // Datatype 3: qint8 on an fp32 graph's first value.
+    let text = load_error_after_patching(|g| g.value(0).is_ok_and(|v| v.datatype.0 == 3), 3);
+    assert!(text.contains("delegate 0 (XnnpackBackend)"), "{text}");
+    assert!(text.contains("datatype other than fp32"), "{text}");
+}
