@@ -1,7 +1,8 @@
 //! Runtime benchmarks against the budgets in design.md (run with `cargo bench -p etch-tests`):
 //! dispatch overhead per instruction on `many_adds.pte` (1000 one-element adds),
 //! `load_method` on `many_adds.pte` and `mv2.pte`, and single-threaded execute of
-//! `mv2.pte` and `tiny_transformer.pte`.
+//! `mv2.pte`, `tiny_transformer.pte` and, through the built-in XNNPACK backend,
+//! `mv2_xnnpack.pte` and `tiny_transformer_xnnpack.pte`.
 //!
 //! A plain harness (no benchmarking crate): each measurement is repeated and the minimum
 //! and median are printed. Nothing here asserts on time. Execute measurements set the
@@ -15,6 +16,7 @@ use et_runtime::{FileLoader, MemoryManager, Program};
 use etch_tests::{fixture, MethodBuffers};
 
 use et_ops as _;
+use et_xnnpack as _;
 
 fn stats(mut samples: Vec<Duration>) -> (Duration, Duration) {
     samples.sort();
@@ -50,7 +52,7 @@ fn execute_time(name: &str, input: &str, runs: usize) -> (Duration, Duration, us
     let loader = FileLoader::open(fixture(name)).unwrap();
     let program = Program::load(&loader).unwrap();
     let meta = program.method_meta("forward").unwrap();
-    let mut buffers = MethodBuffers::for_method(&meta, 64 << 20).unwrap();
+    let mut buffers = MethodBuffers::for_program_method(&program, "forward", 64 << 20).unwrap();
     let (method_mem, mut planned, scratch) = buffers.split();
     let mut memory = MemoryManager::new(method_mem, &mut planned, scratch);
     let mut method = program.load_method("forward", &mut memory).unwrap();
@@ -97,4 +99,15 @@ fn main() {
     println!(
         "tiny_transformer execute (single thread): min {min:?}, median {median:?} (budget 40 us)"
     );
+    let (min, median, _) =
+        execute_time("mv2_xnnpack.pte", "mv2_xnnpack", if quick { 1 } else { 20 });
+    println!(
+        "mv2_xnnpack execute (etch's XNNPACK backend, single thread): min {min:?}, median {median:?} (budget 7.2 ms: 2x ExecuTorch+XNNPACK)"
+    );
+    let (min, median, _) = execute_time(
+        "tiny_transformer_xnnpack.pte",
+        "tiny_transformer_xnnpack",
+        runs,
+    );
+    println!("tiny_transformer_xnnpack execute (single thread): min {min:?}, median {median:?}");
 }

@@ -302,17 +302,10 @@ fn run(step: &Step, frame: &Frame<'_>) -> KernelResult {
     let k = w.kernel_h * w.kernel_w * p.group_in;
     // SAFETY: packed at init, `groups * k * group_out` floats, read-only since.
     let packed = unsafe { core::slice::from_raw_parts(p.packed, p.groups * k * p.group_out) };
-    let beta = match p.bias {
-        Some(bias) => {
-            // SAFETY: a constant of `cout` floats (checked at init), 4-aligned.
-            let bias = unsafe { core::slice::from_raw_parts(bias, cout) };
-            for px in out.chunks_exact_mut(cout) {
-                px.copy_from_slice(bias);
-            }
-            1.0
-        }
-        None => 0.0,
-    };
+    // SAFETY: a constant of `cout` floats (checked at init), 4-aligned, read-only.
+    let bias = p
+        .bias
+        .map(|b| unsafe { core::slice::from_raw_parts(b, cout) });
     let pixels = w.batch * w.out_h * w.out_w;
     if w.is_pointwise() && p.groups == 1 {
         let a = Mat {
@@ -339,7 +332,8 @@ fn run(step: &Step, frame: &Frame<'_>) -> KernelResult {
         frame
             .scratch(0)?
             .1
-            .with(|ctx| sgemm(ctx, 1.0, a, bm, beta, c))?;
+            .with(|ctx| sgemm(ctx, 1.0, a, bm, 0.0, c))?;
+        p.clamp.bias_rows(out, bias);
     } else {
         let (patches, mut scratch) = frame.scratch(TILE * k)?;
         {
@@ -376,13 +370,15 @@ fn run(step: &Step, frame: &Frame<'_>) -> KernelResult {
                         rs: cout,
                         cs: 1,
                     };
-                    scratch.with(|ctx| sgemm(ctx, 1.0, a, bm, beta, c))?;
+                    scratch.with(|ctx| sgemm(ctx, 1.0, a, bm, 0.0, c))?;
                 }
+                // Bias and range while the tile is in cache.
+                p.clamp
+                    .bias_rows(&mut out[start * cout..(start + rows) * cout], bias);
                 start += rows;
             }
         }
     }
-    p.clamp.apply(out);
     Ok(())
 }
 

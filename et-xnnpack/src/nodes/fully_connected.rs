@@ -185,17 +185,8 @@ fn run(step: &Step, frame: &Frame<'_>) -> KernelResult {
             cs: k,
         },
     };
-    let beta = match p.bias {
-        Some(bias) => {
-            // SAFETY: a constant of `n` floats (checked at init), 4-aligned, read-only.
-            let bias = unsafe { core::slice::from_raw_parts(bias, n) };
-            for row in out.chunks_exact_mut(n.max(1)) {
-                row.copy_from_slice(bias);
-            }
-            1.0
-        }
-        None => 0.0,
-    };
+    // SAFETY: a constant of `n` floats (checked at init), 4-aligned, read-only.
+    let bias = p.bias.map(|b| unsafe { core::slice::from_raw_parts(b, n) });
     let a = Mat {
         data: x,
         rows: m,
@@ -213,7 +204,7 @@ fn run(step: &Step, frame: &Frame<'_>) -> KernelResult {
     frame
         .scratch(0)?
         .1
-        .with(|ctx| sgemm(ctx, 1.0, a, b, beta, c))?;
-    p.clamp.apply(out);
+        .with(|ctx| sgemm(ctx, 1.0, a, b, 0.0, c))?;
+    p.clamp.bias_rows(out, bias);
     Ok(())
 }

@@ -104,7 +104,7 @@ impl Clamp {
         self.min == f32::NEG_INFINITY && self.max == f32::INFINITY
     }
 
-    /// Clamps in place (NaN stays NaN, as XNNPACK's min/max do not order it).
+    /// Clamps in place.
     #[inline]
     pub(crate) fn apply(&self, out: &mut [f32]) {
         if self.is_none() {
@@ -113,6 +113,21 @@ impl Clamp {
         let (lo, hi) = (self.min, self.max);
         for x in out {
             *x = x.max(lo).min(hi);
+        }
+    }
+
+    /// Adds `bias` to each row of `out` (rows of `bias.len()`) and clamps, in one pass:
+    /// what follows a GEMM that computed `out` without its bias.
+    #[inline]
+    pub(crate) fn bias_rows(&self, out: &mut [f32], bias: Option<&[f32]>) {
+        let Some(bias) = bias else {
+            return self.apply(out);
+        };
+        let (lo, hi) = (self.min, self.max);
+        for row in out.chunks_exact_mut(bias.len().max(1)) {
+            for (x, &b) in row.iter_mut().zip(bias) {
+                *x = (*x + b).max(lo).min(hi);
+            }
         }
     }
 }
