@@ -198,7 +198,7 @@ fn ops(model: &Path, data: &[PathBuf], json: bool) -> Result<(), Failure> {
             }
         }
         let delegates: Vec<&str> = meta.delegates().collect();
-        let external = external_tensors(&meta, &named)?;
+        let external = external_tensors(&meta, named)?;
         let preserved: Vec<bool> = (0..meta.num_inputs())
             .map(|i| meta.input_is_preserved(i))
             .collect::<Result<_, _>>()?;

@@ -1,9 +1,10 @@
 //! Delegates: backends that execute a lowered part of a program (DelegateCall),
 //! registered in a link-time slice like kernels.
 
+use core::cell::Cell;
 use core::fmt;
 
-use crate::data::NamedDataMap;
+use crate::data::{NamedData, NamedDataMap};
 use crate::error::Error;
 pub use crate::kernel::{KernelArgs, KernelContext};
 use crate::memory::Arena;
@@ -32,6 +33,9 @@ pub struct BackendInitContext<'a> {
     pub(crate) allocator: &'a Arena<'a>,
     pub(crate) method_name: &'a str,
     pub(crate) named_data: &'a NamedDataMap<'a>,
+    /// The first key [`require_named_data`](Self::require_named_data) did not find
+    /// (copied into method memory), for the load error.
+    pub(crate) missing_key: Cell<Option<&'a str>>,
 }
 
 impl<'a> BackendInitContext<'a> {
@@ -52,6 +56,36 @@ impl<'a> BackendInitContext<'a> {
     /// payloads name theirs by SHA-256), zero-copy and valid for the method's lifetime.
     pub fn named_data(&self) -> &NamedDataMap<'a> {
         self.named_data
+    }
+
+    /// The blob named `key`, or `Err(NotFound)` that `load_method` reports as a load
+    /// error naming this key, the backend and the data files searched
+    /// ([`LoadDetail::MissingNamedData`](crate::LoadDetail::MissingNamedData)) when `init`
+    /// returns it. A backend whose constants live in a `.ptd` file the caller forgot
+    /// then fails with a message that says which key is missing, not a bare code.
+    pub fn require_named_data(&self, key: &str) -> Result<NamedData<'a>, Error> {
+        match self.named_data.lookup(key) {
+            Ok(Some((data, _))) => return Ok(data),
+            Err(e) => return Err(e),
+            Ok(None) => {}
+        }
+        if self.missing_key.get().is_none() {
+            // The key usually points into the payload, which `init` may borrow for less
+            // than the method lives; the error outlives `init`, so it keeps a copy.
+            if let Ok(p) = self.allocator.allocate(key.len(), 1) {
+                // SAFETY: `p` is `key.len()` fresh bytes of method memory, valid for 'a
+                // and used by nothing else; the copy is the bytes of a `str`, so UTF-8.
+                let copy = unsafe {
+                    core::ptr::copy_nonoverlapping(key.as_ptr(), p.as_ptr(), key.len());
+                    core::str::from_utf8_unchecked(core::slice::from_raw_parts(
+                        p.as_ptr(),
+                        key.len(),
+                    ))
+                };
+                self.missing_key.set(Some(copy));
+            }
+        }
+        Err(Error::NotFound)
     }
 }
 
@@ -130,7 +164,7 @@ macro_rules! register_backend {
         const _: () = {
             #[$crate::__private::linkme::distributed_slice($crate::__private::BACKENDS)]
             #[linkme(crate = $crate::__private::linkme)]
-            static __ET_BACKEND: $crate::BackendEntry = $crate::BackendEntry {
+            static __ET_BACKEND: $crate::backend::BackendEntry = $crate::backend::BackendEntry {
                 name: $name,
                 backend: &$backend,
             };

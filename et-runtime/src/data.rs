@@ -292,6 +292,11 @@ impl<'a> NamedDataMap<'a> {
         Ok(None)
     }
 
+    /// Segment `index` of the program (`NotFound` without a program).
+    pub(crate) fn program_segment(&self, index: usize) -> Result<&'a [u8], Error> {
+        self.program.ok_or(Error::NotFound)?.segment(index)
+    }
+
     /// The attached data files, in search order.
     pub fn files(&self) -> &'a [&'a DataFile<'a>] {
         self.files

@@ -2,10 +2,11 @@
 //! the method drops. Checked here: every delegate names a registered, available backend,
 //! and that backend accepts its payload and compile specs.
 
+use core::cell::Cell;
 use core::ptr::NonNull;
 
 use super::build::{Builder, Plan};
-use super::error::{note, LoadDetail};
+use super::error::{note, ExternalDataProblem, LoadDetail};
 use crate::backend::{find_backend, BackendEntry, BackendInitContext, CompileSpec, DelegateHandle};
 use crate::error::Error;
 use crate::program::{Table, Vector};
@@ -48,6 +49,12 @@ impl<'a> Builder<'a, '_> {
             let detail = LoadDetail::MissingBackend { id };
             return Err(note(self.detail, Error::NotFound, detail));
         };
+        let ctx = BackendInitContext {
+            allocator: self.arena,
+            method_name: self.meta.name(),
+            named_data: self.named,
+            missing_key: Cell::new(None),
+        };
         let init = || {
             let processed = d.table(D::VT_PROCESSED).ok_or(Error::InvalidProgram)?;
             let payload = self.program.delegate_payload(processed)?;
@@ -67,18 +74,37 @@ impl<'a> Builder<'a, '_> {
                 // SAFETY: `k < n`, the array's length.
                 unsafe { specs.as_ptr().add(k).write(spec) };
             }
-            let ctx = BackendInitContext {
-                allocator: self.arena,
-                method_name: self.meta.name(),
-                named_data: &self.named,
-            };
             // SAFETY: all `n` entries were written above, in method memory valid for 'a.
             let specs = unsafe { core::slice::from_raw_parts(specs.as_ptr(), n) };
             backend.backend.init(&ctx, payload, specs)
         };
         match init() {
             Ok(handle) => Ok(Delegate { backend, handle }),
-            Err(e) => Err(note(self.detail, e, LoadDetail::BackendInit { id })),
+            Err(e) => {
+                let detail = match ctx.missing_key.get() {
+                    Some(key) => self.missing_named_data(id, key),
+                    None => LoadDetail::BackendInit { id },
+                };
+                Err(note(self.detail, e, detail))
+            }
+        }
+    }
+}
+
+impl<'a> Builder<'a, '_> {
+    /// The detail for backend `id` missing named data `key`: which files were searched.
+    #[cold]
+    fn missing_named_data(&self, backend: &'a str, key: &'a str) -> LoadDetail<'a> {
+        let files = self.named.files();
+        let problem = match files.len() {
+            0 => ExternalDataProblem::NoDataFiles,
+            searched => ExternalDataProblem::NotFound { searched },
+        };
+        LoadDetail::MissingNamedData {
+            backend,
+            key,
+            file: files.last().map(|f| f.name()),
+            problem,
         }
     }
 }
