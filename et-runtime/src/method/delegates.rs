@@ -6,7 +6,7 @@ use core::cell::Cell;
 use core::ptr::NonNull;
 
 use super::build::{Builder, Plan};
-use super::error::{note, ExternalDataProblem, LoadDetail};
+use super::error::{note, LoadDetail};
 use crate::backend::{find_backend, BackendEntry, BackendInitContext, CompileSpec, DelegateHandle};
 use crate::error::Error;
 use crate::program::{Table, Vector};
@@ -53,7 +53,8 @@ impl<'a> Builder<'a, '_> {
             allocator: self.arena,
             method_name: self.meta.name(),
             named_data: self.named,
-            missing_key: Cell::new(None),
+            backend_id: id,
+            failure: Cell::new(LoadDetail::None),
         };
         let init = || {
             let processed = d.table(D::VT_PROCESSED).ok_or(Error::InvalidProgram)?;
@@ -81,30 +82,12 @@ impl<'a> Builder<'a, '_> {
         match init() {
             Ok(handle) => Ok(Delegate { backend, handle }),
             Err(e) => {
-                let detail = match ctx.missing_key.get() {
-                    Some(key) => self.missing_named_data(id, key),
-                    None => LoadDetail::BackendInit { id },
+                let detail = match ctx.failure.get() {
+                    LoadDetail::None => LoadDetail::BackendInit { id },
+                    missing => missing,
                 };
                 Err(note(self.detail, e, detail))
             }
-        }
-    }
-}
-
-impl<'a> Builder<'a, '_> {
-    /// The detail for backend `id` missing named data `key`: which files were searched.
-    #[cold]
-    fn missing_named_data(&self, backend: &'a str, key: &'a str) -> LoadDetail<'a> {
-        let files = self.named.files();
-        let problem = match files.len() {
-            0 => ExternalDataProblem::NoDataFiles,
-            searched => ExternalDataProblem::NotFound { searched },
-        };
-        LoadDetail::MissingNamedData {
-            backend,
-            key,
-            file: files.last().map(|f| f.name()),
-            problem,
         }
     }
 }
