@@ -172,8 +172,8 @@ impl<'d> Program<'d> {
         self.named_data.program_segment(index)
     }
 
-    /// The program's named data merged with its data files: what external tensors bind
-    /// to and what backends read constants from.
+    /// The program's named data merged with its data files: what backends read
+    /// constants from (external tensors bind to the data files alone).
     pub fn named_data(&self) -> &NamedDataMap<'d> {
         &self.named_data
     }
