@@ -1,5 +1,6 @@
 //! `etch`: run, inspect and check ExecuTorch programs with etch's runtime.
 
+mod data;
 mod delegates;
 mod format;
 mod input;
@@ -41,6 +42,10 @@ enum Command {
         /// `FILE:SHAPE` such as `x.bin:3x8`, or `.npy`. Missing inputs are ones.
         #[arg(long = "input", short = 'i')]
         inputs: Vec<String>,
+        /// A `.ptd` data file holding named data the program refers to (its external
+        /// weights); repeatable, searched in order after the program's own named data.
+        #[arg(long = "data", short = 'd')]
+        data: Vec<PathBuf>,
         /// Execute N times (inputs set before each run, only execute timed), check that
         /// every run's outputs equal the first's, and report load and execute timings.
         #[arg(long, default_value_t = 1)]
@@ -55,10 +60,14 @@ enum Command {
         #[arg(long, default_value_t = 64)]
         scratch_mib: usize,
     },
-    /// List methods, their operators with kernel keys, and planned memory.
+    /// List methods, their operators with kernel keys, planned memory, the program's named
+    /// data and the external tensors it expects from data files.
     Ops {
         /// The .pte program.
         model: PathBuf,
+        /// Data files to resolve external tensors against (repeatable).
+        #[arg(long = "data", short = 'd')]
+        data: Vec<PathBuf>,
         /// Print JSON.
         #[arg(long)]
         json: bool,
@@ -107,6 +116,7 @@ fn main() -> ExitCode {
             model,
             method,
             inputs,
+            data,
             iterations,
             json,
             output_dir,
@@ -115,12 +125,13 @@ fn main() -> ExitCode {
             model: &model,
             method: method.as_deref(),
             inputs: &inputs,
+            data: &data,
             iterations: iterations.max(1),
             json,
             output_dir: output_dir.as_deref(),
             scratch_mib,
         }),
-        Command::Ops { model, json } => ops(&model, json),
+        Command::Ops { model, data, json } => ops(&model, &data, json),
         Command::Select {
             models,
             ops,
@@ -151,9 +162,24 @@ fn load<'l>(model: &Path, loader: &'l MmapLoader) -> Result<Program<'l>, Failure
         .map_err(|e| Failure(format!("{}: cannot load program: {e}", model.display())))
 }
 
-fn ops(model: &Path, json: bool) -> Result<(), Failure> {
+fn ops(model: &Path, data: &[PathBuf], json: bool) -> Result<(), Failure> {
     let loader = open(model)?;
-    let program = load(model, &loader)?;
+    let data_maps = data::DataFiles::open(data)?;
+    let data_files = data_maps.load()?;
+    let data_refs: Vec<_> = data_files.iter().collect();
+    let program = data::load_program(model, &loader, &data_refs)?;
+    let named = program.named_data();
+    let named_data: Vec<(&str, usize)> = named
+        .program_entries()
+        .map(|e| e.map(|(key, bytes)| (key, bytes.len())))
+        .collect::<Result<_, _>>()?;
+    if !json && !named_data.is_empty() {
+        let total: usize = named_data.iter().map(|(_, n)| n).sum();
+        println!("named data: {} entries, {total} bytes", named_data.len());
+        for (key, bytes) in &named_data {
+            println!("  {key} {bytes} bytes");
+        }
+    }
     let mut methods_json = Vec::new();
     for name in program.method_names() {
         let meta = program.method_meta(name)?;
@@ -176,6 +202,7 @@ fn ops(model: &Path, json: bool) -> Result<(), Failure> {
             }
         }
         let delegates = delegates::summarize(&program, name)?;
+        let external = external_tensors(&meta, named)?;
         let preserved: Vec<bool> = (0..meta.num_inputs())
             .map(|i| meta.input_is_preserved(i))
             .collect::<Result<_, _>>()?;
@@ -192,8 +219,9 @@ fn ops(model: &Path, json: bool) -> Result<(), Failure> {
                 })
                 .collect();
             let dels: Vec<String> = delegates.iter().map(|d| d.json()).collect();
+            let ext: Vec<String> = external.iter().map(ExternalListing::json).collect();
             methods_json.push(format!(
-                "{{\"name\":{},\"inputs\":{},\"inputs_preserved\":{:?},\"outputs\":{},\"instructions\":{},\"planned_buffers\":{:?},\"operators\":[{}],\"delegates\":[{}]}}",
+                "{{\"name\":{},\"inputs\":{},\"inputs_preserved\":{:?},\"outputs\":{},\"instructions\":{},\"planned_buffers\":{:?},\"operators\":[{}],\"delegates\":[{}],\"external_tensors\":[{}]}}",
                 format::json_str(name),
                 meta.num_inputs(),
                 preserved,
@@ -201,7 +229,8 @@ fn ops(model: &Path, json: bool) -> Result<(), Failure> {
                 meta.num_instructions(),
                 planned,
                 ops_json.join(","),
-                dels.join(",")
+                dels.join(","),
+                ext.join(",")
             ));
         } else {
             println!(
@@ -220,6 +249,9 @@ fn ops(model: &Path, json: bool) -> Result<(), Failure> {
             for d in &delegates {
                 println!("  delegate: {}", d.describe());
             }
+            for e in &external {
+                println!("  {}", e.text());
+            }
             for (n, keys) in &ops {
                 if keys.is_empty() {
                     println!("  {n}");
@@ -231,13 +263,74 @@ fn ops(model: &Path, json: bool) -> Result<(), Failure> {
         }
     }
     if json {
+        let named_json: Vec<String> = named_data
+            .iter()
+            .map(|(key, bytes)| format!("{{\"key\":{},\"bytes\":{bytes}}}", format::json_str(key)))
+            .collect();
         println!(
-            "{{\"model\":{},\"methods\":[{}]}}",
+            "{{\"model\":{},\"named_data\":[{}],\"methods\":[{}]}}",
             format::json_str(&model.display().to_string()),
+            named_json.join(","),
             methods_json.join(",")
         );
     }
     Ok(())
+}
+
+/// An external tensor as `etch ops` lists it: what the program expects from outside,
+/// and where the data files given (if any) provide it.
+struct ExternalListing {
+    name: String,
+    dtype: et_runtime::ScalarType,
+    sizes: Vec<usize>,
+    bytes: usize,
+    /// The data file holding it, `None` when no source does.
+    found_in: Option<String>,
+}
+
+impl ExternalListing {
+    fn text(&self) -> String {
+        let place = match &self.found_in {
+            Some(source) => format!("found in {source}"),
+            None => "needs a data file (--data)".to_owned(),
+        };
+        format!(
+            "external tensor {}: {} {:?}, {} bytes; {place}",
+            self.name, self.dtype, self.sizes, self.bytes
+        )
+    }
+
+    fn json(&self) -> String {
+        format!(
+            "{{\"name\":{},\"dtype\":{},\"sizes\":{:?},\"bytes\":{},\"found_in\":{}}}",
+            format::json_str(&self.name),
+            format::json_str(self.dtype.name()),
+            self.sizes,
+            self.bytes,
+            self.found_in
+                .as_deref()
+                .map_or("null".to_owned(), format::json_str)
+        )
+    }
+}
+
+fn external_tensors(
+    meta: &et_runtime::MethodMeta<'_>,
+    named: &et_runtime::NamedDataMap<'_>,
+) -> Result<Vec<ExternalListing>, Failure> {
+    meta.external_tensors()
+        .map(|t| {
+            let t = t?;
+            let found_in = named.lookup(t.name)?.map(|(_, source)| source.to_string());
+            Ok(ExternalListing {
+                name: t.name.to_owned(),
+                dtype: t.info.dtype,
+                sizes: t.info.sizes().to_vec(),
+                bytes: t.info.nbytes(),
+                found_in,
+            })
+        })
+        .collect()
 }
 
 fn select(

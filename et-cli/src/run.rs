@@ -6,14 +6,16 @@ use std::time::Instant;
 
 use et_runtime::{EValue, MemoryManager, Method, MethodBuffers, MethodMeta, Program, Tag};
 
+use crate::data::{load_program, DataFiles};
 use crate::input::{self, InputData};
-use crate::{format, load, open, Failure};
+use crate::{format, open, Failure};
 
 /// What `etch run` was asked to do.
 pub struct RunRequest<'a> {
     pub model: &'a Path,
     pub method: Option<&'a str>,
     pub inputs: &'a [String],
+    pub data: &'a [std::path::PathBuf],
     pub iterations: u32,
     pub json: bool,
     pub output_dir: Option<&'a Path>,
@@ -23,7 +25,10 @@ pub struct RunRequest<'a> {
 pub fn run(req: &RunRequest<'_>) -> Result<(), Failure> {
     let model = req.model;
     let loader = open(model)?;
-    let program = load(model, &loader)?;
+    let data_maps = DataFiles::open(req.data)?;
+    let data_files = data_maps.load()?;
+    let data_refs: Vec<_> = data_files.iter().collect();
+    let program = load_program(model, &loader, &data_refs)?;
     let name = pick_method(&program, req.method)?;
     let meta = program.method_meta(name)?;
     let data = read_inputs(&meta, name, req.inputs)?;

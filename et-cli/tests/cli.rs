@@ -202,3 +202,97 @@ fn check_reports_uncovered_models() {
     );
     assert!(!stderr(&o).contains("aten::add.out"), "{}", stderr(&o));
 }
+
+/// The reference output of a fixture as floats.
+fn reference_f32(name: &str) -> Vec<f32> {
+    std::fs::read(fixture(name))
+        .unwrap()
+        .chunks_exact(4)
+        .map(|c| f32::from_le_bytes(c.try_into().unwrap()))
+        .collect()
+}
+
+#[test]
+fn run_with_a_data_file_matches_the_reference() {
+    let dir = std::env::temp_dir().join(format!("etch-cli-ptd-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let o = etch(&[
+        "run",
+        fixture("mlp_ptd.pte").to_str().unwrap(),
+        "--data",
+        fixture("mlp_ptd.ptd").to_str().unwrap(),
+        "--input",
+        fixture("mlp_ptd.in0.bin").to_str().unwrap(),
+        "--output-dir",
+        dir.to_str().unwrap(),
+    ]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let got: Vec<f32> = std::fs::read(dir.join("output0.bin"))
+        .unwrap()
+        .chunks_exact(4)
+        .map(|c| f32::from_le_bytes(c.try_into().unwrap()))
+        .collect();
+    let want = reference_f32("mlp_ptd.out0.bin");
+    assert_eq!(got.len(), want.len());
+    for (g, w) in got.iter().zip(&want) {
+        assert!((g - w).abs() <= 1e-5 + 1e-5 * w.abs(), "{g} vs {w}");
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn run_without_its_data_file_exits_1_naming_the_key() {
+    let o = etch(&["run", fixture("mlp_ptd.pte").to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(1));
+    let err = stderr(&o);
+    assert!(err.contains("external tensor `l1.weight`"), "{err}");
+    assert!(err.contains(".ptd"), "{err}");
+    assert!(!err.contains("panicked"));
+    // A data file that is not one is named too.
+    let o = etch(&[
+        "run",
+        fixture("mlp_ptd.pte").to_str().unwrap(),
+        "--data",
+        fixture("mlp_ptd.pte").to_str().unwrap(),
+    ]);
+    assert_eq!(o.status.code(), Some(1));
+    assert!(
+        stderr(&o).contains("mlp_ptd.pte: cannot load data file"),
+        "{}",
+        stderr(&o)
+    );
+}
+
+#[test]
+fn ops_lists_named_data_and_external_tensors() {
+    let o = etch(&["ops", fixture("mlp_ptd.pte").to_str().unwrap()]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let out = stdout(&o);
+    assert!(
+        out.contains("external tensor l1.weight: float32 [32, 16], 2048 bytes; needs a data file"),
+        "{out}"
+    );
+    let o = etch(&[
+        "ops",
+        fixture("mlp_ptd.pte").to_str().unwrap(),
+        "--data",
+        fixture("mlp_ptd.ptd").to_str().unwrap(),
+        "--json",
+    ]);
+    let out = stdout(&o);
+    assert!(
+        out.contains(
+            "{\"name\":\"l2.bias\",\"dtype\":\"float32\",\"sizes\":[8],\"bytes\":32,\"found_in\":"
+        ),
+        "{out}"
+    );
+    let o = etch(&[
+        "ops",
+        fixture("mlp_xnnpack.pte").to_str().unwrap(),
+        "--json",
+    ]);
+    let out = stdout(&o);
+    assert!(out.contains("\"named_data\":[{\"key\":\""), "{out}");
+    let o = etch(&["ops", fixture("mlp_xnnpack.pte").to_str().unwrap()]);
+    assert!(stdout(&o).starts_with("named data: 4 entries, 3232 bytes\n"));
+}

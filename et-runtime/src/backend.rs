@@ -1,12 +1,14 @@
 //! Delegates: backends that execute a lowered part of a program (DelegateCall),
 //! registered in a link-time slice like kernels.
 
+use core::cell::Cell;
 use core::fmt;
 
-use crate::data::NamedDataMap;
+use crate::data::{NamedData, NamedDataMap};
 use crate::error::{Error, KernelResult};
 pub use crate::kernel::{KernelArgs, KernelContext};
 use crate::memory::Arena;
+use crate::method::{ExternalDataProblem, LoadDetail};
 
 /// An opaque per-delegate state pointer a backend returns from `init`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -32,6 +34,11 @@ pub struct BackendInitContext<'a> {
     pub(crate) allocator: &'a Arena<'a>,
     pub(crate) method_name: &'a str,
     pub(crate) named_data: &'a NamedDataMap<'a>,
+    /// The backend's id, for load errors.
+    pub(crate) backend_id: &'a str,
+    /// What [`require_named_data`](Self::require_named_data) found missing, as the load
+    /// error's detail (`LoadDetail::None` until then).
+    pub(crate) failure: Cell<LoadDetail<'a>>,
 }
 
 impl<'a> BackendInitContext<'a> {
@@ -52,6 +59,46 @@ impl<'a> BackendInitContext<'a> {
     /// payloads name theirs by SHA-256), zero-copy and valid for the method's lifetime.
     pub fn named_data(&self) -> &NamedDataMap<'a> {
         self.named_data
+    }
+
+    /// The blob named `key`, or `Err(NotFound)` that `load_method`, when `init` returns
+    /// it, reports as a load error naming this key, the backend and the data files
+    /// searched ([`crate::LoadDetail::MissingNamedData`]). A backend whose constants live
+    /// in a `.ptd` file the caller forgot then fails with a message that says which key
+    /// is missing, not a bare code.
+    pub fn require_named_data(&self, key: &str) -> Result<NamedData<'a>, Error> {
+        match self.named_data.lookup(key) {
+            Ok(Some((data, _))) => return Ok(data),
+            Err(e) => return Err(e),
+            Ok(None) => {}
+        }
+        if matches!(self.failure.get(), LoadDetail::None) {
+            // The key usually points into the payload, which `init` may borrow for less
+            // than the method lives; the error outlives `init`, so it keeps a copy.
+            if let Ok(p) = self.allocator.allocate(key.len(), 1) {
+                // SAFETY: `p` is `key.len()` fresh bytes of method memory, valid for 'a
+                // and used by nothing else; the copy is the bytes of a `str`, so UTF-8.
+                let key = unsafe {
+                    core::ptr::copy_nonoverlapping(key.as_ptr(), p.as_ptr(), key.len());
+                    core::str::from_utf8_unchecked(core::slice::from_raw_parts(
+                        p.as_ptr(),
+                        key.len(),
+                    ))
+                };
+                let files = self.named_data.files();
+                let problem = match files.len() {
+                    0 => ExternalDataProblem::NoDataFiles,
+                    searched => ExternalDataProblem::NotFound { searched },
+                };
+                self.failure.set(LoadDetail::MissingNamedData {
+                    backend: self.backend_id,
+                    key,
+                    file: files.last().map(|f| f.name()),
+                    problem,
+                });
+            }
+        }
+        Err(Error::NotFound)
     }
 }
 

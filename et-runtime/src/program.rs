@@ -31,14 +31,13 @@ pub struct DelegateInfo<'d> {
 ///
 /// `Program` is `Sync`: several threads may load methods from one program.
 pub struct Program<'d> {
-    /// The loader, the root `Program` table of the flatbuffer, and where its segments
-    /// start: what segment reads (constants, delegate payloads, named data) need.
-    segments: ProgramSegments<'d>,
-    /// The root `Program` table (`segments.root`, named for the many readers).
+    /// The program's segments (the loader, the root table, where segments start: what
+    /// constants, delegate payloads and named data are read through) and the `.ptd`
+    /// files searched after the program's own named data.
+    named_data: NamedDataMap<'d>,
+    /// The root `Program` table of the flatbuffer.
     root: Table<'d>,
     header: Option<ExtendedHeader>,
-    /// `.ptd` files searched, in order, after the program's own named data.
-    data_files: &'d [&'d DataFile<'d>],
     constants: &'d [u8],
     constant_offsets: Option<Vector<'d>>,
 }
@@ -53,7 +52,7 @@ impl fmt::Debug for Program<'_> {
             .field("methods", &self.num_methods())
             .field("header", &self.header)
             .field("constant_bytes", &self.constants.len())
-            .field("data_files", &self.data_files)
+            .field("data_files", &self.named_data.files())
             .finish()
     }
 }
@@ -136,15 +135,15 @@ impl<'d> Program<'d> {
             ));
         }
         let root = header::root(data, verification)?;
+        let segments = ProgramSegments {
+            loader,
+            root,
+            base: header.map_or(0, |h| h.segment_base_offset),
+        };
         let mut program = Program {
-            segments: ProgramSegments {
-                loader,
-                root,
-                base: header.map_or(0, |h| h.segment_base_offset),
-            },
+            named_data: NamedDataMap::new(segments, data_files),
             root,
             header,
-            data_files,
             constants: &[],
             constant_offsets: None,
         };
@@ -179,18 +178,18 @@ impl<'d> Program<'d> {
 
     /// The bytes of segment `index`.
     pub(crate) fn segment(&self, index: usize) -> Result<&'d [u8], Error> {
-        self.segments.segment(index)
+        self.named_data.program_segment(index)
     }
 
-    /// The program's named data merged with its data files: what external tensors bind
-    /// to and what backends read constants from.
-    pub fn named_data(&self) -> NamedDataMap<'d> {
-        NamedDataMap::new(self.segments, self.data_files)
+    /// The program's named data merged with its data files: what backends read
+    /// constants from (external tensors bind to the data files alone).
+    pub fn named_data(&self) -> &NamedDataMap<'d> {
+        &self.named_data
     }
 
     /// The data files given at [`load_with_data`](Self::load_with_data), in search order.
     pub fn data_files(&self) -> &'d [&'d DataFile<'d>] {
-        self.data_files
+        self.named_data.files()
     }
 
     /// `nbytes` of constant `index` (an index into the constant segment's offsets).

@@ -32,7 +32,9 @@ impl Backend for XnnpackBackend {
         _compile_specs: &[CompileSpec<'_>],
     ) -> Result<DelegateHandle, DelegateError<'p>> {
         let graph = parse(processed)?;
-        let named = |key: &str| ctx.named_data().get(key).map(|d| d.bytes);
+        // A missing key is recorded by the context, so the load error names it and the
+        // data files searched.
+        let named = |key: &str| ctx.require_named_data(key).ok().map(|d| d.bytes);
         let built = plan::build(ctx, &graph, &named)?;
         let p = ctx
             .allocate(size_of::<Plan>(), align_of::<Plan>())

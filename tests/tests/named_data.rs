@@ -330,3 +330,107 @@ fn damaged_data_files_are_refused_or_run_never_panic() {
     assert!(ran > 0 && refused > 0, "{ran} ran, {refused} refused");
     let _ = Error::InvalidExternalData;
 }
+
+/// A backend that only asks for its constants: every SHA-256 key its payload names,
+/// through `require_named_data`, as a delegate with external constants does at init.
+struct NamedDataProbe;
+
+impl et_runtime::backend::Backend for NamedDataProbe {
+    fn init<'p>(
+        &self,
+        ctx: &et_runtime::backend::BackendInitContext<'_>,
+        processed: &'p [u8],
+        _specs: &[et_runtime::backend::CompileSpec<'_>],
+    ) -> Result<et_runtime::backend::DelegateHandle, et_runtime::backend::DelegateError<'p>> {
+        for key in sha256_keys(processed) {
+            ctx.require_named_data(key)?;
+        }
+        Ok(et_runtime::backend::DelegateHandle::NONE)
+    }
+
+    fn execute(
+        &self,
+        _ctx: &et_runtime::KernelContext<'_>,
+        _handle: et_runtime::backend::DelegateHandle,
+        _args: &et_runtime::backend::KernelArgs<'_>,
+    ) -> et_runtime::KernelResult {
+        Err(et_runtime::KernelError::new(
+            Error::NotSupported,
+            "the probe only loads",
+        ))
+    }
+}
+
+static PROBE: NamedDataProbe = NamedDataProbe;
+et_runtime::register_backend!("NamedDataProbe", PROBE);
+
+/// Every maximal run of 64 hex digits in `bytes`, in order.
+fn sha256_keys(bytes: &[u8]) -> Vec<&str> {
+    bytes
+        .windows(64)
+        .enumerate()
+        .filter(|(at, w)| {
+            w.iter().all(u8::is_ascii_hexdigit)
+                && (*at == 0 || !bytes[at - 1].is_ascii_hexdigit())
+                && bytes.get(at + 64).is_none_or(|b| !b.is_ascii_hexdigit())
+        })
+        .map(|(_, w)| std::str::from_utf8(w).unwrap())
+        .collect()
+}
+
+/// mv2_xnnpack_ptd.pte with its delegate handed to [`NamedDataProbe`] (same length id).
+fn mv2_ptd_for_the_probe() -> Vec<u8> {
+    let mut pte = read("mv2_xnnpack_ptd.pte");
+    let at = pte
+        .windows(14)
+        .position(|w| w == b"XnnpackBackend")
+        .unwrap();
+    pte[at..at + 14].copy_from_slice(b"NamedDataProbe");
+    pte
+}
+
+/// Loads the probe's program with `ptd` and loads `forward`; the error message if any.
+fn probe_load(ptd: Option<(&str, &str)>) -> Result<(), String> {
+    let pte = mv2_ptd_for_the_probe();
+    let ptd_loader = ptd.map(|(file, _)| FileLoader::open(fixture(file)).unwrap());
+    let data = ptd_loader
+        .as_ref()
+        .zip(ptd)
+        .map(|(l, (_, name))| DataFile::load(l, name).unwrap());
+    let files: Vec<&DataFile<'_>> = data.iter().collect();
+    let loader = FileLoader::from_bytes(&pte);
+    let program = Program::load_with_data(&loader, Verification::default(), &files).unwrap();
+    let meta = program.method_meta("forward").unwrap();
+    let mut buffers = et_runtime::MethodBuffers::for_method(&meta, 1 << 20).unwrap();
+    let (method_mem, mut planned, scratch) = buffers.split();
+    let mut memory = MemoryManager::new(method_mem, &mut planned, scratch);
+    let result = match program.load_method("forward", &mut memory) {
+        Ok(_) => Ok(()),
+        Err(e) => {
+            assert!(
+                matches!(e.detail, LoadDetail::MissingNamedData { .. }),
+                "{e}"
+            );
+            Err(e.to_string())
+        }
+    };
+    result
+}
+
+#[test]
+fn a_backend_missing_named_data_fails_naming_the_key() {
+    let first = sha256_keys(&read("mv2_xnnpack_ptd.pte"))[0].to_owned();
+    let err = probe_load(None).unwrap_err();
+    assert!(
+        err.contains(&format!(
+            "backend NamedDataProbe needs named data `{first}`"
+        )) && err.contains("no .ptd data file was given"),
+        "{err}"
+    );
+    let err = probe_load(Some(("mlp_ptd.ptd", "mlp_ptd.ptd"))).unwrap_err();
+    assert!(
+        err.contains("which neither the program nor data file mlp_ptd.ptd holds"),
+        "{err}"
+    );
+    probe_load(Some(("mv2_xnnpack_ptd.ptd", "mv2_xnnpack_ptd.ptd"))).unwrap();
+}

@@ -5,7 +5,7 @@
 use std::alloc::{GlobalAlloc, Layout, System};
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 
-use et_runtime::{FileLoader, MemoryManager, Program, ScalarType};
+use et_runtime::{DataFile, FileLoader, MemoryManager, Program, ScalarType, Verification};
 use etch_tests::{fixture, MethodBuffers};
 
 mod hand_kernels;
@@ -87,4 +87,22 @@ fn load_method_and_execute_do_not_allocate() {
         });
         assert_eq!(n, 0, "{name}: execute allocated");
     }
+
+    // External tensors bind to a data file without allocating (this binary has no
+    // addmm kernel, so the load then stops at kernel resolution, after the binding).
+    let ptd = FileLoader::open(fixture("mlp_ptd.ptd")).unwrap();
+    let data = DataFile::load(&ptd, "mlp_ptd.ptd").unwrap();
+    let files = [&data];
+    let loader = FileLoader::open(fixture("mlp_ptd.pte")).unwrap();
+    let program = Program::load_with_data(&loader, Verification::default(), &files).unwrap();
+    let meta = program.method_meta("forward").unwrap();
+    let mut buffers = MethodBuffers::for_method(&meta, 16 << 10).unwrap();
+    let (method_mem, mut planned, scratch) = buffers.split();
+    let mut memory = MemoryManager::new(method_mem, &mut planned, scratch);
+    let (result, n) = allocations_during(|| program.load_method("forward", &mut memory).map(drop));
+    assert_eq!(
+        result.unwrap_err().error,
+        et_runtime::Error::OperatorMissing
+    );
+    assert_eq!(n, 0, "mlp_ptd: load_method with a data file allocated");
 }

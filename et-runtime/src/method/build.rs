@@ -19,7 +19,7 @@ pub(super) struct Builder<'a, 'c> {
     pub(super) program: &'a Program<'a>,
     pub(super) meta: MethodMeta<'a>,
     /// The program's named data and data files: external tensors and backends read it.
-    pub(super) named: NamedDataMap<'a>,
+    pub(super) named: &'a NamedDataMap<'a>,
     pub(super) arena: &'a Arena<'a>,
     /// (data, length) of each planned buffer.
     pub(super) planned: &'a [(*mut u8, usize)],

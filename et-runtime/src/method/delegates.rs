@@ -2,6 +2,7 @@
 //! the method drops. Checked here: every delegate names a registered, available backend,
 //! and that backend accepts its payload and compile specs.
 
+use core::cell::Cell;
 use core::ptr::NonNull;
 
 use super::build::{Builder, Plan};
@@ -50,6 +51,13 @@ impl<'a> Builder<'a, '_> {
             let detail = LoadDetail::MissingBackend { id };
             return Err(note(self.detail, Error::NotFound, detail));
         };
+        let ctx = BackendInitContext {
+            allocator: self.arena,
+            method_name: self.meta.name(),
+            named_data: self.named,
+            backend_id: id,
+            failure: Cell::new(LoadDetail::None),
+        };
         let init = || -> Result<DelegateHandle, DelegateError<'a>> {
             let processed = d.table(D::VT_PROCESSED).ok_or(Error::InvalidProgram)?;
             let payload = self.program.delegate_payload(processed)?;
@@ -69,11 +77,6 @@ impl<'a> Builder<'a, '_> {
                 // SAFETY: `k < n`, the array's length.
                 unsafe { specs.as_ptr().add(k).write(spec) };
             }
-            let ctx = BackendInitContext {
-                allocator: self.arena,
-                method_name: self.meta.name(),
-                named_data: &self.named,
-            };
             // SAFETY: all `n` entries were written above, in method memory valid for 'a.
             let specs = unsafe { core::slice::from_raw_parts(specs.as_ptr(), n) };
             backend.backend.init(&ctx, payload, specs)
@@ -81,12 +84,15 @@ impl<'a> Builder<'a, '_> {
         match init() {
             Ok(handle) => Ok(Delegate { backend, handle }),
             Err(e) => {
-                let detail = LoadDetail::BackendInit {
-                    id,
-                    delegate: index,
-                    message: e.message,
-                    node: e.node,
-                    name: e.name,
+                let detail = match ctx.failure.get() {
+                    LoadDetail::None => LoadDetail::BackendInit {
+                        id,
+                        delegate: index,
+                        message: e.message,
+                        node: e.node,
+                        name: e.name,
+                    },
+                    missing => missing,
                 };
                 Err(note(self.detail, e.error, detail))
             }

@@ -103,6 +103,18 @@ pub enum LoadDetail<'d> {
         /// What is wrong.
         problem: ExternalDataProblem,
     },
+    /// A backend asked for named data that no source holds
+    /// ([`BackendInitContext::require_named_data`](crate::backend::BackendInitContext::require_named_data)).
+    MissingNamedData {
+        /// The backend id.
+        backend: &'d str,
+        /// The key it asked for.
+        key: &'d str,
+        /// The last data file searched (`None` when none was given).
+        file: Option<&'d str>,
+        /// `NoDataFiles` or `NotFound`.
+        problem: ExternalDataProblem,
+    },
     /// Fewer planned buffers than the method needs, or one too small.
     PlannedBuffer {
         /// Buffer index.
@@ -244,6 +256,18 @@ impl fmt::Display for LoadError<'_> {
             }
             LoadDetail::ExternalData { key, file, problem } => {
                 write_external(f, key, file, problem)?;
+                write!(f, ": {}", self.error)
+            }
+            LoadDetail::MissingNamedData { backend, key, file, problem } => {
+                write!(f, "backend {backend} needs named data `{key}`, ")?;
+                match (problem, file) {
+                    (ExternalDataProblem::NotFound { searched }, Some(file)) if searched > 1 => write!(
+                        f,
+                        "which neither the program nor any of the {searched} data files holds (last searched: {file})"
+                    )?,
+                    (_, Some(file)) => write!(f, "which neither the program nor data file {file} holds")?,
+                    (_, None) => f.write_str("which the program does not hold, and no .ptd data file was given")?,
+                }
                 write!(f, ": {}", self.error)
             }
             LoadDetail::PlannedBuffer { index, required, provided } => write!(

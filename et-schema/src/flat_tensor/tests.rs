@@ -159,3 +159,106 @@ fn random_mutations_are_handled() {
         "{accepted} accepted, {refused} refused"
     );
 }
+
+/// One entry for [`build`]: key, segment index, layout (dtype code, sizes, dim order).
+type Spec<'a> = (Option<&'a str>, u32, Option<(i8, &'a [i32], &'a [u8])>);
+
+/// A `.ptd` with one 64-byte segment and the given entries, laid out as the exporter
+/// does (header inserted after the first 8 bytes of the flatbuffer), `version` and the
+/// segment's (offset, size).
+fn build(entries: &[Spec<'_>], version: u32, segment: (u64, u64)) -> Vec<u8> {
+    use crate::generated::ft;
+    let mut b = flatbuffers::FlatBufferBuilder::new();
+    let seg = ft::DataSegment::create(
+        &mut b,
+        &ft::DataSegmentArgs {
+            offset: segment.0,
+            size: segment.1,
+        },
+    );
+    let mut named = Vec::new();
+    for &(key, segment_index, layout) in entries {
+        let tensor_layout = layout.map(|(dtype, sizes, order)| {
+            let args = ft::TensorLayoutArgs {
+                scalar_type: ft::ScalarType(dtype),
+                sizes: Some(b.create_vector(sizes)),
+                dim_order: Some(b.create_vector(order)),
+            };
+            ft::TensorLayout::create(&mut b, &args)
+        });
+        let key = key.map(|k| b.create_string(k));
+        let args = ft::NamedDataArgs {
+            key,
+            segment_index,
+            tensor_layout,
+        };
+        named.push(ft::NamedData::create(&mut b, &args));
+    }
+    let args = ft::FlatTensorArgs {
+        version,
+        segments: Some(b.create_vector(&[seg])),
+        named_data: Some(b.create_vector(&named)),
+    };
+    let root = ft::FlatTensor::create(&mut b, &args);
+    b.finish(root, Some("FT01"));
+    let payload = b.finished_data();
+    let base = (payload.len() + 48).div_ceil(128) * 128;
+    let mut file = Vec::new();
+    let root_offset = u32::from_le_bytes(payload[..4].try_into().unwrap()) + 48;
+    file.extend_from_slice(&root_offset.to_le_bytes());
+    file.extend_from_slice(b"FT01FH01");
+    file.extend_from_slice(&40u32.to_le_bytes());
+    for v in [48, payload.len() as u64, base as u64, 64] {
+        file.extend_from_slice(&v.to_le_bytes());
+    }
+    file.resize(56, 0);
+    file.extend_from_slice(&payload[8..]);
+    file.resize(base + 64, 0);
+    file
+}
+
+#[test]
+fn hostile_entries_are_refused_with_a_reason() {
+    let ok: Spec<'_> = (Some("w"), 0, Some((6, &[4, 4], &[0, 1])));
+    let fine = build(&[ok], 0, (0, 64));
+    let view = DataFileView::parse(&fine, Verification::InternalConsistency).unwrap();
+    let w = view.find("w").unwrap();
+    assert_eq!((w.size, w.layout.unwrap().nbytes()), (64, 64));
+    let refused = |entries: &[Spec<'_>], version: u32, segment: (u64, u64), phrase: &str| {
+        let file = build(entries, version, segment);
+        for level in [Verification::Minimal, Verification::InternalConsistency] {
+            let e = DataFileView::parse(&file, level).unwrap_err();
+            assert!(e.reason.contains(phrase), "{phrase}: {e}");
+        }
+    };
+    refused(&[(None, 0, None)], 0, (0, 64), "no key");
+    refused(
+        &[(Some("w"), 1, None)],
+        0,
+        (0, 64),
+        "segment that does not exist",
+    );
+    refused(&[ok], 0, (8, 64), "outside the segment area");
+    refused(&[ok], 0, (u64::MAX, 2), "outside the segment area");
+    refused(&[ok], 1, (0, 64), "version");
+    for (dtype, sizes, order) in [
+        (99i8, &[4, 4][..], &[0u8, 1][..]), // unknown dtype
+        (6, &[4, -4], &[0, 1]),             // negative size
+        (6, &[4, 4], &[0, 0]),              // dim order not a permutation
+        (6, &[4, 4], &[0, 2]),              // dim order out of range
+        (6, &[4, 4], &[0]),                 // ranks disagree
+        (
+            6,
+            &[i32::MAX; 16],
+            &[0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15],
+        ), // overflow
+        (6, &[1; 17], &[0; 17]),            // rank above MAX_DIM
+    ] {
+        refused(
+            &[(Some("w"), 0, Some((dtype, sizes, order)))],
+            0,
+            (0, 64),
+            "layout",
+        );
+    }
+}

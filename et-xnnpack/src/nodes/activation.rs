@@ -43,7 +43,7 @@ pub(crate) struct Unary {
 }
 
 fn prepare_with(
-    b: &mut Builder<'_>,
+    b: &mut Builder<'_, '_>,
     node: &NodeView<'_>,
     op: UnaryOp,
     (input, output, flags): (u16, u16, u16),
@@ -70,7 +70,7 @@ const FIELDS_1X1: (u16, u16, u16) = (N1::VT_INPUT_ID, N1::VT_OUTPUT_ID, N1::VT_F
 
 macro_rules! simple {
     ($($name:ident => $op:expr;)*) => {$(
-        fn $name(b: &mut Builder<'_>, node: &NodeView<'_>) -> Result<Step, DelegateError<'static>> {
+        fn $name(b: &mut Builder<'_, '_>, node: &NodeView<'_>) -> Result<Step, DelegateError<'static>> {
             prepare_with(b, node, $op, FIELDS_1X1)
         }
     )*};
@@ -95,7 +95,10 @@ simple! {
     prepare_cos => UnaryOp::Cos;
 }
 
-fn prepare_elu(b: &mut Builder<'_>, node: &NodeView<'_>) -> Result<Step, DelegateError<'static>> {
+fn prepare_elu(
+    b: &mut Builder<'_, '_>,
+    node: &NodeView<'_>,
+) -> Result<Step, DelegateError<'static>> {
     type E<'a> = xf::XNNELU<'a>;
     let alpha = node.f32(E::VT_ALPHA);
     prepare_with(
@@ -107,7 +110,7 @@ fn prepare_elu(b: &mut Builder<'_>, node: &NodeView<'_>) -> Result<Step, Delegat
 }
 
 fn prepare_leaky_relu(
-    b: &mut Builder<'_>,
+    b: &mut Builder<'_, '_>,
     node: &NodeView<'_>,
 ) -> Result<Step, DelegateError<'static>> {
     type L<'a> = xf::XNNLeakyReLU<'a>;

@@ -33,7 +33,7 @@ pub(crate) struct Binary {
 }
 
 fn prepare(
-    b: &mut Builder<'_>,
+    b: &mut Builder<'_, '_>,
     node: &NodeView<'_>,
     op: BinaryOp,
 ) -> Result<Step, DelegateError<'static>> {
@@ -59,7 +59,7 @@ fn prepare(
 
 macro_rules! kinds {
     ($($name:ident => $op:ident;)*) => {$(
-        fn $name(b: &mut Builder<'_>, node: &NodeView<'_>) -> Result<Step, DelegateError<'static>> {
+        fn $name(b: &mut Builder<'_, '_>, node: &NodeView<'_>) -> Result<Step, DelegateError<'static>> {
             prepare(b, node, BinaryOp::$op)
         }
     )*};

@@ -22,7 +22,7 @@ pub(crate) struct Concat {
 }
 
 fn prepare(
-    b: &mut Builder<'_>,
+    b: &mut Builder<'_, '_>,
     node: &NodeView<'_>,
     count: usize,
 ) -> Result<Step, DelegateError<'static>> {
@@ -78,7 +78,7 @@ fn prepare(
 
 macro_rules! kinds {
     ($($name:ident => $n:literal;)*) => {$(
-        fn $name(b: &mut Builder<'_>, node: &NodeView<'_>) -> Result<Step, DelegateError<'static>> {
+        fn $name(b: &mut Builder<'_, '_>, node: &NodeView<'_>) -> Result<Step, DelegateError<'static>> {
             prepare(b, node, $n)
         }
     )*};

@@ -150,7 +150,7 @@ pub(crate) struct ConvNode {
 /// `groups * group_in` channels, output `[batch, out_h, out_w, groups * group_out]`,
 /// constant filter and bias.
 pub(crate) fn read_conv(
-    b: &mut Builder<'_>,
+    b: &mut Builder<'_, '_>,
     node: &NodeView<'_>,
 ) -> Result<ConvNode, DelegateError<'static>> {
     check_flags(b, node.u32(N::VT_FLAGS), 0)?;
@@ -213,7 +213,7 @@ pub(crate) fn read_conv(
 
 /// The constant data of a checked bias.
 pub(crate) fn bias_ptr(
-    b: &Builder<'_>,
+    b: &Builder<'_, '_>,
     bias: Option<u32>,
 ) -> Result<Option<*const f32>, DelegateError<'static>> {
     bias.map(|v| {
@@ -224,7 +224,7 @@ pub(crate) fn bias_ptr(
     .transpose()
 }
 
-fn prepare(b: &mut Builder<'_>, node: &NodeView<'_>) -> Result<Step, DelegateError<'static>> {
+fn prepare(b: &mut Builder<'_, '_>, node: &NodeView<'_>) -> Result<Step, DelegateError<'static>> {
     let c = read_conv(b, node)?;
     let w = &c.window;
     let taps = w.kernel_h * w.kernel_w;

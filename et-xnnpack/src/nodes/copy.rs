@@ -18,7 +18,7 @@ pub(crate) struct Copy {
 }
 
 fn prepare_with(
-    b: &mut Builder<'_>,
+    b: &mut Builder<'_, '_>,
     node: &NodeView<'_>,
     (input, output, flags): (u16, u16, u16),
 ) -> Result<Step, DelegateError<'static>> {
@@ -35,7 +35,7 @@ fn prepare_with(
 }
 
 fn prepare_reshape(
-    b: &mut Builder<'_>,
+    b: &mut Builder<'_, '_>,
     node: &NodeView<'_>,
 ) -> Result<Step, DelegateError<'static>> {
     type R<'a> = xf::XNNStaticReshape<'a>;
@@ -58,7 +58,10 @@ fn prepare_reshape(
     Ok(step)
 }
 
-fn prepare_copy(b: &mut Builder<'_>, node: &NodeView<'_>) -> Result<Step, DelegateError<'static>> {
+fn prepare_copy(
+    b: &mut Builder<'_, '_>,
+    node: &NodeView<'_>,
+) -> Result<Step, DelegateError<'static>> {
     type N<'a> = xf::_XNNNode1x1<'a>;
     prepare_with(b, node, (N::VT_INPUT_ID, N::VT_OUTPUT_ID, N::VT_FLAGS))
 }

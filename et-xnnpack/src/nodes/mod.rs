@@ -29,7 +29,7 @@ mod static_transpose;
 
 /// Prepares a node: checks it and returns its step.
 pub(crate) type PrepareFn =
-    fn(&mut Builder<'_>, &NodeView<'_>) -> Result<Step, DelegateError<'static>>;
+    fn(&mut Builder<'_, '_>, &NodeView<'_>) -> Result<Step, DelegateError<'static>>;
 /// Runs a step.
 pub(crate) type RunFn = fn(&Step, &Frame<'_>) -> KernelResult;
 /// An upper bound of the scratch bytes a node's `run` takes (see `Builder::scratch`).
@@ -161,7 +161,7 @@ pub(crate) fn wrong_params() -> et_runtime::KernelError {
 /// Refuses flags outside `allowed` (XNNPACK flags change a node's meaning; one this
 /// backend does not implement must not be ignored).
 pub(crate) fn check_flags(
-    b: &Builder<'_>,
+    b: &Builder<'_, '_>,
     flags: u32,
     allowed: u32,
 ) -> Result<(), DelegateError<'static>> {

@@ -40,8 +40,8 @@ pub(crate) struct Plan {
 }
 
 /// What node `prepare` functions use: the value table and method memory.
-pub(crate) struct Builder<'a> {
-    ctx: &'a BackendInitContext<'a>,
+pub(crate) struct Builder<'a, 'c> {
+    ctx: &'a BackendInitContext<'c>,
     values: &'a mut [Value],
     /// Value index of each id (`u32::MAX`: no value has that id).
     ids: &'a [u32],
@@ -50,7 +50,7 @@ pub(crate) struct Builder<'a> {
     scratch: usize,
 }
 
-impl Builder<'_> {
+impl Builder<'_, '_> {
     /// An error about the node being prepared.
     pub(crate) fn fail(&self, error: Error, message: &'static str) -> DelegateError<'static> {
         DelegateError::at_node(error, message, self.node, self.kind.name())
