@@ -1,0 +1,209 @@
+//! The parity conformance suite: every case in `tests/fixtures/opcases/index-parity.yaml`
+//! (395 programs over 104 operators of ExecuTorch's portable library, expected outputs
+//! from eager PyTorch) runs through the real loader and the kernel library.
+//!
+//! Operators not implemented yet are listed in [`PENDING`]: their cases are skipped, and
+//! the test fails if one of them is registered, so the list can only shrink. Every other
+//! case must match within its tolerance (`check: shape_only` cases: dtype and sizes only).
+//!
+//! `ETCH_OPCASE_FILTER=substring` limits the run to matching case names.
+
+use etch_tests::{compare, fixtures_dir, run_case, IoSpec};
+use serde::Deserialize;
+
+// Link the kernel library: nothing else in this test names it.
+use et_ops as _;
+
+/// Target operators of the parity cases that etch does not register yet.
+const PENDING: &[&str] = &[
+    "aten::_adaptive_avg_pool2d.out",
+    "aten::_cdist_forward.out",
+    "aten::_conj_physical.out",
+    "aten::_native_batch_norm_legit.no_stats_out",
+    "aten::_pdist_forward.out",
+    "aten::_to_copy.out",
+    "aten::_upsample_bilinear2d_aa.out",
+    "aten::acos.out",
+    "aten::acosh.out",
+    "aten::add.Scalar_out",
+    "aten::alias_copy.out",
+    "aten::any.all_out",
+    "aten::any.dims_out",
+    "aten::arange.out",
+    "aten::as_strided_copy.out",
+    "aten::asinh.out",
+    "aten::atan2.out",
+    "aten::atanh.out",
+    "aten::bitwise_and.Scalar_out",
+    "aten::bitwise_left_shift.Tensor_Scalar_out",
+    "aten::bitwise_left_shift.Tensor_out",
+    "aten::bitwise_or.Scalar_out",
+    "aten::bitwise_right_shift.Tensor_Scalar_out",
+    "aten::bitwise_right_shift.Tensor_out",
+    "aten::bitwise_xor.Scalar_out",
+    "aten::bitwise_xor.Tensor_out",
+    "aten::clamp.Tensor_out",
+    "aten::clone.out",
+    "aten::convolution_backward.out",
+    "aten::copy.out",
+    "aten::copy_",
+    "aten::cosh.out",
+    "aten::detach_copy.out",
+    "aten::diagonal_copy.out",
+    "aten::div.Scalar_mode_out",
+    "aten::div.Scalar_out",
+    "aten::empty.out",
+    "aten::fill.Scalar_out",
+    "aten::fill.Tensor_out",
+    "aten::floor_divide.out",
+    "aten::fmod.Scalar_out",
+    "aten::fmod.Tensor_out",
+    "aten::glu.out",
+    "aten::grid_sampler_2d.out",
+    "aten::index_put.out",
+    "aten::index_put_",
+    "aten::isinf.out",
+    "aten::isnan.out",
+    "aten::log10.out",
+    "aten::log2.out",
+    "aten::logical_or.out",
+    "aten::logical_xor.out",
+    "aten::logit.out",
+    "aten::masked_fill.Scalar_out",
+    "aten::masked_scatter.out",
+    "aten::masked_select.out",
+    "aten::max.dim_max",
+    "aten::max.unary_out",
+    "aten::max_pool2d_with_indices_backward.grad_input",
+    "aten::mean.dtype_out",
+    "aten::min.dim_min",
+    "aten::min.unary_out",
+    "aten::narrow_copy.out",
+    "aten::native_dropout.out",
+    "aten::nonzero.out",
+    "aten::ones.out",
+    "aten::pixel_shuffle.out",
+    "aten::pixel_unshuffle.out",
+    "aten::pow.Scalar_out",
+    "aten::prod.int_out",
+    "aten::prod.out",
+    "aten::rand.out",
+    "aten::randn.out",
+    "aten::reflection_pad1d.out",
+    "aten::reflection_pad2d.out",
+    "aten::reflection_pad3d.out",
+    "aten::remainder.Scalar_out",
+    "aten::repeat_interleave.Tensor_out",
+    "aten::replication_pad1d.out",
+    "aten::replication_pad2d.out",
+    "aten::replication_pad3d.out",
+    "aten::roll.out",
+    "aten::rsub.Scalar_out",
+    "aten::scatter.src_out",
+    "aten::scatter.value_out",
+    "aten::scatter_add.out",
+    "aten::select_scatter.out",
+    "aten::sinh.out",
+    "aten::slice_scatter.out",
+    "aten::split_copy.Tensor_out",
+    "aten::squeeze_copy.dim_out",
+    "aten::stack.out",
+    "aten::sub.Scalar_out",
+    "aten::t_copy.out",
+    "aten::tan.out",
+    "aten::transpose_copy.int_out",
+    "aten::tril.out",
+    "aten::unbind_copy.int_out",
+    "aten::unfold_copy.out",
+    "aten::var.out",
+    "aten::var_mean.correction_out",
+    "aten::view_as_real_copy.out",
+    "aten::zeros.out",
+    "dim_order_ops::_empty_dim_order.out",
+];
+
+#[derive(Deserialize)]
+struct IndexEntry {
+    case: String,
+    target: String,
+    operators: Vec<String>,
+    executorch_agrees: bool,
+}
+
+/// `name.overload` split as a program stores it (`aten::copy_` has no overload).
+fn split_operator(full: &str) -> (&str, &str) {
+    full.split_once('.').unwrap_or((full, ""))
+}
+
+fn is_registered(full: &str) -> bool {
+    let (name, overload) = split_operator(full);
+    et_runtime::registry::has_operator(name, overload)
+}
+
+fn read_index() -> Vec<IndexEntry> {
+    let path = fixtures_dir().join("opcases").join("index-parity.yaml");
+    serde_yaml::from_str(&std::fs::read_to_string(path).unwrap()).unwrap()
+}
+
+#[test]
+fn pending_operators_are_not_registered() {
+    let index = read_index();
+    let stale: Vec<&str> = PENDING
+        .iter()
+        .copied()
+        .filter(|op| is_registered(op))
+        .collect();
+    assert!(
+        stale.is_empty(),
+        "registered now, remove from PENDING: {stale:?}"
+    );
+    let unknown: Vec<&str> = PENDING
+        .iter()
+        .copied()
+        .filter(|op| !index.iter().any(|e| e.target == *op))
+        .collect();
+    assert!(unknown.is_empty(), "not a parity target: {unknown:?}");
+}
+
+#[test]
+fn every_parity_opcase_matches_pytorch() {
+    let dir = fixtures_dir().join("opcases");
+    let index = read_index();
+    assert_eq!(index.len(), 395, "the parity suite has 395 cases");
+    let filter = std::env::var("ETCH_OPCASE_FILTER").unwrap_or_default();
+    let mut failures = Vec::new();
+    let mut ran = 0;
+    let mut skipped = 0;
+    for entry in index.iter().filter(|e| e.case.contains(&filter)) {
+        if PENDING.contains(&entry.target.as_str()) {
+            skipped += 1;
+            continue;
+        }
+        ran += 1;
+        let spec = IoSpec::read(&dir, &entry.case);
+        let result = run_case(&dir, &spec).and_then(|got| compare(&dir, &spec, &got));
+        if let Err(e) = result {
+            let note = if entry.executorch_agrees {
+                ""
+            } else {
+                " [ExecuTorch also fails this one]"
+            };
+            failures.push(format!(
+                "{} ({}){note}: {e}",
+                entry.case,
+                entry.operators.join(", ")
+            ));
+        }
+    }
+    assert!(
+        ran + skipped > 0,
+        "no case matches ETCH_OPCASE_FILTER={filter}"
+    );
+    eprintln!("{ran} parity cases ran, {skipped} skipped (pending operators)");
+    assert!(
+        failures.is_empty(),
+        "{} of {ran} cases failed:\n{}",
+        failures.len(),
+        failures.join("\n")
+    );
+}
