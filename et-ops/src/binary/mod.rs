@@ -6,6 +6,8 @@ pub mod bitwise_and;
 pub mod bitwise_or;
 pub mod div;
 pub mod div_mode;
+pub mod fmod_scalar;
+pub mod fmod_tensor;
 pub mod maximum;
 pub mod minimum;
 pub mod mul;

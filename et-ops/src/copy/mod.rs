@@ -1,5 +1,7 @@
 //! copy operators.
 
+pub mod alias_copy;
+pub mod as_strided_copy;
 pub mod cat;
 pub mod clone_dim_order;
 pub mod constant_pad_nd;
