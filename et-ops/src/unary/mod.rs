@@ -21,6 +21,7 @@ pub mod atanh;
 pub mod bitwise_not;
 pub mod ceil;
 pub mod clamp;
+pub mod clamp_tensor;
 pub mod cos;
 pub mod cosh;
 pub mod erf;
