@@ -15,6 +15,7 @@ pub mod unary;
 pub mod copy;
 pub mod creation;
 pub mod index;
+pub mod pad;
 pub mod scan;
 pub mod shape;
 

@@ -1,6 +1,7 @@
 //! creation operators.
 
 pub mod arange;
+pub mod arange_end;
 pub mod empty;
 pub mod empty_dim_order;
 pub mod fill_scalar;

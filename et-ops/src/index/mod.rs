@@ -4,4 +4,5 @@ pub mod embedding;
 pub mod gather;
 pub mod index_select;
 pub mod index_tensor;
+pub mod masked_fill;
 pub mod topk;
