@@ -22,6 +22,7 @@ pub mod unary;
 pub mod copy;
 pub mod creation;
 pub mod index;
+pub mod pad;
 pub mod scan;
 pub mod shape;
 

@@ -5,6 +5,7 @@ use et_runtime::{KernelError, KernelResult, ScalarType, Tensor};
 
 pub mod elu;
 pub mod gelu;
+pub mod glu;
 pub mod hardtanh;
 pub mod leaky_relu;
 pub mod relu;

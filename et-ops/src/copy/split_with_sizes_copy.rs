@@ -3,6 +3,7 @@
 use et_runtime::kernel;
 use et_runtime::{KernelContext, KernelError, KernelResult, Tensor, TensorListMut, MAX_DIM};
 
+use super::OutList;
 use crate::util::layout::{copy_view, istrides, normalize_dim};
 
 /// `out[i] = self.narrow(dim, sum(split_sizes[..i]), split_sizes[i])` for every piece;
@@ -18,22 +19,12 @@ pub fn split_with_sizes_copy_out(
     split_into(input, split_sizes, dim, &mut out)
 }
 
-/// The out tensors of a split (a program's out list, or plain tensors in tests).
-trait Outs {
-    fn len(&self) -> usize;
-    fn get_mut(&mut self, i: usize) -> Option<&mut Tensor>;
-}
-
-impl Outs for TensorListMut<'_> {
-    fn len(&self) -> usize {
-        TensorListMut::len(self)
-    }
-    fn get_mut(&mut self, i: usize) -> Option<&mut Tensor> {
-        TensorListMut::get_mut(self, i)
-    }
-}
-
-fn split_into(input: &Tensor, split_sizes: &[i64], dim: i64, out: &mut impl Outs) -> KernelResult {
+fn split_into(
+    input: &Tensor,
+    split_sizes: &[i64],
+    dim: i64,
+    out: &mut impl OutList,
+) -> KernelResult {
     let n = input.dim();
     if n == 0 {
         return Err(KernelError::invalid(
@@ -81,29 +72,21 @@ fn split_into(input: &Tensor, split_sizes: &[i64], dim: i64, out: &mut impl Outs
 mod tests {
     extern crate std;
     use super::*;
+    use crate::copy::test_list::List;
     use et_runtime::{ScalarType, TensorBuf};
     use std::vec::Vec;
-
-    impl Outs for Vec<TensorBuf> {
-        fn len(&self) -> usize {
-            Vec::len(self)
-        }
-        fn get_mut(&mut self, i: usize) -> Option<&mut Tensor> {
-            self.as_mut_slice().get_mut(i).map(|t| &mut **t)
-        }
-    }
 
     #[test]
     fn splits() {
         let v: Vec<i64> = (0..8).collect();
         let x = TensorBuf::from_slice(&[2, 4], &v).unwrap();
-        let mut outs = std::vec![
+        let mut outs = List(std::vec![
             TensorBuf::zeros(ScalarType::Long, &[2, 1]).unwrap(),
             TensorBuf::zeros(ScalarType::Long, &[2, 3]).unwrap(),
-        ];
+        ]);
         split_into(&x, &[1, 3], -1, &mut outs).unwrap();
-        assert_eq!(outs[0].data::<i64>().unwrap(), &[0, 4]);
-        assert_eq!(outs[1].data::<i64>().unwrap(), &[1, 2, 3, 5, 6, 7]);
+        assert_eq!(outs.0[0].data::<i64>().unwrap(), &[0, 4]);
+        assert_eq!(outs.0[1].data::<i64>().unwrap(), &[1, 2, 3, 5, 6, 7]);
         assert!(split_into(&x, &[2, 3], 1, &mut outs).is_err());
         assert!(split_into(&x, &[1, 3], 0, &mut outs).is_err());
     }

@@ -3,4 +3,6 @@
 
 pub mod logical_and;
 pub mod logical_not;
+pub mod logical_or;
+pub mod logical_xor;
 pub mod where_self;

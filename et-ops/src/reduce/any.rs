@@ -18,6 +18,18 @@ pub fn any_out<Sel: DtypeSelection>(
     keepdim: bool,
     out: &mut Tensor,
 ) -> KernelResult {
+    let mask = dim_mask_one(Some(dim), input.dim())?;
+    any_over::<Sel>(input, mask, keepdim, out)
+}
+
+/// `any` over the dims in `mask`: the body of every `any` overload. The out must be bool,
+/// or uint8 for a uint8 input.
+pub(super) fn any_over<Sel: DtypeSelection>(
+    input: &Tensor,
+    mask: DimMask,
+    keepdim: bool,
+    out: &mut Tensor,
+) -> KernelResult {
     let ok_out = out.dtype() == ScalarType::Bool
         || (out.dtype() == ScalarType::Byte && input.dtype() == ScalarType::Byte);
     if !ok_out {
@@ -25,7 +37,6 @@ pub fn any_out<Sel: DtypeSelection>(
             "any out must be bool (or uint8 for a uint8 input)",
         ));
     }
-    let mask = dim_mask_one(Some(dim), input.dim())?;
     resize_reduced(input, mask, keepdim, out)?;
     // bool and uint8 outs are both one byte holding 0 or 1.
     et_switch!(Sel, input.dtype(), @all, T => any_impl::<T>(input, mask, out))

@@ -7,16 +7,27 @@
 pub mod amax;
 pub mod amin;
 pub mod any;
+pub mod any_all;
+pub mod any_dims;
 pub mod argmax;
 pub mod argmin;
+pub mod max_dim;
+pub mod max_unary;
 pub mod mean;
+pub mod mean_dtype;
+pub mod min_dim;
+pub mod min_unary;
+pub mod prod;
+pub mod prod_int;
 pub mod sum;
 pub mod var;
+pub mod var_mean;
+pub mod var_unbiased;
 
 use et_runtime::{KernelError, KernelResult, Tensor};
 
 use crate::util::element::Num;
-use crate::util::reduction::{reduce_spaces, DimMask};
+use crate::util::reduction::{reduce_spaces, split, strides_over_input, DimMask};
 
 /// `amax`/`amin` over `mask` into `out` (same dtype); `better(x, best)` says whether `x`
 /// replaces the current extreme. NaN wins and sticks, as in PyTorch.
@@ -84,6 +95,50 @@ fn arg_extreme<T: Num>(
         });
         if let Some((_, idx)) = best {
             y[ob] = idx;
+        }
+    });
+    Ok(())
+}
+
+/// `max.dim`/`min.dim` over `mask` (one dim): the extreme into `values` (the input's
+/// dtype) and its logical index along the dim into the int64 `indices`; the first extreme
+/// wins ties and the first NaN wins outright, as in PyTorch.
+fn indexed_extreme<T: Num>(
+    input: &Tensor,
+    mask: DimMask,
+    values: &mut Tensor,
+    indices: &mut Tensor,
+    better: fn(T, T) -> bool,
+) -> KernelResult {
+    let n = input.dim();
+    let vs = strides_over_input(values, mask, n);
+    let is = strides_over_input(indices, mask, n);
+    let (outer, inner) = split(input.sizes(), [input.strides(), &vs[..n], &is[..n]], mask);
+    if inner.numel() == 0 && outer.numel() > 0 {
+        return Err(KernelError::invalid(
+            "cannot take the max or min over an empty dimension",
+        ));
+    }
+    let x = input.data::<T>()?;
+    let v = values.data_mut::<T>()?;
+    let ix = indices.data_mut::<i64>()?;
+    outer.for_each([0, 0, 0], |[ib, vb, xb]| {
+        let mut best: Option<(T, i64)> = None;
+        let mut k = 0i64;
+        inner.for_each([ib, 0, 0], |[i, _, _]| {
+            let e = x[i];
+            best = match best {
+                None => Some((e, k)),
+                Some((b, _)) if b.is_nan() => best,
+                Some(_) if e.is_nan() => Some((e, k)),
+                Some((b, _)) if better(e, b) => Some((e, k)),
+                keep => keep,
+            };
+            k += 1;
+        });
+        if let Some((b, idx)) = best {
+            v[vb] = b;
+            ix[xb] = idx;
         }
     });
     Ok(())

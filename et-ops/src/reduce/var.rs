@@ -31,7 +31,8 @@ pub fn var_correction_out<Sel: DtypeSelection>(
     et_switch!(Sel, input.dtype(), @floats, T => var_impl::<T>(input, mask, correction, out))
 }
 
-fn var_impl<T: Num>(
+/// The variance of `input` over `mask` with `correction` into `out` (same dtype).
+pub(super) fn var_impl<T: Num>(
     input: &Tensor,
     mask: DimMask,
     correction: f64,

@@ -50,6 +50,10 @@ pub trait Compute: Num {
     fn floor_div(self, o: Self) -> Self;
     /// Division rounded toward zero (same zero-divisor rules as `floor_div`).
     fn trunc_div(self, o: Self) -> Self;
+    /// The remainder of [`trunc_div`](Self::trunc_div), with the sign of `self` (C's
+    /// `fmod`, PyTorch's `fmod`). Integers: `o` must not be zero (0 is returned);
+    /// `MIN % -1` is 0. Floats: NaN for a zero divisor.
+    fn trunc_rem(self, o: Self) -> Self;
     /// The remainder with the sign of the divisor (Python's `%`, PyTorch's `remainder`).
     /// Integers: `o` must not be zero. Floats: NaN for a zero divisor.
     fn remainder(self, o: Self) -> Self;
@@ -122,6 +126,13 @@ impl Compute for i64 {
             return 0;
         }
         self.wrapping_div(o)
+    }
+    #[inline(always)]
+    fn trunc_rem(self, o: Self) -> Self {
+        if o == 0 {
+            return 0;
+        }
+        self.wrapping_rem(o)
     }
     #[inline(always)]
     fn remainder(self, o: Self) -> Self {
@@ -236,6 +247,10 @@ macro_rules! float_compute {
             #[inline(always)]
             fn trunc_div(self, o: Self) -> Self {
                 Float::trunc(self / o)
+            }
+            #[inline(always)]
+            fn trunc_rem(self, o: Self) -> Self {
+                Float::fmod(self, o)
             }
             #[inline(always)]
             fn remainder(self, o: Self) -> Self {

@@ -47,6 +47,26 @@ pub trait Float:
     fn asin(self) -> Self;
     /// The error function.
     fn erf(self) -> Self;
+    /// Tangent.
+    fn tan(self) -> Self;
+    /// Hyperbolic sine.
+    fn sinh(self) -> Self;
+    /// Hyperbolic cosine.
+    fn cosh(self) -> Self;
+    /// Arc cosine (NaN outside `[-1, 1]`).
+    fn acos(self) -> Self;
+    /// Inverse hyperbolic cosine (NaN below 1).
+    fn acosh(self) -> Self;
+    /// Inverse hyperbolic sine.
+    fn asinh(self) -> Self;
+    /// Inverse hyperbolic tangent (infinite at ±1, NaN beyond).
+    fn atanh(self) -> Self;
+    /// Base-2 logarithm.
+    fn log2(self) -> Self;
+    /// Base-10 logarithm.
+    fn log10(self) -> Self;
+    /// The angle of the point `(x, self)` (`atan2(y, x)`), in `[-pi, pi]`.
+    fn atan2(self, x: Self) -> Self;
     /// `self^e` with C's `pow` special cases (`pow(x, 0) = 1` even for NaN).
     fn pow(self, e: Self) -> Self;
     /// Round toward negative infinity.
@@ -70,7 +90,9 @@ pub trait Float:
 macro_rules! float_impl {
     ($t:ty, $exp:ident, $expm1:ident, $log:ident, $log1p:ident, $sqrt:ident, $tanh:ident,
      $sin:ident, $cos:ident, $atan:ident, $asin:ident, $erf:ident, $pow:ident, $floor:ident,
-     $ceil:ident, $trunc:ident, $roundeven:ident, $fmod:ident, $fabs:ident, $copysign:ident) => {
+     $ceil:ident, $trunc:ident, $roundeven:ident, $fmod:ident, $fabs:ident, $copysign:ident,
+     $tan:ident, $sinh:ident, $cosh:ident, $acos:ident, $acosh:ident, $asinh:ident,
+     $atanh:ident, $log2:ident, $log10:ident, $atan2:ident) => {
         impl Float for $t {
             const NAN: Self = <$t>::NAN;
             #[inline(always)]
@@ -122,6 +144,46 @@ macro_rules! float_impl {
                 libm::$erf(self)
             }
             #[inline(always)]
+            fn tan(self) -> Self {
+                libm::$tan(self)
+            }
+            #[inline(always)]
+            fn sinh(self) -> Self {
+                libm::$sinh(self)
+            }
+            #[inline(always)]
+            fn cosh(self) -> Self {
+                libm::$cosh(self)
+            }
+            #[inline(always)]
+            fn acos(self) -> Self {
+                libm::$acos(self)
+            }
+            #[inline(always)]
+            fn acosh(self) -> Self {
+                libm::$acosh(self)
+            }
+            #[inline(always)]
+            fn asinh(self) -> Self {
+                libm::$asinh(self)
+            }
+            #[inline(always)]
+            fn atanh(self) -> Self {
+                libm::$atanh(self)
+            }
+            #[inline(always)]
+            fn log2(self) -> Self {
+                libm::$log2(self)
+            }
+            #[inline(always)]
+            fn log10(self) -> Self {
+                libm::$log10(self)
+            }
+            #[inline(always)]
+            fn atan2(self, x: Self) -> Self {
+                libm::$atan2(self, x)
+            }
+            #[inline(always)]
             fn pow(self, e: Self) -> Self {
                 libm::$pow(self, e)
             }
@@ -163,11 +225,13 @@ macro_rules! float_impl {
 
 float_impl!(
     f32, expf, expm1f, logf, log1pf, sqrtf, tanhf, sinf, cosf, atanf, asinf, erff, powf, floorf,
-    ceilf, truncf, roundevenf, fmodf, fabsf, copysignf
+    ceilf, truncf, roundevenf, fmodf, fabsf, copysignf, tanf, sinhf, coshf, acosf, acoshf, asinhf,
+    atanhf, log2f, log10f, atan2f
 );
 float_impl!(
     f64, exp, expm1, log, log1p, sqrt, tanh, sin, cos, atan, asin, erf, pow, floor, ceil, trunc,
-    roundeven, fmod, fabs, copysign
+    roundeven, fmod, fabs, copysign, tan, sinh, cosh, acos, acosh, asinh, atanh, log2, log10,
+    atan2
 );
 
 #[cfg(test)]

@@ -1,0 +1,43 @@
+//! `aten::logical_xor.out`.
+
+use et_runtime::kernel;
+use et_runtime::{et_switch, Bool, DtypeSelection, KernelContext, KernelResult, Tensor};
+
+use crate::util::element::Num;
+use crate::util::elementwise::binary;
+use crate::util::promote::{compute_dtype, compute_set, result_type};
+
+/// Elementwise `(a != 0) != (b != 0)` for any input dtypes, with broadcasting (NaN counts
+/// as true). The out tensor may have any dtype and receives 0 or 1.
+#[kernel("aten::logical_xor.out")]
+pub fn logical_xor_out<Sel: DtypeSelection>(
+    _ctx: &KernelContext<'_>,
+    a: &Tensor,
+    b: &Tensor,
+    out: &mut Tensor,
+) -> KernelResult {
+    let common = result_type(a, b)?;
+    et_switch!(in compute_set(Sel::SET), compute_dtype(common), [i64, f32, f64], C => {
+        binary::<C, Bool, Sel>(a, b, out, common, |x, y| Bool::from(x.to_bool() != y.to_bool()))
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::util::elementwise::with_ctx;
+    use et_runtime::AllDtypes;
+    use et_runtime::{ScalarType, TensorBuf};
+
+    #[test]
+    fn xors_truth() {
+        with_ctx(|ctx| {
+            let a = TensorBuf::from_slice(&[4], &[0i64, 5, 0, -1]).unwrap();
+            let b = TensorBuf::from_slice(&[2, 1], &[0i64, 2]).unwrap();
+            let mut o = TensorBuf::zeros(ScalarType::Bool, &[2, 4]).unwrap();
+            logical_xor_out::<AllDtypes>(ctx, &a, &b, &mut o).unwrap();
+            let want = [0u8, 1, 0, 1, 1, 0, 1, 0].map(Bool);
+            assert_eq!(o.data::<Bool>().unwrap(), &want);
+        });
+    }
+}

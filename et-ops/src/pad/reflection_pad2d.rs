@@ -1,0 +1,35 @@
+//! `aten::reflection_pad2d.out`.
+
+use et_runtime::kernel;
+use et_runtime::{KernelContext, KernelResult, Tensor};
+
+use super::{pad, Mode};
+
+/// `out = F.pad(self, padding, mode="reflect")` over the last 2 dims: `padding` is
+/// `[left, right, top, bottom]` of the last two dims, the new elements mirrored about the edge elements (each padding must be smaller than its dim).
+#[kernel("aten::reflection_pad2d.out")]
+pub fn reflection_pad2d_out(
+    _ctx: &KernelContext<'_>,
+    input: &Tensor,
+    padding: &[i64],
+    out: &mut Tensor,
+) -> KernelResult {
+    pad::<2>(Mode::Reflect, input, padding, out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::util::elementwise::with_ctx;
+    use et_runtime::{ScalarType, TensorBuf};
+
+    #[test]
+    fn pads() {
+        with_ctx(|ctx| {
+            let x = TensorBuf::from_slice(&[1, 1, 3], &[1i64, 2, 3]).unwrap();
+            let mut o = TensorBuf::zeros(ScalarType::Long, &[1, 1, 5]).unwrap();
+            reflection_pad2d_out(ctx, &x, &[1, 1, 0, 0], &mut o).unwrap();
+            assert_eq!(o.data::<i64>().unwrap(), &[2, 1, 2, 3, 2]);
+        });
+    }
+}

@@ -1,0 +1,93 @@
+//! `aten::var_mean.correction_out`: variance and mean over dims in one pass pair.
+
+use et_runtime::kernel;
+use et_runtime::{
+    et_switch, DtypeSelection, KernelContext, KernelError, KernelResult, Scalar, Tensor,
+};
+
+use crate::util::element::Num;
+use crate::util::reduction::{dim_mask, resize_reduced, split, strides_over_input, DimMask};
+
+/// `(var, mean)` of `self` over `dim` (`None` or `[]`: every dim): the mean, and
+/// `sum((x - mean)^2) / max(0, N - correction)` with `correction` defaulting to 1, both in
+/// f64 (two passes) and rounded once to the input's floating dtype.
+#[kernel("aten::var_mean.correction_out")]
+pub fn var_mean_correction_out<Sel: DtypeSelection>(
+    _ctx: &KernelContext<'_>,
+    input: &Tensor,
+    dim: Option<&[i64]>,
+    correction: Option<Scalar>,
+    keepdim: bool,
+    var: &mut Tensor,
+    mean: &mut Tensor,
+) -> KernelResult {
+    let dt = input.dtype();
+    if !dt.is_floating() || var.dtype() != dt || mean.dtype() != dt {
+        return Err(KernelError::invalid(
+            "var_mean needs a floating input and outs of its dtype",
+        ));
+    }
+    let correction = correction.map_or(1.0, |c| c.to_f64());
+    let mask = dim_mask(dim, input.dim())?;
+    resize_reduced(input, mask, keepdim, var)?;
+    resize_reduced(input, mask, keepdim, mean)?;
+    et_switch!(Sel, dt, @floats, T => var_mean_impl::<T>(input, mask, correction, var, mean))
+}
+
+fn var_mean_impl<T: Num>(
+    input: &Tensor,
+    mask: DimMask,
+    correction: f64,
+    var: &mut Tensor,
+    mean: &mut Tensor,
+) -> KernelResult {
+    let n = input.dim();
+    let vs = strides_over_input(var, mask, n);
+    let ms = strides_over_input(mean, mask, n);
+    let (outer, inner) = split(input.sizes(), [input.strides(), &vs[..n], &ms[..n]], mask);
+    let count = inner.numel() as f64;
+    let divisor = (count - correction).max(0.0);
+    let x = input.data::<T>()?;
+    let v = var.data_mut::<T>()?;
+    let m = mean.data_mut::<T>()?;
+    outer.for_each([0, 0, 0], |[ib, vb, mb]| {
+        let mut sum = 0.0f64;
+        inner.for_each([ib, 0, 0], |[i, _, _]| sum += x[i].to_f64());
+        let mu = sum / count;
+        let mut squares = 0.0f64;
+        inner.for_each([ib, 0, 0], |[i, _, _]| {
+            let d = x[i].to_f64() - mu;
+            squares += d * d;
+        });
+        v[vb] = T::from_f64(squares / divisor);
+        m[mb] = T::from_f64(mu);
+    });
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::util::elementwise::with_ctx;
+    use et_runtime::AllDtypes;
+    use et_runtime::{ScalarType, TensorBuf};
+
+    #[test]
+    fn variance_and_mean() {
+        with_ctx(|ctx| {
+            let x = TensorBuf::from_slice(&[2, 3], &[1.0f32, 2.0, 3.0, 4.0, 4.0, 4.0]).unwrap();
+            let mut v = TensorBuf::zeros(ScalarType::Float, &[2, 1]).unwrap();
+            let mut m = TensorBuf::zeros(ScalarType::Float, &[2, 1]).unwrap();
+            var_mean_correction_out::<AllDtypes>(ctx, &x, Some(&[1]), None, true, &mut v, &mut m)
+                .unwrap();
+            assert_eq!(v.data::<f32>().unwrap(), &[1.0, 0.0]);
+            assert_eq!(m.data::<f32>().unwrap(), &[2.0, 4.0]);
+            let mut v0 = TensorBuf::zeros(ScalarType::Float, &[]).unwrap();
+            let mut m0 = TensorBuf::zeros(ScalarType::Float, &[]).unwrap();
+            let c = Some(Scalar::Int(0));
+            var_mean_correction_out::<AllDtypes>(ctx, &x, None, c, false, &mut v0, &mut m0)
+                .unwrap();
+            assert_eq!(m0.data::<f32>().unwrap(), &[3.0]);
+        });
+    }
+}
