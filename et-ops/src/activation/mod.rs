@@ -8,6 +8,7 @@ pub mod gelu;
 pub mod glu;
 pub mod hardtanh;
 pub mod leaky_relu;
+pub mod native_dropout;
 pub mod relu;
 pub mod sigmoid;
 

@@ -9,5 +9,7 @@ pub mod fill_tensor;
 pub mod full;
 pub mod full_like;
 pub mod ones;
+pub mod rand;
+pub mod randn;
 pub mod scalar_tensor;
 pub mod zeros;

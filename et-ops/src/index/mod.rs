@@ -7,6 +7,10 @@ pub mod index_put_inplace;
 pub mod index_select;
 pub mod index_tensor;
 pub mod masked_fill;
+pub mod masked_scatter;
+pub mod masked_select;
+pub mod nonzero;
+pub mod repeat_interleave;
 pub mod scatter_add;
 pub mod scatter_src;
 pub mod scatter_value;
@@ -84,4 +88,28 @@ pub(crate) fn scatter_into(
     } else {
         Err(KernelError::invalid("scatter index out of range"))
     }
+}
+
+/// The element strides of `t` broadcast to `sizes` (aligned at the last dim; a missing or
+/// size-1 dim gets stride 0), for walking several tensors in one logical order.
+pub(crate) fn broadcast_strides(t: &Tensor, sizes: &[usize]) -> KernelResult<[usize; MAX_DIM]> {
+    let n = sizes.len();
+    if t.dim() > n {
+        return Err(KernelError::invalid(
+            "tensor does not broadcast to the shape",
+        ));
+    }
+    let lead = n - t.dim();
+    let mut strides = [0usize; MAX_DIM];
+    for d in lead..n {
+        let size = t.size(d - lead);
+        if size == sizes[d] && size != 1 {
+            strides[d] = t.strides()[d - lead];
+        } else if size != 1 {
+            return Err(KernelError::invalid(
+                "tensor does not broadcast to the shape",
+            ));
+        }
+    }
+    Ok(strides)
 }

@@ -1,6 +1,7 @@
 //! pool operators: 2-d max pooling (with indices) and average pooling over `[N, C, H, W]`
 //! or `[C, H, W]` inputs in any dim order.
 
+pub mod adaptive_avg_pool2d;
 pub mod avg_pool2d;
 pub mod max_pool2d_with_indices;
 

@@ -13,5 +13,7 @@ pub mod squeeze_copy_dim;
 pub mod t_copy;
 pub mod transpose_copy;
 pub mod tril;
+pub mod unfold_copy;
 pub mod unsqueeze_copy;
+pub mod view_as_real_copy;
 pub mod view_copy;

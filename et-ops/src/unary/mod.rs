@@ -22,6 +22,7 @@ pub mod bitwise_not;
 pub mod ceil;
 pub mod clamp;
 pub mod clamp_tensor;
+pub mod conj_physical;
 pub mod cos;
 pub mod cosh;
 pub mod erf;

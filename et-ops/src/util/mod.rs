@@ -8,4 +8,5 @@ pub mod elementwise;
 pub mod gemm;
 pub mod layout;
 pub mod promote;
+pub mod random;
 pub mod reduction;
