@@ -19,7 +19,6 @@ const PENDING: &[&str] = &[
     "aten::_upsample_bilinear2d_aa.out",
     "aten::convolution_backward.out",
     "aten::grid_sampler_2d.out",
-    "aten::max_pool2d_with_indices_backward.grad_input",
 ];
 
 #[derive(Deserialize)]
