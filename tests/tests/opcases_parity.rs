@@ -16,7 +16,6 @@ use et_ops as _;
 
 /// Target operators of the parity cases that etch does not register yet.
 const PENDING: &[&str] = &[
-    "aten::_upsample_bilinear2d_aa.out",
     "aten::convolution_backward.out",
     "aten::grid_sampler_2d.out",
 ];

@@ -3,6 +3,7 @@
 //! float32, so indices and weights match PyTorch's bit for bit).
 
 pub mod upsample_bilinear2d;
+pub mod upsample_bilinear2d_aa;
 pub mod upsample_nearest2d;
 
 use et_runtime::{KernelError, KernelResult, Tensor};
