@@ -15,7 +15,7 @@ use serde::Deserialize;
 use et_ops as _;
 
 /// Target operators of the parity cases that etch does not register yet.
-const PENDING: &[&str] = &["aten::convolution_backward.out"];
+const PENDING: &[&str] = &[];
 
 #[derive(Deserialize)]
 struct IndexEntry {
