@@ -1,9 +1,10 @@
 //! `aten::convolution_backward.out`: gradients of a 2-d convolution.
 
 use et_runtime::kernel;
-use et_runtime::{et_switch, DtypeSelection, KernelContext, KernelError, KernelResult, Tensor};
+use et_runtime::{DtypeSelection, KernelContext, KernelError, KernelResult, Tensor};
 
-use crate::util::element::Num;
+use crate::util::accumulate::Accumulator;
+use crate::util::layout::Val;
 
 /// The gradients of `convolution(input, weight, bias, stride, padding, dilation, groups)`
 /// (2-d, not transposed, as ExecuTorch's portable kernel supports) given `grad_output`:
@@ -67,21 +68,21 @@ pub fn convolution_backward_out<Sel: DtypeSelection>(
             ));
         }
     }
-    et_switch!(Sel, dt, @floats, T => {
-        if want_input {
-            grad_input.resize(input.sizes())?;
-            input_grad::<T>(ctx, &g, grad_output, weight, grad_input)?;
-        }
-        if want_weight {
-            grad_weight.resize(weight.sizes())?;
-            weight_grad::<T>(ctx, &g, grad_output, input, grad_weight)?;
-        }
-        if want_bias {
-            grad_bias.resize(&[g.c_out])?;
-            bias_grad::<T>(&g, grad_output, grad_bias)?;
-        }
-        Ok(())
-    })
+    // Only element reads and writes depend on the dtype: one loop nest for every dtype.
+    let acc = Accumulator::new::<Sel>(dt)?;
+    if want_input {
+        grad_input.resize(input.sizes())?;
+        input_grad(ctx, &acc, &g, grad_output, weight, grad_input)?;
+    }
+    if want_weight {
+        grad_weight.resize(weight.sizes())?;
+        weight_grad(ctx, &acc, &g, grad_output, input, grad_weight)?;
+    }
+    if want_bias {
+        grad_bias.resize(&[g.c_out])?;
+        bias_grad(&acc, &g, grad_output, grad_bias)?;
+    }
+    Ok(())
 }
 
 /// Validated sizes of a 2-d convolution.
@@ -217,64 +218,74 @@ fn at(t: &Tensor, i: [usize; 4]) -> usize {
     i[0] * s[0] + i[1] * s[1] + i[2] * s[2] + i[3] * s[3]
 }
 
-fn input_grad<T: Num>(
+fn input_grad(
     ctx: &KernelContext<'_>,
+    acc: &Accumulator,
     g: &Geometry,
     grad_output: &Tensor,
     weight: &Tensor,
     grad_input: &mut Tensor,
 ) -> KernelResult {
-    let acc = ctx.alloc_temp::<f64>(grad_input.numel())?;
-    acc.fill(0.0);
-    let (go, w) = (grad_output.data::<T>()?, weight.data::<T>()?);
+    let sums = ctx.alloc_temp::<f64>(grad_input.numel())?;
+    sums.fill(0.0);
+    let (go, w) = (grad_output.bytes()?, weight.bytes()?);
     let cin_g = g.c_in / g.groups;
     g.for_each_tap(|[n, oc, oy, ox], [ic, ky, kx], [iy, ix]| {
-        let dy = go[at(grad_output, [n, oc, oy, ox])].to_f64();
-        let wv = w[at(weight, [oc, ic % cin_g, ky, kx])].to_f64();
-        acc[at(grad_input, [n, ic, iy, ix])] += dy * wv;
+        let dy = acc.get_f64(go, at(grad_output, [n, oc, oy, ox]));
+        let wv = acc.get_f64(w, at(weight, [oc, ic % cin_g, ky, kx]));
+        sums[at(grad_input, [n, ic, iy, ix])] += dy * wv;
     });
-    for (y, &a) in grad_input.data_mut::<T>()?.iter_mut().zip(acc.iter()) {
-        *y = T::from_f64(a);
-    }
-    Ok(())
+    store_all(acc, sums, grad_input)
 }
 
-fn weight_grad<T: Num>(
+fn weight_grad(
     ctx: &KernelContext<'_>,
+    acc: &Accumulator,
     g: &Geometry,
     grad_output: &Tensor,
     input: &Tensor,
     grad_weight: &mut Tensor,
 ) -> KernelResult {
-    let acc = ctx.alloc_temp::<f64>(grad_weight.numel())?;
-    acc.fill(0.0);
-    let (go, x) = (grad_output.data::<T>()?, input.data::<T>()?);
+    let sums = ctx.alloc_temp::<f64>(grad_weight.numel())?;
+    sums.fill(0.0);
+    let (go, x) = (grad_output.bytes()?, input.bytes()?);
     let cin_g = g.c_in / g.groups;
     g.for_each_tap(|[n, oc, oy, ox], [ic, ky, kx], [iy, ix]| {
-        let dy = go[at(grad_output, [n, oc, oy, ox])].to_f64();
-        let xv = x[at(input, [n, ic, iy, ix])].to_f64();
-        acc[at(grad_weight, [oc, ic % cin_g, ky, kx])] += dy * xv;
+        let dy = acc.get_f64(go, at(grad_output, [n, oc, oy, ox]));
+        let xv = acc.get_f64(x, at(input, [n, ic, iy, ix]));
+        sums[at(grad_weight, [oc, ic % cin_g, ky, kx])] += dy * xv;
     });
-    for (y, &a) in grad_weight.data_mut::<T>()?.iter_mut().zip(acc.iter()) {
-        *y = T::from_f64(a);
+    store_all(acc, sums, grad_weight)
+}
+
+/// Rounds f64 sums, indexed by memory offset, into `out`.
+fn store_all(acc: &Accumulator, sums: &[f64], out: &mut Tensor) -> KernelResult {
+    let bytes = out.bytes_mut()?;
+    for (i, &v) in sums.iter().enumerate() {
+        acc.set(bytes, i, Val::Float(v));
     }
     Ok(())
 }
 
-fn bias_grad<T: Num>(g: &Geometry, grad_output: &Tensor, grad_bias: &mut Tensor) -> KernelResult {
-    let go = grad_output.data::<T>()?;
+fn bias_grad(
+    acc: &Accumulator,
+    g: &Geometry,
+    grad_output: &Tensor,
+    grad_bias: &mut Tensor,
+) -> KernelResult {
+    let go = grad_output.bytes()?;
     let step = grad_bias.strides().first().copied().unwrap_or(1);
-    let b = grad_bias.data_mut::<T>()?;
+    let b = grad_bias.bytes_mut()?;
     for oc in 0..g.c_out {
         let mut sum = 0.0f64;
         for n in 0..g.n {
             for oy in 0..g.oh {
                 for ox in 0..g.ow {
-                    sum += go[at(grad_output, [n, oc, oy, ox])].to_f64();
+                    sum += acc.get_f64(go, at(grad_output, [n, oc, oy, ox]));
                 }
             }
         }
-        b[oc * step] = T::from_f64(sum);
+        acc.set(b, oc * step, Val::Float(sum));
     }
     Ok(())
 }

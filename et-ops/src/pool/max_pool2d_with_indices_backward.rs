@@ -1,12 +1,10 @@
 //! `aten::max_pool2d_with_indices_backward.grad_input`: the gradient of max pooling.
 
 use et_runtime::kernel;
-use et_runtime::{
-    et_switch, DtypeSelection, KernelContext, KernelError, KernelResult, ScalarType, Tensor,
-};
+use et_runtime::{DtypeSelection, KernelContext, KernelError, KernelResult, ScalarType, Tensor};
 
 use super::{strides4, Pool};
-use crate::util::element::Num;
+use crate::util::accumulate::Accumulator;
 use crate::util::layout::IndexData;
 
 /// `grad_input` has `self`'s shape and receives, for every pooled output position, its
@@ -51,11 +49,16 @@ pub fn max_pool2d_with_indices_backward_out<Sel: DtypeSelection>(
             "grad_output and indices must have the pooled shape",
         ));
     }
+    if !dt.is_floating() && !dt.is_integral(false) {
+        return Err(KernelError::invalid("max pool backward needs a real dtype"));
+    }
     grad_input.resize(input.sizes())?;
-    et_switch!(Sel, dt, @reals, T => scatter_grad::<T>(&p, grad_output, indices, grad_input))
+    let acc = Accumulator::new::<Sel>(dt)?;
+    scatter_grad(&acc, &p, grad_output, indices, grad_input)
 }
 
-fn scatter_grad<T: Num>(
+fn scatter_grad(
+    acc: &Accumulator,
     p: &Pool,
     grad_output: &Tensor,
     indices: &Tensor,
@@ -66,10 +69,11 @@ fn scatter_grad<T: Num>(
         strides4(indices),
         strides4(grad_input),
     );
-    let g = grad_output.data::<T>()?;
+    let g = grad_output.bytes()?;
     let idx = IndexData::of(indices)?;
-    let gi = grad_input.data_mut::<T>()?;
-    gi.fill(T::ZERO);
+    let gi = grad_input.bytes_mut()?;
+    // Zero bits are zero in every real dtype.
+    gi.fill(0);
     let plane = p.ih * p.iw;
     for n in 0..p.n {
         for c in 0..p.c {
@@ -82,12 +86,10 @@ fn scatter_grad<T: Num>(
                         .ok_or(KernelError::invalid("max pool index out of range"))?;
                     let (h, w) = (at / p.iw, at % p.iw);
                     let to = n * is[0] + c * is[1] + h * is[2] + w * is[3];
-                    let v = g[n * gs[0] + c * gs[1] + i * gs[2] + j * gs[3]];
-                    gi[to] = if T::IS_FLOAT {
-                        T::from_f64(gi[to].to_f64() + v.to_f64())
-                    } else {
-                        T::from_i64(gi[to].to_i64().wrapping_add(v.to_i64()))
-                    };
+                    let from = n * gs[0] + c * gs[1] + i * gs[2] + j * gs[3];
+                    if !acc.add(gi, to, g, from) {
+                        return Err(KernelError::invalid("index out of bounds for tensor data"));
+                    }
                 }
             }
         }

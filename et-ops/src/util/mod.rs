@@ -2,6 +2,7 @@
 //! promotion, strided layouts and copies, reductions over dims, and the matrix-multiply
 //! core.
 
+pub mod accumulate;
 pub mod element;
 pub mod elementwise;
 pub mod gemm;
