@@ -15,14 +15,7 @@ use serde::Deserialize;
 use et_ops as _;
 
 /// Target operators of the parity cases that etch does not register yet.
-const PENDING: &[&str] = &[
-    "aten::_cdist_forward.out",
-    "aten::_pdist_forward.out",
-    "aten::_upsample_bilinear2d_aa.out",
-    "aten::convolution_backward.out",
-    "aten::grid_sampler_2d.out",
-    "aten::max_pool2d_with_indices_backward.grad_input",
-];
+const PENDING: &[&str] = &[];
 
 #[derive(Deserialize)]
 struct IndexEntry {

@@ -4,6 +4,7 @@
 //! the reference loop (`direct`).
 
 pub mod convolution;
+pub mod convolution_backward;
 
 mod depthwise;
 mod direct;

@@ -2,11 +2,10 @@
 
 use et_runtime::kernel;
 use et_runtime::{
-    et_switch, DtypeSelection, KernelContext, KernelError, KernelResult, ScalarType, Tensor,
-    MAX_DIM,
+    DtypeSelection, KernelContext, KernelError, KernelResult, ScalarType, Tensor, MAX_DIM,
 };
 
-use crate::util::element::Num;
+use crate::util::accumulate::Accumulator;
 use crate::util::elementwise::broadcast_shapes;
 use crate::util::layout::{
     check_same_dtype, copy_same_shape, istrides, wrap_index, IndexData, Walk,
@@ -147,8 +146,12 @@ pub(super) fn put<Sel: DtypeSelection>(
     let total =
         et_runtime::checked_numel(bshape).ok_or(KernelError::invalid("index size overflows"))?;
     let mut pos = [0usize; MAX_DIM];
-    let dtype = target.dtype();
-    let elem = dtype.element_size();
+    let elem = target.dtype().element_size();
+    let acc = if accumulate {
+        Some(Accumulator::new::<Sel>(target.dtype())?)
+    } else {
+        None
+    };
     for _ in 0..total {
         let mut dst_base = 0usize;
         for (s, bs) in sources.iter().flatten().zip(&bstrides) {
@@ -159,16 +162,12 @@ pub(super) fn put<Sel: DtypeSelection>(
         let src_base: usize = (0..brank)
             .map(|j| pos[j] * vstrides[b_at + j] as usize)
             .sum();
-        if accumulate {
-            et_switch!(Sel, dtype, @all, T => add_slab::<T>(&slab, target, dst_base, values, src_base))?;
-        } else {
-            slab.move_bytes(
-                elem,
-                target.bytes_mut()?,
-                dst_base,
-                values.bytes()?,
-                src_base,
-            )?;
+        match &acc {
+            Some(acc) => add_slab(acc, &slab, target, dst_base, values, src_base)?,
+            None => {
+                let from = values.bytes()?;
+                slab.move_bytes(elem, target.bytes_mut()?, dst_base, from, src_base)?
+            }
         }
         let mut j = brank;
         while j > 0 {
@@ -183,24 +182,20 @@ pub(super) fn put<Sel: DtypeSelection>(
     Ok(())
 }
 
-/// `target[dst] += values[src]` over one slab: floats add in f64 and round once (exact
-/// for two operands of the same float type), integers wrap, bools or.
-fn add_slab<T: Num>(
+/// `target[dst] += values[src]` over one slab (see [`Accumulator::add`]).
+fn add_slab(
+    acc: &Accumulator,
     slab: &Walk<2>,
     target: &mut Tensor,
     dst_base: usize,
     values: &Tensor,
     src_base: usize,
 ) -> KernelResult {
-    let v = values.data::<T>()?;
-    let t = target.data_mut::<T>()?;
-    let lens = [t.len(), v.len()];
+    let lens = [target.numel(), values.numel()];
+    let from = values.bytes()?;
+    let to = target.bytes_mut()?;
     slab.for_each([dst_base, src_base], lens, |[d, s]| {
-        t[d] = if T::IS_FLOAT {
-            T::from_f64(t[d].to_f64() + v[s].to_f64())
-        } else {
-            T::from_i64(t[d].to_i64().wrapping_add(v[s].to_i64()))
-        };
+        acc.add(to, d, from, s);
     })
 }
 

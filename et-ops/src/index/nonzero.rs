@@ -2,11 +2,11 @@
 
 use et_runtime::kernel;
 use et_runtime::{
-    et_switch, DtypeSelection, KernelContext, KernelError, KernelResult, ScalarType, Tensor,
-    MAX_DIM,
+    DtypeSelection, KernelContext, KernelError, KernelResult, ScalarType, Tensor, MAX_DIM,
 };
 
-use crate::util::element::Num;
+use crate::util::accumulate::Accumulator;
+use crate::util::convert::Val;
 use crate::util::reduction::Space;
 
 /// `out = self.nonzero()`: one row per non-zero element of `self` (NaN counts), in
@@ -23,15 +23,25 @@ pub fn nonzero_out<Sel: DtypeSelection>(
             "nonzero out must be a 2-d int64 tensor",
         ));
     }
-    et_switch!(Sel, input.dtype(), @all, T => nonzero_impl::<T>(input, out))
+    // Only the truth of each element depends on the dtype: one loop for every dtype.
+    let acc = Accumulator::new::<Sel>(input.dtype())?;
+    let x = input.bytes()?;
+    let truth = |i: usize| match acc.get(x, i) {
+        Val::Int(v) => v != 0,
+        Val::Float(v) => v != 0.0,
+    };
+    list_coordinates(input, &truth, out)
 }
 
-fn nonzero_impl<T: Num>(input: &Tensor, out: &mut Tensor) -> KernelResult {
+fn list_coordinates(
+    input: &Tensor,
+    truth: &dyn Fn(usize) -> bool,
+    out: &mut Tensor,
+) -> KernelResult {
     let n = input.dim();
     let space = Space::new(input.sizes(), [input.strides()]);
-    let x = input.data::<T>()?;
     let mut count = 0usize;
-    space.for_each([0], |[i]| count += usize::from(x[i].to_bool()));
+    space.for_each([0], |[i]| count += usize::from(truth(i)));
     out.resize(&[count, n])?;
     let (row_stride, col_stride) = (out.strides()[0], out.strides()[1]);
     let y = out.data_mut::<i64>()?;
@@ -39,7 +49,7 @@ fn nonzero_impl<T: Num>(input: &Tensor, out: &mut Tensor) -> KernelResult {
     let mut coord = [0usize; MAX_DIM];
     let mut row = 0usize;
     space.for_each([0], |[i]| {
-        if x[i].to_bool() {
+        if truth(i) {
             for (c, &v) in coord[..n].iter().enumerate() {
                 if let Some(slot) = y.get_mut(row * row_stride + c * col_stride) {
                     *slot = v as i64;

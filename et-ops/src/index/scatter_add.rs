@@ -1,16 +1,16 @@
 //! `aten::scatter_add.out`: add elements of `src` at positions named by an index.
 
 use et_runtime::kernel;
-use et_runtime::{et_switch, DtypeSelection, KernelContext, KernelResult, Tensor};
+use et_runtime::{DtypeSelection, KernelContext, KernelResult, Tensor};
 
 use super::scatter_into;
-use crate::util::element::Num;
+use crate::util::accumulate::Accumulator;
 use crate::util::layout::{check_same_dtype, copy_same_shape, istrides};
 
 /// `out = self.scatter_add(dim, index, src)`: a copy of `self` where, for every position
 /// `p` of `index`, `src[p]` is added to `out[p with dim replaced by index[p]]` (repeated
 /// positions add up). Integers wrap; floats add in their own precision (float16 rounds
-/// after each addition, as PyTorch's CPU kernel does).
+/// after each addition, as PyTorch's CPU kernel does); bools or.
 #[kernel("aten::scatter_add.out")]
 pub fn scatter_add_out<Sel: DtypeSelection>(
     _ctx: &KernelContext<'_>,
@@ -24,33 +24,12 @@ pub fn scatter_add_out<Sel: DtypeSelection>(
     check_same_dtype(input, src)?;
     out.resize(input.sizes())?;
     copy_same_shape(out, input, None, None)?;
-    et_switch!(Sel, input.dtype(), @all, T => add_impl::<T>(input, dim, index, src, out))
-}
-
-fn add_impl<T: Num>(
-    input: &Tensor,
-    dim: i64,
-    index: &Tensor,
-    src: &Tensor,
-    out: &mut Tensor,
-) -> KernelResult {
+    let acc = Accumulator::new::<Sel>(input.dtype())?;
     let out_strides = istrides(out)?;
-    let s = src.data::<T>()?;
-    let y = out.data_mut::<T>()?;
-    scatter_into(input, &out_strides, dim, index, Some(src), |to, from| {
-        match (y.get(to), s.get(from)) {
-            (Some(&a), Some(&b)) => {
-                // Two operands of one float type add exactly in f64; one rounding then
-                // equals the type's own addition.
-                y[to] = if T::IS_FLOAT {
-                    T::from_f64(a.to_f64() + b.to_f64())
-                } else {
-                    T::from_i64(a.to_i64().wrapping_add(b.to_i64()))
-                };
-                true
-            }
-            _ => false,
-        }
+    let from = src.bytes()?;
+    let to = out.bytes_mut()?;
+    scatter_into(input, &out_strides, dim, index, Some(src), |d, s| {
+        acc.add(to, d, from, s)
     })
 }
 

@@ -2,7 +2,9 @@
 
 pub mod addmm;
 pub mod bmm;
+pub mod cdist_forward;
 pub mod mm;
+pub mod pdist_forward;
 
 use et_runtime::{Element, KernelResult, Tensor};
 
@@ -38,4 +40,64 @@ fn mat_mut_at<T: Element>(
         rs,
         cs,
     })
+}
+
+/// A running p-norm of differences, as `cdist` and `pdist` define it: `p = 0` counts the
+/// non-zero differences, `p = inf` takes the largest absolute one, other `p` give
+/// `(sum |d|^p)^(1/p)` (with `p = 1` and `p = 2` computed without `pow`).
+#[derive(Clone, Copy)]
+struct PNorm {
+    p: f64,
+    acc: f64,
+}
+
+impl PNorm {
+    /// A norm of order `p`, which must be non-negative (checked by the kernels).
+    fn new(p: f64) -> PNorm {
+        PNorm { p, acc: 0.0 }
+    }
+
+    /// Adds one difference.
+    #[inline]
+    fn add(&mut self, d: f64) {
+        let a = libm::fabs(d);
+        let p = self.p;
+        if p == 0.0 {
+            self.acc += f64::from(u8::from(a != 0.0));
+        } else if p == 1.0 {
+            self.acc += a;
+        } else if p == 2.0 {
+            self.acc += a * a;
+        } else if p == f64::INFINITY {
+            // NaN propagates.
+            if a > self.acc || a.is_nan() {
+                self.acc = a;
+            }
+        } else {
+            self.acc += libm::pow(a, p);
+        }
+    }
+
+    /// The norm.
+    fn finish(self) -> f64 {
+        let p = self.p;
+        if p == 0.0 || p == 1.0 || p == f64::INFINITY {
+            self.acc
+        } else if p == 2.0 {
+            libm::sqrt(self.acc)
+        } else {
+            libm::pow(self.acc, 1.0 / p)
+        }
+    }
+}
+
+/// Fails unless `p` is a valid norm order (non-negative, not NaN).
+fn check_p(p: f64) -> KernelResult {
+    if p >= 0.0 {
+        Ok(())
+    } else {
+        Err(et_runtime::KernelError::invalid(
+            "distance order p must be non-negative",
+        ))
+    }
 }

@@ -52,11 +52,17 @@ pub fn batch_norm_no_stats_out<Sel: DtypeSelection>(
     save_mean.resize(&[c])?;
     save_invstd.resize(&[c])?;
     et_switch!(Sel, dt, @floats, T => {
-        normalize::<T>(input, weight, bias, eps, out, save_mean, save_invstd)
+        normalize::<T>(input, weight, bias, eps, out, save_mean, save_invstd, |_, _, _| {})
     })
 }
 
-fn normalize<T: Num>(
+/// Normalizes each channel by its batch statistics (the body of the training-mode batch
+/// norms) and calls `on_stats(channel, mean, biased_var)` for each channel.
+#[allow(
+    clippy::too_many_arguments,
+    reason = "the operator's own argument list, plus the statistics callback"
+)]
+pub(super) fn normalize<T: Num>(
     input: &Tensor,
     weight: Option<&Tensor>,
     bias: Option<&Tensor>,
@@ -64,6 +70,7 @@ fn normalize<T: Num>(
     out: &mut Tensor,
     save_mean: &mut Tensor,
     save_invstd: &mut Tensor,
+    mut on_stats: impl FnMut(usize, f64, f64),
 ) -> KernelResult {
     let nd = input.dim();
     // Operand 2 walks the channel index: stride 1 along dim 1, 0 elsewhere.
@@ -92,7 +99,9 @@ fn normalize<T: Num>(
             let d = x[i].to_f64() - mean;
             squares += d * d;
         });
-        let invstd = 1.0 / libm::sqrt(squares / count + eps);
+        let var = squares / count;
+        on_stats(ch, mean, var);
+        let invstd = 1.0 / libm::sqrt(var + eps);
         let scale = w.map_or(1.0, |w| w[ch].to_f64()) * invstd;
         let shift = b.map_or(0.0, |b| b[ch].to_f64());
         per_channel.for_each([xb, yb, 0], |[i, o, _]| {

@@ -3,6 +3,7 @@
 //! element type's compute type (`util::element::OpMath`).
 
 pub mod batch_norm;
+pub mod batch_norm_legit;
 pub mod batch_norm_no_stats;
 pub mod group_norm;
 pub mod layer_norm;

@@ -4,6 +4,7 @@
 pub mod adaptive_avg_pool2d;
 pub mod avg_pool2d;
 pub mod max_pool2d_with_indices;
+pub mod max_pool2d_with_indices_backward;
 
 use et_runtime::{KernelError, KernelResult, Tensor};
 

@@ -1,11 +1,10 @@
 //! `aten::max.dim_max`: the largest value along a dim, with its index.
 
 use et_runtime::kernel;
-use et_runtime::{
-    et_switch, DtypeSelection, KernelContext, KernelError, KernelResult, ScalarType, Tensor,
-};
+use et_runtime::{DtypeSelection, KernelContext, KernelError, KernelResult, ScalarType, Tensor};
 
 use super::indexed_extreme;
+use crate::util::accumulate::Accumulator;
 use crate::util::reduction::{dim_mask_one, resize_reduced};
 
 /// `(max, max_indices) = self.max(dim, keepdim)`: the largest element along `dim`
@@ -29,9 +28,8 @@ pub fn max_dim_out<Sel: DtypeSelection>(
     let mask = dim_mask_one(Some(dim), input.dim())?;
     resize_reduced(input, mask, keepdim, max)?;
     resize_reduced(input, mask, keepdim, max_indices)?;
-    et_switch!(Sel, input.dtype(), @all, T => {
-        indexed_extreme::<T>(input, mask, max, max_indices, |x, b| x > b)
-    })
+    let acc = Accumulator::new::<Sel>(input.dtype())?;
+    indexed_extreme(&acc, input, mask, max, max_indices, true)
 }
 
 #[cfg(test)]

@@ -1,11 +1,10 @@
 //! `aten::min.dim_min`: the smallest value along a dim, with its index.
 
 use et_runtime::kernel;
-use et_runtime::{
-    et_switch, DtypeSelection, KernelContext, KernelError, KernelResult, ScalarType, Tensor,
-};
+use et_runtime::{DtypeSelection, KernelContext, KernelError, KernelResult, ScalarType, Tensor};
 
 use super::indexed_extreme;
+use crate::util::accumulate::Accumulator;
 use crate::util::reduction::{dim_mask_one, resize_reduced};
 
 /// `(min, min_indices) = self.min(dim, keepdim)`: the smallest element along `dim`
@@ -29,9 +28,8 @@ pub fn min_dim_out<Sel: DtypeSelection>(
     let mask = dim_mask_one(Some(dim), input.dim())?;
     resize_reduced(input, mask, keepdim, min)?;
     resize_reduced(input, mask, keepdim, min_indices)?;
-    et_switch!(Sel, input.dtype(), @all, T => {
-        indexed_extreme::<T>(input, mask, min, min_indices, |x, b| x < b)
-    })
+    let acc = Accumulator::new::<Sel>(input.dtype())?;
+    indexed_extreme(&acc, input, mask, min, min_indices, false)
 }
 
 #[cfg(test)]

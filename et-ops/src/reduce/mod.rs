@@ -26,6 +26,8 @@ pub mod var_unbiased;
 
 use et_runtime::{KernelError, KernelResult, Tensor};
 
+use crate::util::accumulate::Accumulator;
+use crate::util::convert::Val;
 use crate::util::element::Num;
 use crate::util::reduction::{reduce_spaces, split, strides_over_input, DimMask};
 
@@ -102,13 +104,16 @@ fn arg_extreme<T: Num>(
 
 /// `max.dim`/`min.dim` over `mask` (one dim): the extreme into `values` (the input's
 /// dtype) and its logical index along the dim into the int64 `indices`; the first extreme
-/// wins ties and the first NaN wins outright, as in PyTorch.
-fn indexed_extreme<T: Num>(
+/// wins ties and the first NaN wins outright, as in PyTorch. Dtype-erased: elements are
+/// compared as [`Val`]s read through `acc` and the winner's bytes are copied, so one loop
+/// serves every dtype. `largest` picks max, else min.
+fn indexed_extreme(
+    acc: &Accumulator,
     input: &Tensor,
     mask: DimMask,
     values: &mut Tensor,
     indices: &mut Tensor,
-    better: fn(T, T) -> bool,
+    largest: bool,
 ) -> KernelResult {
     let n = input.dim();
     let vs = strides_over_input(values, mask, n);
@@ -119,27 +124,48 @@ fn indexed_extreme<T: Num>(
             "cannot take the max or min over an empty dimension",
         ));
     }
-    let x = input.data::<T>()?;
-    let v = values.data_mut::<T>()?;
+    let better = |x: Val, b: Val| match (x, b) {
+        (Val::Int(x), Val::Int(b)) => (x > b) == largest && x != b,
+        (Val::Float(x), Val::Float(b)) => (x > b) == largest && x != b,
+        _ => false,
+    };
+    let is_nan = |v: Val| matches!(v, Val::Float(f) if f.is_nan());
+    let w = acc.width();
+    let x = input.bytes()?;
+    let v = values.bytes_mut()?;
     let ix = indices.data_mut::<i64>()?;
+    let mut ok = true;
     outer.for_each([0, 0, 0], |[ib, vb, xb]| {
-        let mut best: Option<(T, i64)> = None;
+        let mut best: Option<(Val, usize, i64)> = None;
         let mut k = 0i64;
         inner.for_each([ib, 0, 0], |[i, _, _]| {
-            let e = x[i];
+            let e = acc.get(x, i);
             best = match best {
-                None => Some((e, k)),
-                Some((b, _)) if b.is_nan() => best,
-                Some(_) if e.is_nan() => Some((e, k)),
-                Some((b, _)) if better(e, b) => Some((e, k)),
+                None => Some((e, i, k)),
+                Some((b, _, _)) if is_nan(b) => best,
+                Some(_) if is_nan(e) => Some((e, i, k)),
+                Some((b, _, _)) if better(e, b) => Some((e, i, k)),
                 keep => keep,
             };
             k += 1;
         });
-        if let Some((b, idx)) = best {
-            v[vb] = b;
-            ix[xb] = idx;
+        if let Some((_, at, idx)) = best {
+            match (
+                v.get_mut(vb * w..(vb + 1) * w),
+                x.get(at * w..(at + 1) * w),
+                ix.get_mut(xb),
+            ) {
+                (Some(d), Some(s), Some(slot)) => {
+                    d.copy_from_slice(s);
+                    *slot = idx;
+                }
+                _ => ok = false,
+            }
         }
     });
-    Ok(())
+    if ok {
+        Ok(())
+    } else {
+        Err(KernelError::invalid("index out of bounds for tensor data"))
+    }
 }

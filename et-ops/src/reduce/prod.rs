@@ -1,12 +1,10 @@
 //! `aten::prod.out`: the product of every element.
 
 use et_runtime::kernel;
-use et_runtime::{
-    et_switch, DtypeSelection, KernelContext, KernelError, KernelResult, ScalarType, Tensor,
-};
+use et_runtime::{DtypeSelection, KernelContext, KernelError, KernelResult, ScalarType, Tensor};
 
-use crate::util::convert::{Storer, Val};
-use crate::util::element::Num;
+use crate::util::accumulate::Accumulator;
+use crate::util::convert::Val;
 use crate::util::reduction::{
     all_dims, reduce_spaces, resize_reduced, store_at, val_storer, DimMask,
 };
@@ -45,29 +43,29 @@ pub(super) fn prod_over<Sel: DtypeSelection>(
     }
     resize_reduced(input, mask, keepdim, out)?;
     let st = val_storer::<Sel>(out.dtype())?;
+    // Only element reads depend on the input dtype: one loop for every dtype.
+    let acc = Accumulator::new::<Sel>(input.dtype())?;
     let float_acc = out.dtype().is_floating();
-    et_switch!(Sel, input.dtype(), @all, T => prod_impl::<T>(input, mask, out, st, float_acc))
-}
-
-fn prod_impl<T: Num>(
-    input: &Tensor,
-    mask: DimMask,
-    out: &mut Tensor,
-    st: Storer,
-    float_acc: bool,
-) -> KernelResult {
     let (outer, inner) = reduce_spaces(input, mask, out);
-    let x = input.data::<T>()?;
+    let x = input.bytes()?;
     let y = out.bytes_mut()?;
     outer.for_each([0, 0], |[ib, ob]| {
         let v = if float_acc {
-            let mut acc = 1.0f64;
-            inner.for_each([ib, 0], |[i, _]| acc *= x[i].to_f64());
-            Val::Float(acc)
+            let mut p = 1.0f64;
+            inner.for_each([ib, 0], |[i, _]| p *= acc.get_f64(x, i));
+            Val::Float(p)
         } else {
-            let mut acc = 1i64;
-            inner.for_each([ib, 0], |[i, _]| acc = acc.wrapping_mul(x[i].to_i64()));
-            Val::Int(acc)
+            let mut p = 1i64;
+            inner.for_each([ib, 0], |[i, _]| {
+                let v = match acc.get(x, i) {
+                    Val::Int(v) => v,
+                    // Float inputs only reach integer outs through an explicit dtype:
+                    // truncate each factor, as the C++ cast of the input would.
+                    Val::Float(f) => f as i64,
+                };
+                p = p.wrapping_mul(v);
+            });
+            Val::Int(p)
         };
         store_at(y, &st, ob, v);
     });

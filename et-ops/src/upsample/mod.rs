@@ -2,7 +2,9 @@
 //! dim order, with PyTorch's source-index arithmetic (done in the compute type, f32 for
 //! float32, so indices and weights match PyTorch's bit for bit).
 
+pub mod grid_sampler_2d;
 pub mod upsample_bilinear2d;
+pub mod upsample_bilinear2d_aa;
 pub mod upsample_nearest2d;
 
 use et_runtime::{KernelError, KernelResult, Tensor};

@@ -2,6 +2,7 @@
 //! elementwise drivers with broadcasting, type promotion, strided layouts and copies,
 //! reductions over dims, and the matrix-multiply core.
 
+pub mod accumulate;
 pub mod convert;
 pub mod element;
 pub mod elementwise;
