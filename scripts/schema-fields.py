@@ -54,6 +54,11 @@ for name in order:
         lines.append(f"impl {name} {{")
         for c, v in consts:
             lines.append(f"    pub const {c}: Self = Self({v});")
+        lines.append("    /// Every value with its name in the schema, in declaration order.")
+        lines.append(f"    pub const ALL: &'static [(Self, &'static str)] = &[")
+        for c, _ in consts:
+            lines.append(f"        (Self::{c}, \"{c}\"),")
+        lines.append("    ];")
         lines.append("}")
     else:
         lines.append(f"/// Field offsets of the `{name}` table of {schema}.")

@@ -32,6 +32,32 @@ impl ScalarType {
     pub const UINT16: Self = Self(27);
     pub const UINT32: Self = Self(28);
     pub const UINT64: Self = Self(29);
+    /// Every value with its name in the schema, in declaration order.
+    pub const ALL: &'static [(Self, &'static str)] = &[
+        (Self::BYTE, "BYTE"),
+        (Self::CHAR, "CHAR"),
+        (Self::SHORT, "SHORT"),
+        (Self::INT, "INT"),
+        (Self::LONG, "LONG"),
+        (Self::HALF, "HALF"),
+        (Self::FLOAT, "FLOAT"),
+        (Self::DOUBLE, "DOUBLE"),
+        (Self::BOOL, "BOOL"),
+        (Self::QINT8, "QINT8"),
+        (Self::QUINT8, "QUINT8"),
+        (Self::QINT32, "QINT32"),
+        (Self::BFLOAT16, "BFLOAT16"),
+        (Self::QUINT4X2, "QUINT4X2"),
+        (Self::QUINT2X4, "QUINT2X4"),
+        (Self::BITS16, "BITS16"),
+        (Self::FLOAT8E5M2, "FLOAT8E5M2"),
+        (Self::FLOAT8E4M3FN, "FLOAT8E4M3FN"),
+        (Self::FLOAT8E5M2FNUZ, "FLOAT8E5M2FNUZ"),
+        (Self::FLOAT8E4M3FNUZ, "FLOAT8E4M3FNUZ"),
+        (Self::UINT16, "UINT16"),
+        (Self::UINT32, "UINT32"),
+        (Self::UINT64, "UINT64"),
+    ];
 }
 
 /// Field offsets of the `TensorLayout` table of flat_tensor.fbs.

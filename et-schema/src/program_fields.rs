@@ -32,6 +32,32 @@ impl ScalarType {
     pub const UINT16: Self = Self(27);
     pub const UINT32: Self = Self(28);
     pub const UINT64: Self = Self(29);
+    /// Every value with its name in the schema, in declaration order.
+    pub const ALL: &'static [(Self, &'static str)] = &[
+        (Self::BYTE, "BYTE"),
+        (Self::CHAR, "CHAR"),
+        (Self::SHORT, "SHORT"),
+        (Self::INT, "INT"),
+        (Self::LONG, "LONG"),
+        (Self::HALF, "HALF"),
+        (Self::FLOAT, "FLOAT"),
+        (Self::DOUBLE, "DOUBLE"),
+        (Self::BOOL, "BOOL"),
+        (Self::QINT8, "QINT8"),
+        (Self::QUINT8, "QUINT8"),
+        (Self::QINT32, "QINT32"),
+        (Self::BFLOAT16, "BFLOAT16"),
+        (Self::QUINT4X2, "QUINT4X2"),
+        (Self::QUINT2X4, "QUINT2X4"),
+        (Self::BITS16, "BITS16"),
+        (Self::FLOAT8E5M2, "FLOAT8E5M2"),
+        (Self::FLOAT8E4M3FN, "FLOAT8E4M3FN"),
+        (Self::FLOAT8E5M2FNUZ, "FLOAT8E5M2FNUZ"),
+        (Self::FLOAT8E4M3FNUZ, "FLOAT8E4M3FNUZ"),
+        (Self::UINT16, "UINT16"),
+        (Self::UINT32, "UINT32"),
+        (Self::UINT64, "UINT64"),
+    ];
 }
 
 /// The `TensorShapeDynamism` enum of program.fbs (or a schema it includes).
@@ -41,6 +67,12 @@ impl TensorShapeDynamism {
     pub const STATIC: Self = Self(0);
     pub const DYNAMIC_BOUND: Self = Self(1);
     pub const DYNAMIC_UNBOUND: Self = Self(2);
+    /// Every value with its name in the schema, in declaration order.
+    pub const ALL: &'static [(Self, &'static str)] = &[
+        (Self::STATIC, "STATIC"),
+        (Self::DYNAMIC_BOUND, "DYNAMIC_BOUND"),
+        (Self::DYNAMIC_UNBOUND, "DYNAMIC_UNBOUND"),
+    ];
 }
 
 /// The `TensorDataLocation` enum of program.fbs (or a schema it includes).
@@ -49,6 +81,11 @@ pub struct TensorDataLocation(pub i8);
 impl TensorDataLocation {
     pub const SEGMENT: Self = Self(0);
     pub const EXTERNAL: Self = Self(1);
+    /// Every value with its name in the schema, in declaration order.
+    pub const ALL: &'static [(Self, &'static str)] = &[
+        (Self::SEGMENT, "SEGMENT"),
+        (Self::EXTERNAL, "EXTERNAL"),
+    ];
 }
 
 /// The `DeviceType` enum of program.fbs (or a schema it includes).
@@ -57,6 +94,11 @@ pub struct DeviceType(pub i8);
 impl DeviceType {
     pub const CPU: Self = Self(0);
     pub const CUDA: Self = Self(1);
+    /// Every value with its name in the schema, in declaration order.
+    pub const ALL: &'static [(Self, &'static str)] = &[
+        (Self::CPU, "CPU"),
+        (Self::CUDA, "CUDA"),
+    ];
 }
 
 /// The `KernelTypes` enum of program.fbs (or a schema it includes).
@@ -75,6 +117,21 @@ impl KernelTypes {
     pub const BoolList: Self = Self(9);
     pub const TensorList: Self = Self(10);
     pub const OptionalTensorList: Self = Self(11);
+    /// Every value with its name in the schema, in declaration order.
+    pub const ALL: &'static [(Self, &'static str)] = &[
+        (Self::NONE, "NONE"),
+        (Self::Null, "Null"),
+        (Self::Int, "Int"),
+        (Self::Bool, "Bool"),
+        (Self::Double, "Double"),
+        (Self::Tensor, "Tensor"),
+        (Self::String, "String"),
+        (Self::IntList, "IntList"),
+        (Self::DoubleList, "DoubleList"),
+        (Self::BoolList, "BoolList"),
+        (Self::TensorList, "TensorList"),
+        (Self::OptionalTensorList, "OptionalTensorList"),
+    ];
 }
 
 /// The `InstructionArguments` enum of program.fbs (or a schema it includes).
@@ -87,6 +144,15 @@ impl InstructionArguments {
     pub const MoveCall: Self = Self(3);
     pub const JumpFalseCall: Self = Self(4);
     pub const FreeCall: Self = Self(5);
+    /// Every value with its name in the schema, in declaration order.
+    pub const ALL: &'static [(Self, &'static str)] = &[
+        (Self::NONE, "NONE"),
+        (Self::KernelCall, "KernelCall"),
+        (Self::DelegateCall, "DelegateCall"),
+        (Self::MoveCall, "MoveCall"),
+        (Self::JumpFalseCall, "JumpFalseCall"),
+        (Self::FreeCall, "FreeCall"),
+    ];
 }
 
 /// The `DataLocation` enum of program.fbs (or a schema it includes).
@@ -95,6 +161,11 @@ pub struct DataLocation(pub i8);
 impl DataLocation {
     pub const INLINE: Self = Self(0);
     pub const SEGMENT: Self = Self(1);
+    /// Every value with its name in the schema, in declaration order.
+    pub const ALL: &'static [(Self, &'static str)] = &[
+        (Self::INLINE, "INLINE"),
+        (Self::SEGMENT, "SEGMENT"),
+    ];
 }
 
 /// Field offsets of the `AllocationDetails` table of program.fbs.

@@ -24,6 +24,24 @@ impl XNNDatatype {
     pub const xnn_datatype_int32: Self = Self(12);
     pub const xnn_datatype_pfp32: Self = Self(13);
     pub const xnn_datatype_bf16: Self = Self(14);
+    /// Every value with its name in the schema, in declaration order.
+    pub const ALL: &'static [(Self, &'static str)] = &[
+        (Self::xnn_datatype_invalid, "xnn_datatype_invalid"),
+        (Self::xnn_datatype_fp32, "xnn_datatype_fp32"),
+        (Self::xnn_datatype_fp16, "xnn_datatype_fp16"),
+        (Self::xnn_datatype_qint8, "xnn_datatype_qint8"),
+        (Self::xnn_datatype_quint8, "xnn_datatype_quint8"),
+        (Self::xnn_datatype_qint32, "xnn_datatype_qint32"),
+        (Self::xnn_datatype_qcint8, "xnn_datatype_qcint8"),
+        (Self::xnn_datatype_qcint32, "xnn_datatype_qcint32"),
+        (Self::xnn_datatype_qcint4, "xnn_datatype_qcint4"),
+        (Self::xnn_datatype_qdint8, "xnn_datatype_qdint8"),
+        (Self::xnn_datatype_qbint4, "xnn_datatype_qbint4"),
+        (Self::xnn_datatype_qpint8, "xnn_datatype_qpint8"),
+        (Self::xnn_datatype_int32, "xnn_datatype_int32"),
+        (Self::xnn_datatype_pfp32, "xnn_datatype_pfp32"),
+        (Self::xnn_datatype_bf16, "xnn_datatype_bf16"),
+    ];
 }
 
 /// The `XNNQuantParams` enum of xnnpack.fbs (or a schema it includes).
@@ -35,6 +53,14 @@ impl XNNQuantParams {
     pub const PerTensorQuant: Self = Self(2);
     pub const PerTokenDynamicQuant: Self = Self(3);
     pub const PerChannelGroupQuant: Self = Self(4);
+    /// Every value with its name in the schema, in declaration order.
+    pub const ALL: &'static [(Self, &'static str)] = &[
+        (Self::NONE, "NONE"),
+        (Self::PerChannelQuant, "PerChannelQuant"),
+        (Self::PerTensorQuant, "PerTensorQuant"),
+        (Self::PerTokenDynamicQuant, "PerTokenDynamicQuant"),
+        (Self::PerChannelGroupQuant, "PerChannelGroupQuant"),
+    ];
 }
 
 /// The `XNodeUnion` enum of xnnpack.fbs (or a schema it includes).
@@ -89,6 +115,57 @@ impl XNodeUnion {
     pub const XNNSin: Self = Self(45);
     pub const XNNCopy: Self = Self(46);
     pub const XNNCos: Self = Self(47);
+    /// Every value with its name in the schema, in declaration order.
+    pub const ALL: &'static [(Self, &'static str)] = &[
+        (Self::NONE, "NONE"),
+        (Self::XNNAdd, "XNNAdd"),
+        (Self::XNNFullyConnected, "XNNFullyConnected"),
+        (Self::XNNSoftmax, "XNNSoftmax"),
+        (Self::XNNSigmoid, "XNNSigmoid"),
+        (Self::XNNStaticTranspose, "XNNStaticTranspose"),
+        (Self::XNNClamp, "XNNClamp"),
+        (Self::XNNConv2d, "XNNConv2d"),
+        (Self::XNNDiv, "XNNDiv"),
+        (Self::XNNStaticResizeBilinear2D, "XNNStaticResizeBilinear2D"),
+        (Self::XNNStaticConstantPad, "XNNStaticConstantPad"),
+        (Self::XNNAvgPooling2d, "XNNAvgPooling2d"),
+        (Self::XNNMinimum, "XNNMinimum"),
+        (Self::XNNDepthwiseConv2d, "XNNDepthwiseConv2d"),
+        (Self::XNNMaxPooling2d, "XNNMaxPooling2d"),
+        (Self::XNNMultiply, "XNNMultiply"),
+        (Self::XNNSubtract, "XNNSubtract"),
+        (Self::XNNFloor, "XNNFloor"),
+        (Self::XNNConvert, "XNNConvert"),
+        (Self::XNNGlobalAvgPooling2d, "XNNGlobalAvgPooling2d"),
+        (Self::XNNStaticReshape, "XNNStaticReshape"),
+        (Self::XNNArgMaxPooling2d, "XNNArgMaxPooling2d"),
+        (Self::XNNSquareRoot, "XNNSquareRoot"),
+        (Self::XNNCeiling, "XNNCeiling"),
+        (Self::XNNHardswish, "XNNHardswish"),
+        (Self::XNNLeakyReLU, "XNNLeakyReLU"),
+        (Self::XNNMaximum, "XNNMaximum"),
+        (Self::XNNNegate, "XNNNegate"),
+        (Self::XNNSquare, "XNNSquare"),
+        (Self::XNNELU, "XNNELU"),
+        (Self::XNNAbs, "XNNAbs"),
+        (Self::XNNPReLU, "XNNPReLU"),
+        (Self::XNNConcatenate2, "XNNConcatenate2"),
+        (Self::XNNConcatenate3, "XNNConcatenate3"),
+        (Self::XNNConcatenate4, "XNNConcatenate4"),
+        (Self::XNNStaticSlice, "XNNStaticSlice"),
+        (Self::XNNScaledDotProductAttention, "XNNScaledDotProductAttention"),
+        (Self::XNNBatchMatrixMultiply, "XNNBatchMatrixMultiply"),
+        (Self::XNNConcatenate5, "XNNConcatenate5"),
+        (Self::XNNConvTranspose2d, "XNNConvTranspose2d"),
+        (Self::XNNReciprocalSquareRoot, "XNNReciprocalSquareRoot"),
+        (Self::XNNLog, "XNNLog"),
+        (Self::XNNGelu, "XNNGelu"),
+        (Self::XNNTanh, "XNNTanh"),
+        (Self::XNNExp, "XNNExp"),
+        (Self::XNNSin, "XNNSin"),
+        (Self::XNNCopy, "XNNCopy"),
+        (Self::XNNCos, "XNNCos"),
+    ];
 }
 
 /// The `XValueUnion` enum of xnnpack.fbs (or a schema it includes).
@@ -98,6 +175,12 @@ impl XValueUnion {
     pub const NONE: Self = Self(0);
     pub const XNNTensorValue: Self = Self(1);
     pub const XNNQuantizedTensorValue: Self = Self(2);
+    /// Every value with its name in the schema, in declaration order.
+    pub const ALL: &'static [(Self, &'static str)] = &[
+        (Self::NONE, "NONE"),
+        (Self::XNNTensorValue, "XNNTensorValue"),
+        (Self::XNNQuantizedTensorValue, "XNNQuantizedTensorValue"),
+    ];
 }
 
 /// Field offsets of the `PerChannelGroupQuant` table of xnnpack.fbs.

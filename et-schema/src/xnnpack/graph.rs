@@ -14,59 +14,6 @@ pub const FLAG_EXTERNAL_OUTPUT: u32 = 2;
 /// The id that names no value (an absent bias, for example).
 pub const INVALID_ID: u32 = u32::MAX;
 
-/// The names of the node kinds, indexed by the `XNodeUnion` tag (the schema's union order;
-/// the `XNN` prefix dropped, as ExecuTorch's tools print them).
-const KIND_NAMES: [&str; 48] = [
-    "NONE",
-    "Add",
-    "FullyConnected",
-    "Softmax",
-    "Sigmoid",
-    "StaticTranspose",
-    "Clamp",
-    "Conv2d",
-    "Div",
-    "StaticResizeBilinear2D",
-    "StaticConstantPad",
-    "AvgPooling2d",
-    "Minimum",
-    "DepthwiseConv2d",
-    "MaxPooling2d",
-    "Multiply",
-    "Subtract",
-    "Floor",
-    "Convert",
-    "GlobalAvgPooling2d",
-    "StaticReshape",
-    "ArgMaxPooling2d",
-    "SquareRoot",
-    "Ceiling",
-    "Hardswish",
-    "LeakyReLU",
-    "Maximum",
-    "Negate",
-    "Square",
-    "ELU",
-    "Abs",
-    "PReLU",
-    "Concatenate2",
-    "Concatenate3",
-    "Concatenate4",
-    "StaticSlice",
-    "ScaledDotProductAttention",
-    "BatchMatrixMultiply",
-    "Concatenate5",
-    "ConvTranspose2d",
-    "ReciprocalSquareRoot",
-    "Log",
-    "Gelu",
-    "Tanh",
-    "Exp",
-    "Sin",
-    "Copy",
-    "Cos",
-];
-
 /// A node kind: the `XNodeUnion` tag of a node.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub struct NodeKind(pub u8);
@@ -74,17 +21,19 @@ pub struct NodeKind(pub u8);
 impl NodeKind {
     /// Every kind the schema defines, in tag order.
     pub fn all() -> impl Iterator<Item = NodeKind> {
-        (1..KIND_NAMES.len() as u8).map(NodeKind)
+        xf::XNodeUnion::ALL
+            .iter()
+            .filter(|(k, _)| *k != xf::XNodeUnion::NONE)
+            .map(|(k, _)| NodeKind(k.0))
     }
 
-    /// The kind's name without the `XNN` prefix (`Conv2d`), or `unknown` for a tag the
-    /// schema does not define.
+    /// The kind's name without the `XNN` prefix (`Conv2d`), as ExecuTorch's tools print
+    /// it, or `unknown` for a tag the schema does not define.
     pub fn name(self) -> &'static str {
-        KIND_NAMES
-            .get(usize::from(self.0))
-            .filter(|_| self.0 != 0)
-            .copied()
-            .unwrap_or("unknown")
+        xf::XNodeUnion::ALL
+            .iter()
+            .find(|(k, _)| k.0 == self.0 && *k != xf::XNodeUnion::NONE)
+            .map_or("unknown", |(_, n)| n.strip_prefix("XNN").unwrap_or(n))
     }
 
     /// The kind named `name` (with or without the `XNN` prefix).
@@ -415,7 +364,7 @@ mod tests {
 
     #[test]
     fn kind_names_follow_the_schema_tags() {
-        assert_eq!(KIND_NAMES.len(), usize::from(xf::XNodeUnion::XNNCos.0) + 1);
+        assert_eq!(NodeKind::all().count(), 47);
         let pairs = [
             (xf::XNodeUnion::XNNAdd, "Add"),
             (xf::XNodeUnion::XNNConv2d, "Conv2d"),
