@@ -119,29 +119,27 @@ pub struct NodeRef {
     pub kind: &'static str,
 }
 
-/// Why a backend refused a delegate at `init`: a code, what was wrong, the node it
-/// concerns and a name from the payload (a named-data key), if any. `load_method`
-/// reports it with the backend id and delegate index.
+/// Why a backend refused a delegate at `init`: a code, what was wrong, and the node it
+/// concerns, if any. `load_method` reports it with the backend id and delegate index.
+/// (A missing named-data key is reported through
+/// [`BackendInitContext::require_named_data`], which also names the files searched.)
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct DelegateError<'p> {
+pub struct DelegateError {
     /// The code.
     pub error: Error,
     /// What was wrong (empty when only the code is known).
     pub message: &'static str,
     /// The payload node it concerns.
     pub node: Option<NodeRef>,
-    /// A name the payload gives that the error is about (a named-data key).
-    pub name: Option<&'p str>,
 }
 
-impl<'p> DelegateError<'p> {
+impl DelegateError {
     /// An error about the payload as a whole.
     pub const fn new(error: Error, message: &'static str) -> Self {
         DelegateError {
             error,
             message,
             node: None,
-            name: None,
         }
     }
 
@@ -156,36 +154,23 @@ impl<'p> DelegateError<'p> {
             error,
             message,
             node: Some(NodeRef { index, kind }),
-            name: None,
-        }
-    }
-
-    /// The same error, about `name` (a named-data key, ...).
-    pub const fn naming(self, name: &'p str) -> Self {
-        DelegateError {
-            name: Some(name),
-            ..self
         }
     }
 }
 
-impl From<Error> for DelegateError<'_> {
+impl From<Error> for DelegateError {
     fn from(error: Error) -> Self {
         DelegateError::new(error, "")
     }
 }
 
-impl fmt::Display for DelegateError<'_> {
+impl fmt::Display for DelegateError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         if let Some(node) = self.node {
             write!(f, "node {} ({}): ", node.index, node.kind)?;
         }
         if !self.message.is_empty() {
-            write!(f, "{}", self.message)?;
-            if let Some(name) = self.name {
-                write!(f, " `{name}`")?;
-            }
-            f.write_str(": ")?;
+            write!(f, "{}: ", self.message)?;
         }
         write!(f, "{}", self.error)
     }
@@ -203,12 +188,12 @@ pub trait Backend: Sync {
     /// Prepares a delegate from its payload; called once per delegate at `load_method`.
     /// Whatever the handle needs beyond the call (plans, packed weights, buffers) comes
     /// from [`BackendInitContext::allocate`], within [`method_memory`](Self::method_memory).
-    fn init<'p>(
+    fn init(
         &self,
         ctx: &BackendInitContext<'_>,
-        processed: &'p [u8],
+        processed: &[u8],
         compile_specs: &[CompileSpec<'_>],
-    ) -> Result<DelegateHandle, DelegateError<'p>>;
+    ) -> Result<DelegateHandle, DelegateError>;
 
     /// An upper bound of the method memory `init` allocates for `processed`, so callers can
     /// size the method buffer before loading ([`Program::method_memory_estimate`]). A

@@ -20,17 +20,17 @@ pub struct XnnpackBackend;
 static XNNPACK: XnnpackBackend = XnnpackBackend;
 et_runtime::register_backend!("XnnpackBackend", XNNPACK);
 
-fn parse(processed: &[u8]) -> Result<Graph<'_>, DelegateError<'static>> {
+fn parse(processed: &[u8]) -> Result<Graph<'_>, DelegateError> {
     Graph::parse(processed).map_err(|e| DelegateError::new(e.error, e.reason))
 }
 
 impl Backend for XnnpackBackend {
-    fn init<'p>(
+    fn init(
         &self,
         ctx: &BackendInitContext<'_>,
-        processed: &'p [u8],
+        processed: &[u8],
         _compile_specs: &[CompileSpec<'_>],
-    ) -> Result<DelegateHandle, DelegateError<'p>> {
+    ) -> Result<DelegateHandle, DelegateError> {
         let graph = parse(processed)?;
         // A missing key is recorded by the context, so the load error names it and the
         // data files searched.

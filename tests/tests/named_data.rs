@@ -336,12 +336,12 @@ fn damaged_data_files_are_refused_or_run_never_panic() {
 struct NamedDataProbe;
 
 impl et_runtime::backend::Backend for NamedDataProbe {
-    fn init<'p>(
+    fn init(
         &self,
         ctx: &et_runtime::backend::BackendInitContext<'_>,
-        processed: &'p [u8],
+        processed: &[u8],
         _specs: &[et_runtime::backend::CompileSpec<'_>],
-    ) -> Result<et_runtime::backend::DelegateHandle, et_runtime::backend::DelegateError<'p>> {
+    ) -> Result<et_runtime::backend::DelegateHandle, et_runtime::backend::DelegateError> {
         for key in sha256_keys(processed) {
             ctx.require_named_data(key)?;
         }

@@ -58,7 +58,7 @@ impl<'a> Builder<'a, '_> {
             backend_id: id,
             failure: Cell::new(LoadDetail::None),
         };
-        let init = || -> Result<DelegateHandle, DelegateError<'a>> {
+        let init = || -> Result<DelegateHandle, DelegateError> {
             let processed = d.table(D::VT_PROCESSED).ok_or(Error::InvalidProgram)?;
             let payload = self.program.delegate_payload(processed)?;
             let specs_fb = d.vector(D::VT_COMPILE_SPECS).unwrap_or(Vector::EMPTY);
@@ -90,7 +90,6 @@ impl<'a> Builder<'a, '_> {
                         delegate: index,
                         message: e.message,
                         node: e.node,
-                        name: e.name,
                     },
                     missing => missing,
                 };

@@ -90,8 +90,6 @@ pub enum LoadDetail<'d> {
         message: &'static str,
         /// The payload node concerned, if any.
         node: Option<NodeRef>,
-        /// A name from the payload the problem is about (a named-data key), if any.
-        name: Option<&'d str>,
     },
     /// An external tensor's data is missing or does not fit the tensor.
     ExternalData {
@@ -241,16 +239,13 @@ impl fmt::Display for LoadError<'_> {
             LoadDetail::MissingBackend { id } => {
                 write!(f, "backend {id} is not registered in this binary: {}", self.error)
             }
-            LoadDetail::BackendInit { id, delegate, message, node, name } => {
+            LoadDetail::BackendInit { id, delegate, message, node } => {
                 write!(f, "delegate {delegate} ({id})")?;
                 if let Some(node) = node {
                     write!(f, ", node {} ({})", node.index, node.kind)?;
                 }
                 if !message.is_empty() {
                     write!(f, ": {message}")?;
-                }
-                if let Some(name) = name {
-                    write!(f, " `{name}`")?;
                 }
                 write!(f, ": {}", self.error)
             }

@@ -47,7 +47,7 @@ fn prepare_with(
     node: &NodeView<'_>,
     op: UnaryOp,
     (input, output, flags): (u16, u16, u16),
-) -> Result<Step, DelegateError<'static>> {
+) -> Result<Step, DelegateError> {
     check_flags(b, node.u32(flags), 0)?;
     let input = b.read(node.u32(input))?;
     let output = b.write(node.u32(output), &[input])?;
@@ -70,7 +70,7 @@ const FIELDS_1X1: (u16, u16, u16) = (N1::VT_INPUT_ID, N1::VT_OUTPUT_ID, N1::VT_F
 
 macro_rules! simple {
     ($($name:ident => $op:expr;)*) => {$(
-        fn $name(b: &mut Builder<'_, '_>, node: &NodeView<'_>) -> Result<Step, DelegateError<'static>> {
+        fn $name(b: &mut Builder<'_, '_>, node: &NodeView<'_>) -> Result<Step, DelegateError> {
             prepare_with(b, node, $op, FIELDS_1X1)
         }
     )*};
@@ -95,10 +95,7 @@ simple! {
     prepare_cos => UnaryOp::Cos;
 }
 
-fn prepare_elu(
-    b: &mut Builder<'_, '_>,
-    node: &NodeView<'_>,
-) -> Result<Step, DelegateError<'static>> {
+fn prepare_elu(b: &mut Builder<'_, '_>, node: &NodeView<'_>) -> Result<Step, DelegateError> {
     type E<'a> = xf::XNNELU<'a>;
     let alpha = node.f32(E::VT_ALPHA);
     prepare_with(
@@ -109,10 +106,7 @@ fn prepare_elu(
     )
 }
 
-fn prepare_leaky_relu(
-    b: &mut Builder<'_, '_>,
-    node: &NodeView<'_>,
-) -> Result<Step, DelegateError<'static>> {
+fn prepare_leaky_relu(b: &mut Builder<'_, '_>, node: &NodeView<'_>) -> Result<Step, DelegateError> {
     type L<'a> = xf::XNNLeakyReLU<'a>;
     let slope = node.f32(L::VT_NEGATIVE_SLOPE);
     let fields = (L::VT_INPUT_ID, L::VT_OUTPUT_ID, L::VT_FLAGS);

@@ -30,7 +30,7 @@ pub(crate) struct BatchMatmul {
     transpose_b: bool,
 }
 
-fn prepare(b: &mut Builder<'_, '_>, node: &NodeView<'_>) -> Result<Step, DelegateError<'static>> {
+fn prepare(b: &mut Builder<'_, '_>, node: &NodeView<'_>) -> Result<Step, DelegateError> {
     let flags = node.u32(N::VT_FLAGS);
     check_flags(b, flags, TRANSPOSE_B)?;
     let transpose_b = flags & TRANSPOSE_B != 0;

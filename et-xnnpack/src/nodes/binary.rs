@@ -36,7 +36,7 @@ fn prepare(
     b: &mut Builder<'_, '_>,
     node: &NodeView<'_>,
     op: BinaryOp,
-) -> Result<Step, DelegateError<'static>> {
+) -> Result<Step, DelegateError> {
     type N<'a> = xf::_XNNNode2x1<'a>;
     check_flags(b, node.u32(N::VT_FLAGS), 0)?;
     let x = b.read(node.u32(N::VT_INPUT1_ID))?;
@@ -59,7 +59,7 @@ fn prepare(
 
 macro_rules! kinds {
     ($($name:ident => $op:ident;)*) => {$(
-        fn $name(b: &mut Builder<'_, '_>, node: &NodeView<'_>) -> Result<Step, DelegateError<'static>> {
+        fn $name(b: &mut Builder<'_, '_>, node: &NodeView<'_>) -> Result<Step, DelegateError> {
             prepare(b, node, BinaryOp::$op)
         }
     )*};

@@ -25,7 +25,7 @@ fn prepare(
     b: &mut Builder<'_, '_>,
     node: &NodeView<'_>,
     count: usize,
-) -> Result<Step, DelegateError<'static>> {
+) -> Result<Step, DelegateError> {
     check_flags(b, node.u32(C::VT_FLAGS), 0)?;
     let fields = [
         C::VT_INPUT1_ID,
@@ -78,7 +78,7 @@ fn prepare(
 
 macro_rules! kinds {
     ($($name:ident => $n:literal;)*) => {$(
-        fn $name(b: &mut Builder<'_, '_>, node: &NodeView<'_>) -> Result<Step, DelegateError<'static>> {
+        fn $name(b: &mut Builder<'_, '_>, node: &NodeView<'_>) -> Result<Step, DelegateError> {
             prepare(b, node, $n)
         }
     )*};

@@ -152,7 +152,7 @@ pub(crate) struct ConvNode {
 pub(crate) fn read_conv(
     b: &mut Builder<'_, '_>,
     node: &NodeView<'_>,
-) -> Result<ConvNode, DelegateError<'static>> {
+) -> Result<ConvNode, DelegateError> {
     check_flags(b, node.u32(N::VT_FLAGS), 0)?;
     if node.u32(N::VT_ADJUSTMENT_HEIGHT) != 0 || node.u32(N::VT_ADJUSTMENT_WIDTH) != 0 {
         return Err(b.invalid("a convolution has output adjustment (only transposed ones do)"));
@@ -215,7 +215,7 @@ pub(crate) fn read_conv(
 pub(crate) fn bias_ptr(
     b: &Builder<'_, '_>,
     bias: Option<u32>,
-) -> Result<Option<*const f32>, DelegateError<'static>> {
+) -> Result<Option<*const f32>, DelegateError> {
     bias.map(|v| {
         b.constant(v)
             .map(|d| d.as_ptr())
@@ -224,7 +224,7 @@ pub(crate) fn bias_ptr(
     .transpose()
 }
 
-fn prepare(b: &mut Builder<'_, '_>, node: &NodeView<'_>) -> Result<Step, DelegateError<'static>> {
+fn prepare(b: &mut Builder<'_, '_>, node: &NodeView<'_>) -> Result<Step, DelegateError> {
     let c = read_conv(b, node)?;
     let w = &c.window;
     let taps = w.kernel_h * w.kernel_w;

@@ -21,7 +21,7 @@ fn prepare_with(
     b: &mut Builder<'_, '_>,
     node: &NodeView<'_>,
     (input, output, flags): (u16, u16, u16),
-) -> Result<Step, DelegateError<'static>> {
+) -> Result<Step, DelegateError> {
     check_flags(b, node.u32(flags), 0)?;
     let input = b.read(node.u32(input))?;
     let output = b.write(node.u32(output), &[input])?;
@@ -34,10 +34,7 @@ fn prepare_with(
     })
 }
 
-fn prepare_reshape(
-    b: &mut Builder<'_, '_>,
-    node: &NodeView<'_>,
-) -> Result<Step, DelegateError<'static>> {
+fn prepare_reshape(b: &mut Builder<'_, '_>, node: &NodeView<'_>) -> Result<Step, DelegateError> {
     type R<'a> = xf::XNNStaticReshape<'a>;
     let step = prepare_with(b, node, (R::VT_INPUT_ID, R::VT_OUTPUT_ID, R::VT_FLAGS))?;
     let Params::Copy(p) = step.params else {
@@ -58,10 +55,7 @@ fn prepare_reshape(
     Ok(step)
 }
 
-fn prepare_copy(
-    b: &mut Builder<'_, '_>,
-    node: &NodeView<'_>,
-) -> Result<Step, DelegateError<'static>> {
+fn prepare_copy(b: &mut Builder<'_, '_>, node: &NodeView<'_>) -> Result<Step, DelegateError> {
     type N<'a> = xf::_XNNNode1x1<'a>;
     prepare_with(b, node, (N::VT_INPUT_ID, N::VT_OUTPUT_ID, N::VT_FLAGS))
 }

@@ -25,7 +25,7 @@ pub(crate) struct Depthwise {
     clamp: Clamp,
 }
 
-fn prepare(b: &mut Builder<'_, '_>, node: &NodeView<'_>) -> Result<Step, DelegateError<'static>> {
+fn prepare(b: &mut Builder<'_, '_>, node: &NodeView<'_>) -> Result<Step, DelegateError> {
     let c = read_conv(b, node)?;
     if c.group_in != 1 {
         return Err(b.invalid("a depthwise convolution has more than one input channel per group"));

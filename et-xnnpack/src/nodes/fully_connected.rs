@@ -39,7 +39,7 @@ pub(crate) struct FullyConnected {
     clamp: Clamp,
 }
 
-fn prepare(b: &mut Builder<'_, '_>, node: &NodeView<'_>) -> Result<Step, DelegateError<'static>> {
+fn prepare(b: &mut Builder<'_, '_>, node: &NodeView<'_>) -> Result<Step, DelegateError> {
     let flags = node.u32(F::VT_FLAGS);
     check_flags(b, flags, TRANSPOSE_WEIGHTS)?;
     let transposed = flags & TRANSPOSE_WEIGHTS != 0;

@@ -23,7 +23,7 @@ pub(crate) struct GlobalAvg {
     clamp: Clamp,
 }
 
-fn prepare(b: &mut Builder<'_, '_>, node: &NodeView<'_>) -> Result<Step, DelegateError<'static>> {
+fn prepare(b: &mut Builder<'_, '_>, node: &NodeView<'_>) -> Result<Step, DelegateError> {
     type N<'a> = xf::_XNNNode1x1<'a>;
     check_flags(b, node.u32(N::VT_FLAGS), KEEP_DIMS)?;
     let input = b.read(node.u32(N::VT_INPUT_ID))?;

@@ -36,7 +36,7 @@ pub(crate) struct MaxPool {
     clamp: Clamp,
 }
 
-fn prepare(b: &mut Builder<'_, '_>, node: &NodeView<'_>) -> Result<Step, DelegateError<'static>> {
+fn prepare(b: &mut Builder<'_, '_>, node: &NodeView<'_>) -> Result<Step, DelegateError> {
     check_flags(b, node.u32(P::VT_FLAGS), KEEP_DIMS)?;
     let input = b.read(node.u32(P::VT_INPUT_ID))?;
     let output = b.write(node.u32(P::VT_OUTPUT_ID), &[input])?;

@@ -28,8 +28,7 @@ mod static_slice;
 mod static_transpose;
 
 /// Prepares a node: checks it and returns its step.
-pub(crate) type PrepareFn =
-    fn(&mut Builder<'_, '_>, &NodeView<'_>) -> Result<Step, DelegateError<'static>>;
+pub(crate) type PrepareFn = fn(&mut Builder<'_, '_>, &NodeView<'_>) -> Result<Step, DelegateError>;
 /// Runs a step.
 pub(crate) type RunFn = fn(&Step, &Frame<'_>) -> KernelResult;
 /// An upper bound of the scratch bytes a node's `run` takes (see `Builder::scratch`).
@@ -164,7 +163,7 @@ pub(crate) fn check_flags(
     b: &Builder<'_, '_>,
     flags: u32,
     allowed: u32,
-) -> Result<(), DelegateError<'static>> {
+) -> Result<(), DelegateError> {
     if flags & !allowed != 0 {
         return Err(b.fail(
             et_runtime::Error::NotSupported,

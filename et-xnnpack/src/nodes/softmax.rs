@@ -16,7 +16,7 @@ pub(crate) struct Softmax {
     row: usize,
 }
 
-fn prepare(b: &mut Builder<'_, '_>, node: &NodeView<'_>) -> Result<Step, DelegateError<'static>> {
+fn prepare(b: &mut Builder<'_, '_>, node: &NodeView<'_>) -> Result<Step, DelegateError> {
     type N<'a> = xf::_XNNNode1x1<'a>;
     check_flags(b, node.u32(N::VT_FLAGS), 0)?;
     let input = b.read(node.u32(N::VT_INPUT_ID))?;

@@ -16,7 +16,7 @@ pub(crate) struct Slice {
     offsets: [usize; MAX_RANK],
 }
 
-fn prepare(b: &mut Builder<'_, '_>, node: &NodeView<'_>) -> Result<Step, DelegateError<'static>> {
+fn prepare(b: &mut Builder<'_, '_>, node: &NodeView<'_>) -> Result<Step, DelegateError> {
     type S<'a> = xf::XNNStaticSlice<'a>;
     check_flags(b, node.u32(S::VT_FLAGS), 0)?;
     let input = b.read(node.u32(S::VT_INPUT_ID))?;

@@ -18,7 +18,7 @@ pub(crate) struct Transpose {
     perm: [u8; MAX_RANK],
 }
 
-fn prepare(b: &mut Builder<'_, '_>, node: &NodeView<'_>) -> Result<Step, DelegateError<'static>> {
+fn prepare(b: &mut Builder<'_, '_>, node: &NodeView<'_>) -> Result<Step, DelegateError> {
     type T<'a> = xf::XNNStaticTranspose<'a>;
     check_flags(b, node.u32(T::VT_FLAGS), 0)?;
     let input = b.read(node.u32(T::VT_INPUT_ID))?;

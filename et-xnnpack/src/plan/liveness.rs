@@ -24,7 +24,7 @@ fn round_up(bytes: usize) -> Option<usize> {
 pub(crate) fn assign_offsets(
     ctx: &BackendInitContext<'_>,
     values: &mut [Value],
-) -> Result<usize, DelegateError<'static>> {
+) -> Result<usize, DelegateError> {
     let overflow = || DelegateError::new(Error::InvalidProgram, "intermediate values overflow");
     // The values to place, in order of definition (insertion sort: graphs are small and
     // mostly in order already).

@@ -52,16 +52,16 @@ pub(crate) struct Builder<'a, 'c> {
 
 impl Builder<'_, '_> {
     /// An error about the node being prepared.
-    pub(crate) fn fail(&self, error: Error, message: &'static str) -> DelegateError<'static> {
+    pub(crate) fn fail(&self, error: Error, message: &'static str) -> DelegateError {
         DelegateError::at_node(error, message, self.node, self.kind.name())
     }
 
     /// An error for a node whose fields or values are malformed.
-    pub(crate) fn invalid(&self, message: &'static str) -> DelegateError<'static> {
+    pub(crate) fn invalid(&self, message: &'static str) -> DelegateError {
         self.fail(Error::InvalidProgram, message)
     }
 
-    fn index(&self, id: u32) -> Result<usize, DelegateError<'static>> {
+    fn index(&self, id: u32) -> Result<usize, DelegateError> {
         match self.ids.get(id as usize) {
             Some(&i) if i != u32::MAX => Ok(i as usize),
             _ => Err(self.invalid("the node names a value id the graph does not have")),
@@ -69,7 +69,7 @@ impl Builder<'_, '_> {
     }
 
     /// The value read as input `id` of the node: it must be written before this node.
-    pub(crate) fn read(&mut self, id: u32) -> Result<u32, DelegateError<'static>> {
+    pub(crate) fn read(&mut self, id: u32) -> Result<u32, DelegateError> {
         let i = self.index(id)?;
         let node = self.node;
         let v = &mut self.values[i];
@@ -86,7 +86,7 @@ impl Builder<'_, '_> {
 
     /// The value written as output `id` of the node: written by no other node, not an
     /// input or constant, and different from the node's inputs (`inputs`).
-    pub(crate) fn write(&mut self, id: u32, inputs: &[u32]) -> Result<u32, DelegateError<'static>> {
+    pub(crate) fn write(&mut self, id: u32, inputs: &[u32]) -> Result<u32, DelegateError> {
         let i = self.index(id)?;
         if inputs.contains(&(i as u32)) {
             return Err(self.invalid("the node writes one of its own inputs"));
@@ -134,7 +134,7 @@ impl Builder<'_, '_> {
     }
 
     /// `n` floats of method memory for packed weights, valid as long as the method.
-    pub(crate) fn alloc_f32(&self, n: usize) -> Result<&'static mut [f32], DelegateError<'static>> {
+    pub(crate) fn alloc_f32(&self, n: usize) -> Result<&'static mut [f32], DelegateError> {
         let bytes = n
             .checked_mul(4)
             .ok_or(self.invalid("packed weights overflow"))?;
@@ -155,10 +155,7 @@ impl Builder<'_, '_> {
 }
 
 /// `n` elements of method memory for a table, uninitialized.
-fn arena_raw<T>(
-    ctx: &BackendInitContext<'_>,
-    n: usize,
-) -> Result<NonNull<T>, DelegateError<'static>> {
+fn arena_raw<T>(ctx: &BackendInitContext<'_>, n: usize) -> Result<NonNull<T>, DelegateError> {
     let bytes = n.checked_mul(size_of::<T>()).ok_or(DelegateError::new(
         Error::InvalidProgram,
         "the graph is too large",
@@ -176,7 +173,7 @@ fn arena_array<T: Copy>(
     ctx: &BackendInitContext<'_>,
     n: usize,
     fill: T,
-) -> Result<&'static mut [T], DelegateError<'static>> {
+) -> Result<&'static mut [T], DelegateError> {
     let p = arena_raw::<T>(ctx, n)?.as_ptr();
     for k in 0..n {
         // SAFETY: `k < n`, inside the fresh allocation of `n` elements of `T`.
@@ -188,11 +185,11 @@ fn arena_array<T: Copy>(
 }
 
 /// Builds the plan of `graph` in method memory. `named` resolves named-data keys.
-pub(crate) fn build<'d, 'n>(
+pub(crate) fn build<'n>(
     ctx: &BackendInitContext<'_>,
-    graph: &Graph<'d>,
+    graph: &Graph<'_>,
     named: &dyn Fn(&str) -> Option<&'n [u8]>,
-) -> Result<Plan, DelegateError<'d>> {
+) -> Result<Plan, DelegateError> {
     let invalid = |m| DelegateError::new(Error::InvalidProgram, m);
     let num_values = graph.num_values();
     let num_args = graph.num_externs() as usize;

@@ -86,17 +86,17 @@ impl Value {
     }
 }
 
-fn refuse(message: &'static str) -> DelegateError<'static> {
+fn refuse(message: &'static str) -> DelegateError {
     DelegateError::new(Error::InvalidProgram, message)
 }
 
 /// Reads value `v` of the graph: only fp32 values run here (quantized datatypes belong to
 /// the quantized program support); the id must index the value table.
-pub(crate) fn read_value<'d, 'n>(
-    graph: &Graph<'d>,
-    v: &ValueView<'d>,
+pub(crate) fn read_value<'n>(
+    graph: &Graph<'_>,
+    v: &ValueView<'_>,
     named: &dyn Fn(&str) -> Option<&'n [u8]>,
-) -> Result<Value, DelegateError<'d>> {
+) -> Result<Value, DelegateError> {
     if v.datatype != Datatype::FP32 || v.quant.is_some() || v.dq_datatype.0 != 0 {
         return Err(DelegateError::new(
             Error::NotSupported,
@@ -135,13 +135,11 @@ pub(crate) fn read_value<'d, 'n>(
                 .map_err(|e| DelegateError::new(e.error, e.reason))?
             {
                 ConstantRef::Inline(b) => b,
-                ConstantRef::Named(key) => named(key).ok_or(
-                    DelegateError::new(
-                        Error::NotFound,
-                        "no named data (in the program or an attached .ptd) has the constant's key",
-                    )
-                    .naming(key),
-                )?,
+                // The context records the missing key and the files searched.
+                ConstantRef::Named(key) => named(key).ok_or(DelegateError::new(
+                    Error::NotFound,
+                    "no named data (in the program or an attached .ptd) has a constant's key",
+                ))?,
             };
             if data.len() < bytes {
                 return Err(refuse("a constant has fewer bytes than its shape needs"));
