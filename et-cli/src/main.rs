@@ -377,38 +377,31 @@ fn select(
 }
 
 fn check(models: &[PathBuf]) -> Result<(), Failure> {
-    let mut missing = Vec::new();
+    let mut missing: Vec<String> = Vec::new();
+    let mut add = |line: String| {
+        if !missing.contains(&line) {
+            missing.push(line);
+        }
+    };
     for model in models {
         let loader = open(model)?;
         let program = load(model, &loader)?;
+        let model = model.display();
         for name in program.method_names() {
             let meta = program.method_meta(name)?;
             for call in et_runtime::registry::missing_kernels(&meta) {
-                let line = format!(
-                    "{}: {} (kernel key {}) in method {name}",
-                    model.display(),
-                    call.operator,
-                    call.key
-                );
-                if !missing.contains(&line) {
-                    missing.push(line);
-                }
-            }
-            for d in meta.delegates() {
-                if et_runtime::backend::find_backend(d).is_none() {
-                    missing.push(format!("{}: backend {d} in method {name}", model.display()));
-                }
+                let (op, key) = (call.operator, call.key);
+                add(format!("{model}: {op} (kernel key {key}) in method {name}"));
             }
             for d in delegates::summarize(&program, name)? {
+                if et_runtime::backend::find_backend(&d.backend).is_none() {
+                    add(format!("{model}: backend {} in method {name}", d.backend));
+                }
                 for kind in d.missing_node_kinds() {
-                    let line = format!(
-                        "{}: {} node kind {kind} in method {name}",
-                        model.display(),
+                    add(format!(
+                        "{model}: {} node kind {kind} in method {name}",
                         d.backend
-                    );
-                    if !missing.contains(&line) {
-                        missing.push(line);
-                    }
+                    ));
                 }
             }
         }

@@ -20,10 +20,7 @@ pub(crate) struct Frame<'f> {
 
 impl Frame<'_> {
     fn value(&self, v: u32) -> &Value {
-        debug_assert!((v as usize) < self.plan.num_values);
-        // SAFETY: steps only name value indices the builder handed out (`< num_values`);
-        // the table lives in method memory for the plan's lifetime.
-        unsafe { &*self.plan.values.as_ptr().add(v as usize) }
+        self.plan.value(v)
     }
 
     /// Value `v`'s shape.
@@ -50,9 +47,8 @@ impl Frame<'_> {
         inputs: [u32; N],
         output: u32,
     ) -> KernelResult<([&[f32]; N], &mut [f32])> {
-        if inputs.contains(&output) {
-            return Err(fail(Error::Internal, "a step writes one of its inputs"));
-        }
+        // Proved at init by `Builder::write`; not re-checked per step.
+        debug_assert!(!inputs.contains(&output));
         let ins = inputs.map(|v| {
             // SAFETY: `ptr(v)` points to `numel` f32s (bound externals, constants checked
             // at init, or a slice of the intermediate buffer sized by liveness), 4-aligned
@@ -115,7 +111,7 @@ impl Scratch<'_> {
 
 /// Binds the call's tensors: each delegate input and output must be a float32 tensor with
 /// the value's sizes (in its dim order, as XNNPACK sees it), and no output may overlap an
-/// input or another output.
+/// input or another output. Visits only the externals (listed at init), not every value.
 fn bind(plan: &Plan, args: &KernelArgs<'_>) -> KernelResult {
     if args.len() != plan.num_args {
         return Err(fail(
@@ -123,51 +119,45 @@ fn bind(plan: &Plan, args: &KernelArgs<'_>) -> KernelResult {
             "the delegate call passes a different number of tensors than its graph has inputs and outputs",
         ));
     }
-    let mut ranges = [(0usize, 0usize, false); 16];
-    let mut n = 0;
-    for v in 0..plan.num_values {
-        // SAFETY: `v < num_values`.
-        let value = unsafe { &*plan.values.as_ptr().add(v) };
-        let (arg, is_output) = match value.storage {
-            Storage::Input { arg } => (arg as usize, false),
-            Storage::Output { arg } => (arg as usize, true),
-            _ => continue,
+    let externals = plan.externals();
+    for &v in externals {
+        let value = plan.value(v);
+        let ptr = match value.storage {
+            Storage::Output { arg } => {
+                // SAFETY: the reference is dropped at the end of this arm, before another
+                // argument is taken or a step runs; overlaps are refused below.
+                let t = unsafe { args.tensor_mut(arg as usize)? };
+                check_tensor(t, value)?;
+                t.data_mut::<f32>()?.as_mut_ptr().cast::<u8>()
+            }
+            Storage::Input { arg } => {
+                let t = args.tensor(arg as usize)?;
+                check_tensor(t, value)?;
+                t.data::<f32>()?.as_ptr().cast::<u8>().cast_mut()
+            }
+            _ => return Err(fail(Error::Internal, "an external value has no argument")),
         };
-        let ptr = if is_output {
-            // SAFETY: each delegate output value names a distinct argument (`arg` comes from
-            // one value each; the builder refuses a value that is both input and output),
-            // and this reference is dropped before the steps run.
-            let t = unsafe { args.tensor_mut(arg)? };
-            check_tensor(t, value)?;
-            t.data_mut::<f32>()?.as_mut_ptr().cast::<u8>()
-        } else {
-            let t = args.tensor(arg)?;
-            check_tensor(t, value)?;
-            t.data::<f32>()?.as_ptr().cast::<u8>().cast_mut()
-        };
-        let start = ptr as usize;
-        let range = (start, start + value.numel() * 4, is_output);
-        for &(s, e, out) in &ranges[..n.min(ranges.len())] {
-            if (out || is_output) && s < range.1 && range.0 < e {
+        // SAFETY: `v < num_values` (the builder lists value indices); the table is the
+        // plan's, written only here and at init, while execute holds the method.
+        unsafe { *plan.data.as_ptr().add(v as usize) = ptr };
+    }
+    let range = |v: u32| {
+        // SAFETY: as above; bound just now.
+        let start = unsafe { *plan.data.as_ptr().add(v as usize) } as usize;
+        (start, start + plan.value(v).numel() * 4)
+    };
+    for (k, &a) in externals.iter().enumerate() {
+        let a_is_output = matches!(plan.value(a).storage, Storage::Output { .. });
+        for &b in &externals[..k] {
+            let b_is_output = matches!(plan.value(b).storage, Storage::Output { .. });
+            let ((s1, e1), (s2, e2)) = (range(a), range(b));
+            if (a_is_output || b_is_output) && s1 < e2 && s2 < e1 {
                 return Err(fail(
                     Error::InvalidArgument,
                     "a delegate output overlaps another of the call's tensors",
                 ));
             }
         }
-        if n < ranges.len() {
-            ranges[n] = range;
-        }
-        n += 1;
-        // SAFETY: `v < num_values`; the table is the plan's, written only here and at init.
-        unsafe { *plan.data.as_ptr().add(v) = ptr };
-    }
-    if n > ranges.len() {
-        // More externals than the overlap table holds: only the first 16 were compared.
-        return Err(fail(
-            Error::NotSupported,
-            "delegates with more than 16 inputs and outputs are not supported",
-        ));
     }
     Ok(())
 }

@@ -12,7 +12,7 @@ use et_schema::xnnpack::{Graph, NodeView, INVALID_ID};
 
 use super::{check_flags, register, wrong_params, Clamp, Params, Step};
 use crate::exec::Frame;
-use crate::plan::Builder;
+use crate::plan::{graph_shape, Builder};
 
 /// Output pixels per im2col tile: enough rows for the GEMM's blocking, few enough that a
 /// tile of patches stays in cache.
@@ -277,15 +277,14 @@ fn scratch_bytes(k: usize, group_out: usize) -> usize {
 }
 
 fn scratch(graph: &Graph<'_>, node: &NodeView<'_>) -> usize {
-    let _ = graph;
     let f = |vt| node.u32(vt) as usize;
     let k = f(N::VT_KERNEL_HEIGHT) * f(N::VT_KERNEL_WIDTH) * f(N::VT_GROUP_INPUT_CHANNELS);
-    // The pointwise path's single GEMM takes at most the blocking's packing buffers.
-    scratch_bytes(k, f(N::VT_GROUP_OUTPUT_CHANNELS)).max(sgemm_scratch_bytes(
-        usize::MAX / 2,
-        f(N::VT_GROUP_OUTPUT_CHANNELS),
-        k,
-    ))
+    let group_out = f(N::VT_GROUP_OUTPUT_CHANNELS);
+    let pixels = graph_shape(graph, node.u32(N::VT_OUTPUT_ID))
+        .and_then(|s| Some(s.numel()? / s.last().max(1)))
+        .unwrap_or(0);
+    // Whichever path `prepare` picks: one GEMM over every pixel, or tiles of patches.
+    scratch_bytes(k, group_out).max(sgemm_scratch_bytes(pixels, group_out, k))
 }
 
 register! {

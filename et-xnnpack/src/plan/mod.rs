@@ -32,11 +32,30 @@ pub(crate) struct Plan {
     pub(crate) num_steps: usize,
     /// Every value's data pointer; externals are bound at each execute.
     pub(crate) data: NonNull<*mut u8>,
+    /// The value indices of the delegate's inputs and outputs.
+    externals: NonNull<u32>,
+    num_externals: usize,
     /// Per-node scratch (reused by every node).
     pub(crate) scratch: NonNull<u8>,
     pub(crate) scratch_len: usize,
     /// How many arguments the delegate call passes.
     pub(crate) num_args: usize,
+}
+
+impl Plan {
+    /// Value `v` (an index the builder handed out, below `num_values`).
+    pub(crate) fn value(&self, v: u32) -> &Value {
+        debug_assert!((v as usize) < self.num_values);
+        // SAFETY: steps and the externals list only hold indices below `num_values`; the
+        // table lives in method memory as long as the plan.
+        unsafe { &*self.values.as_ptr().add(v as usize) }
+    }
+
+    /// The value indices of the delegate's inputs and outputs.
+    pub(crate) fn externals(&self) -> &[u32] {
+        // SAFETY: `num_externals` entries written at init, in method memory.
+        unsafe { core::slice::from_raw_parts(self.externals.as_ptr(), self.num_externals) }
+    }
 }
 
 /// What node `prepare` functions use: the value table and method memory.
@@ -267,6 +286,18 @@ pub(crate) fn build<'n>(
     let scratch = ctx
         .allocate(scratch_len.max(1), ALIGN)
         .map_err(|e| DelegateError::new(e, "method memory is too small for the node scratch"))?;
+    let num_externals = values
+        .iter()
+        .filter(|v| matches!(v.storage, Storage::Input { .. } | Storage::Output { .. }))
+        .count();
+    let externals = arena_array(ctx, num_externals, 0u32)?;
+    let external_values = values
+        .iter()
+        .enumerate()
+        .filter(|(_, v)| matches!(v.storage, Storage::Input { .. } | Storage::Output { .. }));
+    for (slot, (i, _)) in externals.iter_mut().zip(external_values) {
+        *slot = i as u32;
+    }
     let data = arena_array(ctx, num_values, core::ptr::null_mut::<u8>())?;
     for (slot, v) in data.iter_mut().zip(values.iter()) {
         *slot = match v.storage {
@@ -282,6 +313,8 @@ pub(crate) fn build<'n>(
         steps,
         num_steps,
         data: NonNull::from(&mut data[0..]).cast(),
+        externals: NonNull::from(&mut externals[0..]).cast(),
+        num_externals,
         scratch: NonNull::new(scratch).ok_or(invalid("null scratch"))?,
         scratch_len,
         num_args,
@@ -295,7 +328,7 @@ pub(crate) fn memory_bound(graph: &Graph<'_>) -> usize {
     let v = graph.num_values();
     let n = graph.num_nodes();
     let mut bytes = 4 * ALIGN
-        + v * (size_of::<Value>() + size_of::<u32>() + size_of::<*mut u8>() + 16)
+        + v * (size_of::<Value>() + 2 * size_of::<u32>() + size_of::<*mut u8>() + 16)
         + n * size_of::<Step>()
         + liveness::bookkeeping_bound(v);
     for i in 0..v {
@@ -322,10 +355,5 @@ pub(crate) fn memory_bound(graph: &Graph<'_>) -> usize {
 /// The shape of value `id` of `graph` (for scratch bounds, before the plan exists).
 pub(crate) fn graph_shape(graph: &Graph<'_>, id: u32) -> Option<Shape> {
     // Values are numbered by position (checked by `build`).
-    let view = graph.value(id as usize).ok()?;
-    let mut sizes = [0usize; MAX_RANK];
-    for (d, s) in sizes.iter_mut().enumerate().take(view.rank().min(MAX_RANK)) {
-        *s = view.dim(d) as usize;
-    }
-    Shape::new(sizes.get(..view.rank())?)
+    Shape::of(&graph.value(id as usize).ok()?)
 }

@@ -18,6 +18,18 @@ pub(crate) struct Shape {
 }
 
 impl Shape {
+    /// The sizes of a graph value; `None` past [`MAX_RANK`].
+    pub(crate) fn of(v: &ValueView<'_>) -> Option<Shape> {
+        let mut dims = [0; MAX_RANK];
+        for (i, d) in dims.get_mut(..v.rank())?.iter_mut().enumerate() {
+            *d = v.dim(i) as usize;
+        }
+        Some(Shape {
+            dims,
+            rank: v.rank() as u8,
+        })
+    }
+
     /// A shape from sizes; `None` past [`MAX_RANK`].
     pub(crate) fn new(sizes: &[usize]) -> Option<Shape> {
         let mut dims = [0; MAX_RANK];
@@ -103,14 +115,7 @@ pub(crate) fn read_value<'n>(
             "a value has a datatype other than fp32 (quantized XNNPACK programs are not supported yet)",
         ));
     }
-    if v.rank() > MAX_RANK {
-        return Err(refuse("a value has more than 6 dims"));
-    }
-    let mut sizes = [0usize; MAX_RANK];
-    for (i, s) in sizes.iter_mut().enumerate().take(v.rank()) {
-        *s = v.dim(i) as usize;
-    }
-    let shape = Shape::new(&sizes[..v.rank()]).ok_or(refuse("a value has too many dims"))?;
+    let shape = Shape::of(v).ok_or(refuse("a value has more than 6 dims"))?;
     let bytes = shape
         .numel()
         .and_then(|n| n.checked_mul(4))
