@@ -6,6 +6,7 @@
 #   ET_SELECT_OPS_YAML=mv2.selected_operators.yaml   (ExecuTorch's own file)
 #   ET_SELECT_OPS_MODEL=mv2.pte
 #   ET_SELECT_OPS_LIST=aten::add.out
+#   ET_SELECT_OPS_MODEL=mv2_xnnpack.pte  (XNNPACK node kinds)
 #
 # Also checks that editing the selection file rebuilds with the new selection.
 set -euo pipefail
@@ -26,19 +27,25 @@ build() { # mode-name env... -> path of etch
 kernel_total() { "$1" kernels --json | python3 -c 'import json,sys; print(json.load(sys.stdin)["total"])'; }
 kernel_names() { "$1" kernels --json | python3 -c 'import json,sys; print("\n".join(sorted({k["name"] for k in json.load(sys.stdin)["kernels"]})))'; }
 
-# Compares output0.bin of an etch run with the fixture's expected output.
-check_mv2() {
-  local etch=$1 out="$work/mv2-$2"
-  "$etch" run "$fx/mv2.pte" --input "$fx/mv2.in0.bin" --output-dir "$out" > /dev/null
-  python3 - "$out/output0.bin" "$fx/mv2.out0.bin" <<'PY'
-import struct, sys
+# Runs MODEL (a fixture name) and compares output0.bin with the fixture's expected
+# output within its io.yaml tolerance.
+check_run() { # etch model label
+  local etch=$1 model=$2 out="$work/$2-$3"
+  "$etch" run "$fx/$model.pte" --input "$fx/$model.in0.bin" --output-dir "$out" > /dev/null
+  python3 - "$out/output0.bin" "$fx/$model.out0.bin" "$fx/$model.io.yaml" <<'PY'
+import re, struct, sys
 got = open(sys.argv[1], 'rb').read(); want = open(sys.argv[2], 'rb').read()
+io = open(sys.argv[3]).read()
+rtol, atol = (float(re.search(rf'^{k}: (\S+)', io, re.M).group(1)) for k in ('rtol', 'atol'))
 assert len(got) == len(want), (len(got), len(want))
 g = struct.unpack(f'<{len(got)//4}f', got); w = struct.unpack(f'<{len(want)//4}f', want)
-bad = [i for i, (a, b) in enumerate(zip(g, w)) if abs(a - b) > 2e-5 + 2e-5 * abs(b)]
+bad = [i for i, (a, b) in enumerate(zip(g, w)) if abs(a - b) > atol + rtol * abs(b)]
 assert not bad, f'{len(bad)} logits differ, first at {bad[0]}: {g[bad[0]]} vs {w[bad[0]]}'
 PY
 }
+check_mv2() { check_run "$1" mv2 "$2"; }
+
+node_kinds() { "$1" kernels --json | python3 -c 'import json,sys; print(" ".join(json.load(sys.stdin)["xnnpack_node_kinds"]))'; }
 
 expect_missing() { # etch model op...
   local etch=$1 model=$2; shift 2
@@ -53,7 +60,8 @@ all=$(build none)
 yaml=$(build yaml ET_SELECT_OPS_YAML="$fx/mv2.selected_operators.yaml")
 model=$(build model ET_SELECT_OPS_MODEL="$fx/mv2.pte")
 list=$(build list ET_SELECT_OPS_LIST=aten::add.out)
-for m in all yaml model list; do
+xnnpack=$(build xnnpack ET_SELECT_OPS_MODEL="$fx/mv2_xnnpack.pte")
+for m in all yaml model list xnnpack; do
   bin=${!m}
   size[$m]=$(stat -c %s "$bin")
   count[$m]=$(kernel_total "$bin")
@@ -71,6 +79,20 @@ for m in yaml model; do
 done
 [ "$(kernel_names "$list" | prim_ops -v)" = "aten::add.out" ] || fail "list build registers more than aten::add.out"
 check_mv2 "$all" all
+
+# The XNNPACK-lowered model's selection keeps exactly its payloads' node kinds (and no
+# operator beyond the prim ops: every operator is delegated); the portable selections
+# keep none.
+mv2_xnnpack_kinds="Add Conv2d DepthwiseConv2d FullyConnected GlobalAvgPooling2d StaticReshape StaticTranspose"
+[ "$(node_kinds "$xnnpack")" = "$mv2_xnnpack_kinds" ] || fail "xnnpack build holds node kinds $(node_kinds "$xnnpack")"
+[ -z "$(kernel_names "$xnnpack" | prim_ops -v)" ] || fail "xnnpack build registers operators: $(kernel_names "$xnnpack" | prim_ops -v)"
+for m in yaml model list; do
+  [ -z "$(node_kinds "${!m}")" ] || fail "$m build holds XNNPACK node kinds: $(node_kinds "${!m}")"
+done
+[ "$(node_kinds "$all" | wc -w)" -ge 40 ] || fail "the unselected build holds only $(node_kinds "$all")"
+check_run "$xnnpack" mv2_xnnpack xnnpack
+# A program needing other node kinds is refused at load, naming each of them.
+expect_missing "$xnnpack" "$fx/tiny_transformer_xnnpack.pte" BatchMatrixMultiply Div Softmax Gelu aten::native_layer_norm.out
 
 # The model-based build instantiated only float32: an int64 add is refused at load with
 # the operator and its kernel key, not run with the wrong types.
@@ -98,4 +120,5 @@ echo "| no selection | ${size[all]} | ${count[all]} |"
 echo "| ET_SELECT_OPS_YAML=mv2.selected_operators.yaml | ${size[yaml]} | ${count[yaml]} |"
 echo "| ET_SELECT_OPS_MODEL=mv2.pte | ${size[model]} | ${count[model]} |"
 echo "| ET_SELECT_OPS_LIST=aten::add.out | ${size[list]} | ${count[list]} |"
+echo "| ET_SELECT_OPS_MODEL=mv2_xnnpack.pte | ${size[xnnpack]} | ${count[xnnpack]} (+ 7 XNNPACK node kinds) |"
 echo "selective builds: all checks passed (rebuild on edit: $before -> $after kernels)"

@@ -41,10 +41,13 @@ pub fn run(req: &RunRequest<'_>) -> Result<(), Failure> {
     let load_us = started.elapsed().as_secs_f64() * 1e6;
     let mut method = loaded.map_err(|e| {
         let mut msg = format!("{}: cannot load method `{name}`: {e}", model.display());
-        if e.error == et_runtime::Error::OperatorMissing {
+        // A load stops at its first problem; a user fixing a build wants them all.
+        let kernels = missing_kernel_report(&meta);
+        if !kernels.is_empty() {
             msg.push_str("\nmissing kernels:\n");
-            msg.push_str(&missing_kernel_report(&meta));
+            msg.push_str(&kernels);
         }
+        msg.push_str(&missing_node_kind_report(&program, name));
         Failure(msg)
     })?;
 
@@ -102,6 +105,28 @@ pub fn run(req: &RunRequest<'_>) -> Result<(), Failure> {
         }
     }
     Ok(())
+}
+
+/// The node kinds of the method's delegates this build lacks, one line per delegate
+/// (empty when it has them all).
+fn missing_node_kind_report(program: &Program<'_>, method: &str) -> String {
+    let Ok(delegates) = crate::delegates::summarize(program, method) else {
+        return String::new();
+    };
+    let mut report = String::new();
+    for (index, d) in delegates.iter().enumerate() {
+        let missing = d.missing_node_kinds();
+        // Without the backend the load error names it; its kinds would only add noise.
+        let linked = et_runtime::backend::find_backend(&d.backend).is_some();
+        if linked && !missing.is_empty() {
+            report.push_str(&format!(
+                "\nnode kinds this build lacks in delegate {index} ({}): {}",
+                d.backend,
+                missing.join(", ")
+            ));
+        }
+    }
+    report
 }
 
 fn pick_method<'p>(program: &Program<'p>, requested: Option<&str>) -> Result<&'p str, Failure> {

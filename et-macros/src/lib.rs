@@ -4,6 +4,7 @@
 use proc_macro::TokenStream;
 
 mod kernel;
+mod node_kind;
 mod selection;
 
 /// Registers a function as the kernel of an operator.
@@ -15,4 +16,19 @@ mod selection;
 #[proc_macro_attribute]
 pub fn kernel(attr: TokenStream, item: TokenStream) -> TokenStream {
     kernel::kernel(attr.into(), item.into()).into()
+}
+
+/// Keeps the registration of an XNNPACK node kind only when the build's selection keeps
+/// the kind.
+///
+/// `#[xnnpack_node(Conv2d)]` (or the schema's `XNNConv2d`) goes on the `static` that adds the kind to its backend's
+/// link-time slice. With no selection (or one that includes all operators) the static
+/// stays as written; with a selection that does not name the kind (under
+/// `kernel_metadata: etch::xnnpack_node_kinds`, which `ET_SELECT_OPS_MODEL` fills from
+/// the model's delegate payloads) it loses its `distributed_slice` attribute, and the
+/// linker drops the kind's code. A name the XNNPACK schema does not define is a compile
+/// error at the name.
+#[proc_macro_attribute]
+pub fn xnnpack_node(attr: TokenStream, item: TokenStream) -> TokenStream {
+    node_kind::xnnpack_node(attr.into(), item.into()).into()
 }

@@ -1,4 +1,5 @@
-//! The build's operator selection, read from the environment when `#[kernel]` expands.
+//! The build's operator selection, read from the environment when `#[kernel]` (or
+//! `#[xnnpack_node]`) expands.
 //!
 //! One of `ET_SELECT_OPS_YAML` (a `selected_operators.yaml`), `ET_SELECT_OPS_MODEL`
 //! (comma-separated `.pte` paths) or `ET_SELECT_OPS_LIST` (comma-separated operator
@@ -64,6 +65,17 @@ pub(crate) fn for_op(op: &str) -> Result<OpSelection, SelectionError> {
         mask,
         tracking,
     })
+}
+
+/// Whether the selection keeps XNNPACK node kind `kind` (`Conv2d`), with the items that
+/// make cargo rebuild when the selection changes. No selection keeps every kind.
+pub(crate) fn for_xnnpack_node(kind: &str) -> Result<(bool, TokenStream), SelectionError> {
+    let mut tracking = env_tracking();
+    let Some(loaded) = load()? else {
+        return Ok((true, tracking));
+    };
+    tracking.extend(file_tracking(&loaded.files));
+    Ok((loaded.selection.allows_xnnpack_node(kind), tracking))
 }
 
 /// `option_env!` of each variable: cargo records them and rebuilds when one changes.

@@ -18,6 +18,7 @@ use et_schema::fields as fb;
 use et_schema::flat_tensor::{self, DataEntry, DataFileHeader, DataFileView, HEADER_PROBE};
 use et_schema::header::Verification;
 use et_schema::scalar_type::ScalarType;
+use et_schema::ProgramView;
 
 pub use et_schema::flat_tensor::{DataFileError, DataLayout};
 
@@ -253,21 +254,7 @@ impl<'d> ProgramSegments<'d> {
     /// The bytes of segment `index`: `NotFound` when the program has no such segment,
     /// `InvalidProgram` when it lies outside the file.
     pub(crate) fn segment(&self, index: usize) -> Result<&'d [u8], Error> {
-        if self.base == 0 {
-            return Err(Error::NotFound);
-        }
-        let seg = self
-            .root
-            .vector(fb::Program::VT_SEGMENTS)
-            .and_then(|s| s.table(index))
-            .ok_or(Error::NotFound)?;
-        let start = self
-            .base
-            .checked_add(seg.uint(fb::DataSegment::VT_OFFSET, 8))
-            .ok_or(Error::InvalidProgram)?;
-        let start = usize::try_from(start).map_err(|_| Error::InvalidProgram)?;
-        let len = usize::try_from(seg.uint(fb::DataSegment::VT_SIZE, 8))
-            .map_err(|_| Error::InvalidProgram)?;
+        let (start, len) = ProgramView::new(self.root).segment_range(self.base, index)?;
         self.loader.load(start, len)
     }
 

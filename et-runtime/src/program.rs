@@ -16,7 +16,7 @@ pub(crate) use et_schema::meta::{tag, value_at, TensorShape};
 pub use et_schema::meta::{ExternalTensor, KernelCallInfo, KernelKey, MethodMeta, TensorInfo};
 pub use et_schema::op_name::OperatorName;
 pub(crate) use et_schema::reader::{to_str, Table, Vector};
-use et_schema::{header, ProgramView};
+use et_schema::{header, PayloadLocation, ProgramView};
 
 /// One delegate of a method: which backend runs it, and the payload it is given.
 #[derive(Clone, Copy, Debug)]
@@ -236,38 +236,26 @@ impl<'d> Program<'d> {
         name: &str,
     ) -> Result<impl Iterator<Item = Result<DelegateInfo<'d>, Error>> + '_, Error> {
         let meta = self.method_meta(name)?;
-        let list = meta
-            .plan()
-            .vector(fb::ExecutionPlan::VT_DELEGATES)
-            .unwrap_or(Vector::EMPTY);
-        Ok((0..list.len()).map(move |i| {
-            type D<'x> = fb::BackendDelegate<'x>;
-            let d = list.table(i).ok_or(Error::InvalidProgram)?;
-            let processed = d.table(D::VT_PROCESSED).ok_or(Error::InvalidProgram)?;
+        Ok(self.view().delegates(&meta).map(move |d| {
+            let d = d?;
             Ok(DelegateInfo {
-                backend_id: d.string(D::VT_ID).unwrap_or(""),
-                payload: self.delegate_payload(processed)?,
+                backend_id: d.backend_id,
+                payload: self.payload(d.payload)?,
             })
         }))
     }
 
     /// A delegate's payload, from its `BackendDelegateDataReference`.
     pub(crate) fn delegate_payload(&self, r: Table<'d>) -> Result<&'d [u8], Error> {
-        type R<'x> = fb::BackendDelegateDataReference<'x>;
-        let index = r.uint(R::VT_INDEX, 4) as usize;
-        match fb::DataLocation(r.uint(R::VT_LOCATION, 1) as u8 as i8) {
-            fb::DataLocation::INLINE => {
-                let inline = self
-                    .root
-                    .vector(fb::Program::VT_BACKEND_DELEGATE_DATA)
-                    .and_then(|d| d.table(index))
-                    .ok_or(Error::InvalidProgram)?;
-                Ok(inline
-                    .bytes(fb::BackendDelegateInlineData::VT_DATA)
-                    .unwrap_or(&[]))
+        self.payload(self.view().payload_location(r)?)
+    }
+
+    fn payload(&self, location: PayloadLocation<'d>) -> Result<&'d [u8], Error> {
+        match location {
+            PayloadLocation::Inline(bytes) => Ok(bytes),
+            PayloadLocation::Segment(index) => {
+                self.segment(index).map_err(|_| Error::InvalidProgram)
             }
-            fb::DataLocation::SEGMENT => self.segment(index).map_err(|_| Error::InvalidProgram),
-            _ => Err(Error::InvalidProgram),
         }
     }
 

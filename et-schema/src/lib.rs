@@ -40,6 +40,6 @@ pub use error::Error;
 pub use header::{ExtendedHeader, ProgramError, Verification};
 pub use meta::{KernelCallInfo, KernelKey, MethodMeta, ShapeDynamism, Tag, TensorInfo, MAX_DIM};
 pub use op_name::{check_op_name, op_hash, OperatorName};
-pub use program::ProgramView;
+pub use program::{DelegateEntry, PayloadLocation, ProgramView};
 pub use scalar_type::{Bool, DtypeSet, Element, ScalarType};
 pub use verify::{is_utf8, verify_flat_tensor, verify_program};

@@ -9,14 +9,23 @@ mod yaml;
 
 use std::collections::{BTreeMap, BTreeSet};
 
+use et_schema::xnnpack::NodeKind;
 use et_schema::ScalarType;
 
 pub use error::Error;
 pub use key::{KernelKey, TensorMeta};
 pub use name::check_op_name;
 
+/// The `kernel_metadata` entry that lists the XNNPACK node kinds a build keeps
+/// (`Conv2d`, `FullyConnected`: XNNPACK's names without the `XNN` prefix). A selection
+/// without it keeps none, unless it includes all operators.
+pub const XNNPACK_NODE_KINDS_KEY: &str = "etch::xnnpack_node_kinds";
+
 /// Which operators, and which kernel keys (dtypes and dim orders) of each, a build
-/// includes. It holds exactly what ExecuTorch's `selected_operators.yaml` holds.
+/// includes, and which node kinds of etch's built-in XNNPACK backend. It holds exactly
+/// what ExecuTorch's `selected_operators.yaml` holds: the node kinds are a list under
+/// [`XNNPACK_NODE_KINDS_KEY`] in `kernel_metadata`, a map ExecuTorch's tools read,
+/// merge and write back but never interpret (it is PyTorch mobile's tracing metadata).
 ///
 /// `Selection::default()` selects nothing; [`Selection::all`] selects everything.
 ///
@@ -109,7 +118,11 @@ impl Selection {
     pub fn parse_yaml(text: &str) -> Result<Selection, Error> {
         let raw: Option<yaml::RawSelection> = serde_yaml::from_str(text)?;
         match raw {
-            Some(raw) => Ok(raw.into_selection()),
+            Some(raw) => {
+                let sel = raw.into_selection();
+                sel.check_node_kinds()?;
+                Ok(sel)
+            }
             None => Err(Error::Yaml {
                 message: "the document is empty; expected a mapping with `operators`, \
                           `et_kernel_metadata`, ... (or `include_all_operators: true`)"
@@ -165,8 +178,11 @@ impl Selection {
     /// TensorList gives its first element's (an empty one gives nothing); an
     /// OptionalTensorList gives its first non-null element's (all-null gives nothing);
     /// other values give nothing. This differs from the runtime's kernel key, which skips
-    /// tensor lists. Keys are deduplicated and sorted; delegate payloads are not
-    /// inspected.
+    /// tensor lists. Keys are deduplicated and sorted.
+    ///
+    /// Beyond `gen_oplist`, the node kinds of every XNNPACK delegate payload go under
+    /// [`XNNPACK_NODE_KINDS_KEY`] (no entry when the program has none, so the file of a
+    /// program without XNNPACK delegates stays identical to ExecuTorch's).
     ///
     /// The program is fully verified first: a truncated or corrupt file is an error.
     pub fn from_program(bytes: &[u8], label: &str) -> Result<Selection, Error> {
@@ -182,6 +198,12 @@ impl Selection {
         for (name, keys) in ops.kernel_keys {
             sel.et_kernel_metadata
                 .insert(name, keys.into_iter().collect());
+        }
+        if !ops.xnnpack_node_kinds.is_empty() {
+            sel.kernel_metadata.insert(
+                XNNPACK_NODE_KINDS_KEY.to_owned(),
+                ops.xnnpack_node_kinds.into_iter().collect(),
+            );
         }
         Ok(sel)
     }
@@ -327,6 +349,48 @@ impl Selection {
     /// The `operators` entry for `op`, if there is one.
     pub fn operator_info(&self, op: &str) -> Option<&OperatorInfo> {
         self.operators.get(op)
+    }
+
+    /// The XNNPACK node kinds the selection names (sorted; see
+    /// [`XNNPACK_NODE_KINDS_KEY`]).
+    pub fn xnnpack_node_kinds(&self) -> &[String] {
+        self.kernel_metadata
+            .get(XNNPACK_NODE_KINDS_KEY)
+            .map_or(&[], |kinds| kinds.as_slice())
+    }
+
+    /// Whether the build keeps XNNPACK node kind `kind` (`Conv2d`): named under
+    /// [`XNNPACK_NODE_KINDS_KEY`], or every operator included.
+    pub fn allows_xnnpack_node(&self, kind: &str) -> bool {
+        self.include_all_operators || self.xnnpack_node_kinds().iter().any(|k| k == kind)
+    }
+
+    /// Refuses node kind names the XNNPACK schema does not define.
+    fn check_node_kinds(&self) -> Result<(), Error> {
+        let unknown: Vec<&str> = self
+            .xnnpack_node_kinds()
+            .iter()
+            .map(String::as_str)
+            .filter(|k| NodeKind::named(k).is_none_or(|n| n.name() != *k))
+            .collect();
+        if unknown.is_empty() {
+            return Ok(());
+        }
+        let known: Vec<&str> = NodeKind::all().map(NodeKind::name).collect();
+        Err(Error::Yaml {
+            message: format!(
+                "kernel_metadata.{XNNPACK_NODE_KINDS_KEY}: {} not an XNNPACK node kind (names \
+                 without the XNN prefix: {})",
+                unknown
+                    .iter()
+                    .map(|k| format!("`{k}`"))
+                    .collect::<Vec<_>>()
+                    .join(", ")
+                    + if unknown.len() == 1 { " is" } else { " are" },
+                known.join(", ")
+            ),
+            location: None,
+        })
     }
 
     /// The top-level `debug_info` list, if present.

@@ -1,23 +1,32 @@
 //! Reading the operators and kernel keys of a `.pte` the way ExecuTorch's `gen_oplist`
 //! does (`codegen/tools/selective_build.cpp` plus `gen_oplist.py`).
 //!
+//! XNNPACK delegate payloads are read too, for the node kinds they use (`gen_oplist`
+//! does not look inside delegates).
+//!
 //! The program is read with et-schema (`ProgramView`, `MethodMeta::kernel_calls` and
 //! their `selection_key`, which applies gen_oplist's rule for tensor lists), so malformed
 //! input gives an error, never a panic or an out-of-bounds read.
 
 use std::collections::{BTreeMap, BTreeSet};
 
+use et_schema::xnnpack::{Graph, NodeKind};
 use et_schema::{ProgramView, Verification};
 
 use crate::error::Error;
 
-/// What `gen_oplist` extracts from one program.
+/// The backend id of ExecuTorch's XNNPACK delegate, whose payloads selection reads.
+pub(crate) const XNNPACK_BACKEND: &str = "XnnpackBackend";
+
+/// What `gen_oplist` extracts from one program, plus the XNNPACK node kinds it uses.
 #[derive(Debug, Default)]
 pub(crate) struct ProgramOps {
     /// Every operator in every execution plan's operator table.
     pub operators: BTreeSet<String>,
     /// For each operator some KernelCall uses: its distinct kernel keys, sorted.
     pub kernel_keys: BTreeMap<String, BTreeSet<String>>,
+    /// The node kinds of every XNNPACK delegate payload (`Conv2d`, without `XNN`).
+    pub xnnpack_node_kinds: BTreeSet<String>,
 }
 
 /// Reads `bytes` as a `.pte` with et-schema's reader (after checking the identifier, the
@@ -48,6 +57,28 @@ pub(crate) fn read_program(bytes: &[u8], label: &str) -> Result<ProgramOps, Erro
                 .entry(call.operator.to_string())
                 .or_default()
                 .insert(key);
+        }
+        for (d, delegate) in program.delegates(&meta).enumerate() {
+            let delegate = delegate.map_err(|e| where_(format!("delegate {d}: {e}")))?;
+            if delegate.backend_id != XNNPACK_BACKEND {
+                continue;
+            }
+            let in_delegate =
+                |what: String| where_(format!("delegate {d} ({XNNPACK_BACKEND}): {what}"));
+            let payload = program
+                .payload(bytes, delegate.payload)
+                .map_err(|e| in_delegate(format!("payload: {e}")))?;
+            let graph = Graph::parse(payload).map_err(|e| in_delegate(e.to_string()))?;
+            for n in 0..graph.num_nodes() {
+                let node = graph
+                    .node(n)
+                    .map_err(|e| in_delegate(format!("node {n}: {e}")))?;
+                // A tag the schema does not define has no kernel in any build: nothing to
+                // select (`etch check` names it).
+                if NodeKind::all().any(|k| k == node.kind) {
+                    ops.xnnpack_node_kinds.insert(node.kind.name().to_owned());
+                }
+            }
         }
     }
     Ok(ops)

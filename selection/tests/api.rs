@@ -478,3 +478,57 @@ fn bad_programs_are_errors_not_panics() {
         let _ = Selection::from_program(&bytes, "c");
     }
 }
+
+#[test]
+fn xnnpack_node_kinds_in_yaml() {
+    let key = selection::XNNPACK_NODE_KINDS_KEY;
+    let sel = Selection::parse_yaml(&format!(
+        "kernel_metadata:\n  {key}:\n  - Conv2d\n  - Add\n  - Conv2d\n"
+    ))
+    .unwrap();
+    assert_eq!(sel.xnnpack_node_kinds(), ["Add", "Conv2d"]);
+    assert!(sel.allows_xnnpack_node("Conv2d"));
+    assert!(!sel.allows_xnnpack_node("Gelu"));
+    // Written back where ExecuTorch's tools carry it, and read again unchanged.
+    let written = sel.to_yaml();
+    assert!(
+        written.contains(&format!(
+            "kernel_metadata:\n  {key}:\n  - Add\n  - Conv2d\n"
+        )),
+        "{written}"
+    );
+    assert_eq!(Selection::parse_yaml(&written).unwrap(), sel);
+
+    // A name the schema does not define (or written with the XNN prefix) is refused,
+    // naming the key and the name.
+    for bad in ["Conv3d", "XNNConv2d"] {
+        let err = Selection::parse_yaml(&format!("kernel_metadata:\n  {key}: [Add, {bad}]\n"))
+            .unwrap_err()
+            .to_string();
+        assert!(
+            err.contains(key) && err.contains(&format!("`{bad}`")),
+            "{bad}: {err}"
+        );
+    }
+}
+
+#[test]
+fn delegated_program_errors_name_the_delegate() {
+    let path = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../tests/fixtures/mlp_xnnpack.pte"
+    );
+    let good = std::fs::read(path).unwrap();
+    let payload = good
+        .windows(4)
+        .position(|w| w == b"XH00")
+        .expect("the payload's header")
+        - 4;
+    // A payload whose flatbuffer offset points past its end.
+    let mut bad = good.clone();
+    bad[payload + 8..payload + 12].copy_from_slice(&u32::MAX.to_le_bytes());
+    let err = Selection::from_program(&bad, "m.pte")
+        .unwrap_err()
+        .to_string();
+    assert!(err.contains("delegate 0 (XnnpackBackend)"), "{err}");
+}

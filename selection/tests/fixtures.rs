@@ -42,14 +42,52 @@ fn cases() -> Vec<(String, Vec<u8>, String)> {
     cases
 }
 
+/// The XNNPACK node kinds of each program's delegates (without the `XNN` prefix, sorted),
+/// from `xnnpack_nodes.yaml`, which the fixture exporter wrote with ExecuTorch's own
+/// payload reader.
+fn xnnpack_node_kinds(name: &str) -> Vec<String> {
+    let text = fs::read_to_string(fixtures().join("xnnpack_nodes.yaml")).unwrap();
+    let all: serde_yaml::Value = serde_yaml::from_str(&text).unwrap();
+    let mut kinds: Vec<String> = all
+        .get(name)
+        .and_then(|d| d.as_sequence())
+        .into_iter()
+        .flatten()
+        .filter_map(|d| d.get("node_kinds")?.as_mapping())
+        .flat_map(|m| m.keys())
+        .filter_map(|k| Some(k.as_str()?.strip_prefix("XNN")?.to_owned()))
+        .collect();
+    kinds.sort();
+    kinds.dedup();
+    kinds
+}
+
+/// `gen_oplist`'s selection for `name` plus, as etch records it, the node kinds of its
+/// XNNPACK delegates.
+fn expected(name: &str, gen_oplist_yaml: &str) -> Selection {
+    let mut sel = Selection::parse_yaml(gen_oplist_yaml)
+        .unwrap_or_else(|e| panic!("{name}: parse_yaml failed: {e}"));
+    let kinds = xnnpack_node_kinds(name);
+    if !kinds.is_empty() {
+        let extra = format!(
+            "kernel_metadata:\n  {}: [{}]\n",
+            selection::XNNPACK_NODE_KINDS_KEY,
+            kinds.join(", ")
+        );
+        sel.merge(&Selection::parse_yaml(&extra).unwrap());
+    }
+    sel
+}
+
 #[test]
 fn from_program_matches_gen_oplist() {
+    let mut delegated = 0;
     for (name, pte, yaml) in cases() {
         let label = format!("{name}.pte");
         let ours = Selection::from_program(&pte, &label)
             .unwrap_or_else(|e| panic!("{name}: from_program failed: {e}"));
-        let theirs = Selection::parse_yaml(&yaml)
-            .unwrap_or_else(|e| panic!("{name}: parse_yaml failed: {e}"));
+        let theirs = expected(&name, &yaml);
+        delegated += usize::from(!theirs.xnnpack_node_kinds().is_empty());
 
         let ops: Vec<&str> = ours.operators().collect();
         let want_ops: Vec<&str> = theirs.operators().collect();
@@ -61,20 +99,30 @@ fn from_program_matches_gen_oplist() {
                 "{name}: kernel keys of {op}"
             );
         }
+        assert_eq!(
+            ours.xnnpack_node_kinds(),
+            theirs.xnnpack_node_kinds(),
+            "{name}: XNNPACK node kinds"
+        );
         // Everything else too (flags, debug_info).
         assert_eq!(ours, theirs, "{name}");
     }
+    assert!(delegated >= 1, "no XNNPACK-delegated fixture was compared");
 }
 
 #[test]
 fn to_yaml_is_byte_identical_to_gen_oplist() {
     for (name, pte, yaml) in cases() {
         let from_program = Selection::from_program(&pte, &format!("{name}.pte")).unwrap();
+        // Identical to gen_oplist's file but for the node kinds of XNNPACK payloads.
         assert_eq!(
             from_program.to_yaml(),
-            yaml,
+            expected(&name, &yaml).to_yaml(),
             "{name}: from_program().to_yaml()"
         );
+        if xnnpack_node_kinds(&name).is_empty() {
+            assert_eq!(from_program.to_yaml(), yaml, "{name}: gen_oplist's bytes");
+        }
         let parsed = Selection::parse_yaml(&yaml).unwrap();
         assert_eq!(parsed.to_yaml(), yaml, "{name}: parse_yaml().to_yaml()");
         assert_eq!(
@@ -115,10 +163,35 @@ fn fixture_details() {
     assert!(!ints.allows("aten::add.out", Float));
     assert!(!ints.allows_op("aten::addmm.out"));
 
-    // A delegated program selects no operator at all.
+    // A delegated program selects no operator at all, and exactly its node kinds.
     let xnn = read("mlp_xnnpack");
     assert_eq!(xnn.operators().count(), 0);
     assert!(!xnn.includes_all());
+    assert_eq!(xnn.xnnpack_node_kinds(), ["FullyConnected", "Softmax"]);
+    assert!(xnn.allows_xnnpack_node("FullyConnected"));
+    assert!(!xnn.allows_xnnpack_node("Conv2d"));
+    // MobileNetV2's payload, kept in a segment.
+    let mv2 = read("mv2_xnnpack");
+    assert_eq!(
+        mv2.xnnpack_node_kinds(),
+        [
+            "Add",
+            "Conv2d",
+            "DepthwiseConv2d",
+            "FullyConnected",
+            "GlobalAvgPooling2d",
+            "StaticReshape",
+            "StaticTranspose"
+        ]
+    );
+    // A portable program names none; including every operator keeps every kind.
+    assert!(read("mv2").xnnpack_node_kinds().is_empty());
+    assert!(!read("mv2").allows_xnnpack_node("Add"));
+    assert!(Selection::all().allows_xnnpack_node("Conv2d"));
+    // Merging unites the kinds.
+    let mut merged = xnn.clone();
+    merged.merge(&read("tiny_transformer_xnnpack"));
+    assert!(merged.allows_xnnpack_node("FullyConnected") && merged.allows_xnnpack_node("Gelu"));
 
     // Two models merged: ops and keys united, debug info of shared ops appended.
     let mut both = read("mv2");

@@ -58,10 +58,13 @@ pub(crate) fn no_scratch(_: &Graph<'_>, _: &NodeView<'_>) -> usize {
 }
 
 /// Registers node kinds: `register!(Add => prepare_add, ...)`, with an optional scratch
-/// bound per kind (`Conv2d => prepare, scratch = conv_scratch`).
+/// bound per kind (`Conv2d => prepare, scratch = conv_scratch`). A kind the build's
+/// selection does not keep is left out of [`NODES`] (`#[xnnpack_node]`), so its code is
+/// not linked and a payload that uses it is refused at init, naming the node.
 macro_rules! register {
     ($($kind:ident => $prepare:path $(, scratch = $scratch:path)?;)*) => {$(
         const _: () = {
+            #[et_macros::xnnpack_node($kind)]
             #[linkme::distributed_slice($crate::nodes::NODES)]
             static SPEC: $crate::nodes::NodeSpec = $crate::nodes::NodeSpec {
                 kind: et_schema::xnnpack::NodeKind(

@@ -6,9 +6,13 @@ use crate::header::{self, ProgramError, Verification};
 use crate::meta::MethodMeta;
 use crate::reader::{Table, Vector};
 
-/// The root `Program` table of a `.pte`: methods and their metadata. Segments, constants
-/// and delegates' data are the runtime's business (et-runtime's `Program`, which holds a
-/// view like this one).
+mod delegates;
+
+pub use delegates::{DelegateEntry, PayloadLocation};
+
+/// The root `Program` table of a `.pte`: methods, their metadata, and where delegate
+/// payloads and segments lie. Loading constants and segments is the runtime's business
+/// (et-runtime's `Program`, which holds a view like this one).
 #[derive(Clone, Copy)]
 pub struct ProgramView<'d> {
     root: Table<'d>,
