@@ -59,6 +59,10 @@ enum Command {
         /// Scratch memory for kernels, in MiB.
         #[arg(long, default_value_t = 64)]
         scratch_mib: usize,
+        /// Refuse a program whose memory (method arena, planned buffers and scratch, sizes
+        /// read from the file) exceeds this many MiB, before allocating any of it.
+        #[arg(long, default_value_t = 4096)]
+        max_memory_mib: usize,
     },
     /// List methods, their operators with kernel keys, planned memory, the program's named
     /// data and the external tensors it expects from data files.
@@ -121,6 +125,7 @@ fn main() -> ExitCode {
             json,
             output_dir,
             scratch_mib,
+            max_memory_mib,
         } => run::run(&run::RunRequest {
             model: &model,
             method: method.as_deref(),
@@ -130,6 +135,7 @@ fn main() -> ExitCode {
             json,
             output_dir: output_dir.as_deref(),
             scratch_mib,
+            max_memory_mib,
         }),
         Command::Ops { model, data, json } => ops(&model, &data, json),
         Command::Select {

@@ -4,7 +4,10 @@
 use std::path::Path;
 use std::time::Instant;
 
-use et_runtime::{EValue, MemoryManager, Method, MethodBuffers, MethodMeta, Program, Tag};
+use et_runtime::{
+    BufferError, EValue, MemoryManager, Method, MethodBufferSizes, MethodBuffers, MethodMeta,
+    Program, Tag,
+};
 
 use crate::data::{load_program, DataFiles};
 use crate::input::{self, InputData};
@@ -20,6 +23,7 @@ pub struct RunRequest<'a> {
     pub json: bool,
     pub output_dir: Option<&'a Path>,
     pub scratch_mib: usize,
+    pub max_memory_mib: usize,
 }
 
 pub fn run(req: &RunRequest<'_>) -> Result<(), Failure> {
@@ -33,7 +37,15 @@ pub fn run(req: &RunRequest<'_>) -> Result<(), Failure> {
     let meta = program.method_meta(name)?;
     let data = read_inputs(&meta, name, req.inputs)?;
 
-    let mut buffers = MethodBuffers::for_program_method(&program, name, req.scratch_mib << 20)?;
+    let mib = |n: usize| n.saturating_mul(1 << 20);
+    let sizes = MethodBufferSizes::for_program_method(&program, name, mib(req.scratch_mib))?;
+    let mut buffers = MethodBuffers::allocate(&sizes, mib(req.max_memory_mib)).map_err(|e| {
+        let hint = match e {
+            BufferError::OverLimit { .. } => " (--max-memory-mib)",
+            _ => "",
+        };
+        Failure(format!("{}: method `{name}`: {e}{hint}", model.display()))
+    })?;
     let (method_mem, mut planned, scratch) = buffers.split();
     let mut memory = MemoryManager::new(method_mem, &mut planned, scratch);
     let started = Instant::now();

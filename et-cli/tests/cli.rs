@@ -312,3 +312,48 @@ fn ops_lists_named_data_and_external_tensors() {
     let o = etch(&["ops", fixture("mlp_xnnpack.pte").to_str().unwrap()]);
     assert!(stdout(&o).starts_with("named data: 4 entries, 3232 bytes\n"));
 }
+
+/// A planned-buffer size corrupted to 32 GiB (found by mutating fixtures: it used to
+/// abort in the allocator with exit 134) is refused before anything is allocated,
+/// naming the buffer, its size and the limit; and a limit below a valid program's needs
+/// is reported the same way.
+#[test]
+fn planned_memory_over_the_limit_is_refused_before_allocating() {
+    let good = std::fs::read(fixture("mv2.pte")).unwrap();
+    // `non_const_buffer_sizes`: a flatbuffer vector of two int64s, [0, 9936896].
+    let mut pattern = 2u32.to_le_bytes().to_vec();
+    pattern.extend(0i64.to_le_bytes());
+    pattern.extend(9_936_896i64.to_le_bytes());
+    let at = good
+        .windows(pattern.len())
+        .position(|w| w == pattern)
+        .expect("mv2's planned buffer sizes")
+        + 12;
+    let mut bad = good.clone();
+    bad[at..at + 8].copy_from_slice(&34_359_768_192i64.to_le_bytes());
+    let path = std::env::temp_dir().join(format!("etch-huge-{}.pte", std::process::id()));
+    std::fs::write(&path, &bad).unwrap();
+
+    let o = etch(&["run", path.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    let e = stderr(&o);
+    assert!(
+        e.contains("planned buffer 0: 34359768192 bytes")
+            && e.contains("over the limit of 4294967296 bytes (--max-memory-mib)"),
+        "{e}"
+    );
+
+    let o = etch(&[
+        "run",
+        fixture("mv2.pte").to_str().unwrap(),
+        "--max-memory-mib",
+        "8",
+    ]);
+    assert_eq!(o.status.code(), Some(1));
+    assert!(
+        stderr(&o).contains("over the limit of 8388608 bytes"),
+        "{}",
+        stderr(&o)
+    );
+    std::fs::remove_file(&path).ok();
+}

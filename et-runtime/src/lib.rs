@@ -25,6 +25,8 @@ mod tensor;
 mod value;
 
 #[cfg(feature = "alloc")]
+mod method_buffers;
+#[cfg(feature = "alloc")]
 mod tensor_buf;
 
 // Running programs: load, size memory, set inputs, execute, read outputs.
@@ -38,9 +40,11 @@ pub use method::{
     method_allocator_estimate, ExecuteError, ExternalDataProblem, LoadDetail, LoadError, Method,
     DEFAULT_INSTRUCTION_LIMIT,
 };
+#[cfg(feature = "alloc")]
+pub use method_buffers::{BufferError, BufferName, MethodBufferSizes, MethodBuffers};
 pub use program::{MethodMeta, Program, ProgramError, TensorInfo, Verification};
 #[cfg(feature = "alloc")]
-pub use tensor_buf::{MethodBuffers, TensorBuf};
+pub use tensor_buf::TensorBuf;
 pub use value::{EValue, Tag};
 
 // Writing kernels: `#[kernel]`, the context and argument types, element types, `et_switch!`.

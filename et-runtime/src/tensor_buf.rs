@@ -48,7 +48,10 @@ impl TensorBuf {
         let mut sizes_box: Box<[usize]> = sizes.into();
         let mut strides: Box<[usize]> = vec![0usize; dim].into_boxed_slice();
         let mut order: Box<[u8]> = dim_order.into();
-        let mut data: Box<[u128]> = vec![0u128; nbytes.div_ceil(16)].into_boxed_slice();
+        // The sizes may come from a file: a failed allocation is an error, not an abort.
+        let mut data: Box<[u128]> = crate::method_buffers::zeroed_words(nbytes)
+            .ok_or(Error::MemoryAllocationFailed)?
+            .into_boxed_slice();
         let storage = ShapeStorage {
             sizes: NonNull::new(sizes_box.as_mut_ptr()).ok_or(Error::Internal)?,
             strides: NonNull::new(strides.as_mut_ptr()).ok_or(Error::Internal)?,
@@ -136,75 +139,6 @@ impl Tensor {
             out.extend_from_slice(&bytes[offset * es..offset * es + es]);
         }
         Ok(out)
-    }
-}
-
-/// Heap memory for one method, sized from its metadata and 16-byte aligned (`alloc`
-/// feature): the method arena, one buffer per planned arena, and kernel scratch.
-///
-/// ```ignore
-/// let mut buffers = MethodBuffers::for_method(&meta, 64 << 20)?;
-/// let (method_mem, mut planned, scratch) = buffers.split();
-/// let mut memory = MemoryManager::new(method_mem, &mut planned, scratch);
-/// ```
-#[derive(Debug)]
-pub struct MethodBuffers {
-    method: Vec<u128>,
-    planned: Vec<Vec<u128>>,
-    scratch: Vec<u128>,
-}
-
-fn words(bytes: usize) -> Vec<u128> {
-    vec![0u128; bytes.div_ceil(16)]
-}
-
-fn bytes_of(v: &mut [u128]) -> &mut [u8] {
-    let len = core::mem::size_of_val(v);
-    // SAFETY: u128 has no padding and every byte pattern is a valid u8; the view covers
-    // exactly the slice's memory and borrows it mutably.
-    unsafe { core::slice::from_raw_parts_mut(v.as_mut_ptr().cast::<u8>(), len) }
-}
-
-impl MethodBuffers {
-    /// Buffers for method `name` of `program` with `scratch_bytes` of kernel scratch,
-    /// including the method memory its delegates' backends take
-    /// ([`Program::method_memory_estimate`](crate::Program::method_memory_estimate)).
-    pub fn for_program_method(
-        program: &crate::Program<'_>,
-        name: &str,
-        scratch_bytes: usize,
-    ) -> Result<MethodBuffers, Error> {
-        let mut buffers = Self::for_method(&program.method_meta(name)?, scratch_bytes)?;
-        buffers.method = words(program.method_memory_estimate(name)?);
-        Ok(buffers)
-    }
-
-    /// Buffers for `meta` with `scratch_bytes` of kernel scratch. Method memory covers the
-    /// method's own tables; a method with delegates needs
-    /// [`for_program_method`](Self::for_program_method).
-    pub fn for_method(
-        meta: &crate::MethodMeta<'_>,
-        scratch_bytes: usize,
-    ) -> Result<MethodBuffers, Error> {
-        let planned = (0..meta.num_planned_buffers())
-            .map(|i| meta.planned_buffer_size(i).map(words))
-            .collect::<Result<_, _>>()?;
-        Ok(MethodBuffers {
-            method: words(crate::method_allocator_estimate(meta)),
-            planned,
-            scratch: words(scratch_bytes),
-        })
-    }
-
-    /// The method arena, the planned buffers and the scratch, as the byte slices a
-    /// [`MemoryManager`](crate::MemoryManager) takes.
-    pub fn split(&mut self) -> (&mut [u8], Vec<&mut [u8]>, &mut [u8]) {
-        let planned = self.planned.iter_mut().map(|b| bytes_of(b)).collect();
-        (
-            bytes_of(&mut self.method),
-            planned,
-            bytes_of(&mut self.scratch),
-        )
     }
 }
 

@@ -413,9 +413,9 @@ mod tests {
     use crate::loader::FileLoader;
     use crate::memory::MemoryManager;
     use crate::method::error::LoadDetail;
+    use crate::method_buffers::MethodBuffers;
     use crate::program::Program;
     use crate::registry::{find_kernel, has_operator, resolve_kernel};
-    use crate::tensor_buf::MethodBuffers;
     use et_schema::scalar_type::{DtypeSet, ScalarType};
 
     /// A fallback `aten::add.out` compiled only for int64 and double: what a selective
