@@ -11,7 +11,6 @@
 //! into its place in the planned buffer.
 
 use super::build::Builder;
-use super::error::{note, LoadDetail};
 use crate::data::TensorRequest;
 use crate::error::Error;
 use crate::tensor::ShapeStorage;
@@ -19,7 +18,8 @@ use et_schema::scalar_type::ScalarType;
 
 impl<'a> Builder<'a, '_> {
     /// The bytes of the external tensor named `key`, of `dtype` and `nbytes`, checked
-    /// against the tensor; a failure is noted as the load error's detail.
+    /// against the tensor; a failure is noted as the load error's detail
+    /// ([`LoadDetail::ExternalData`](super::LoadDetail::ExternalData)).
     ///
     /// # Safety
     /// `shape` must hold `dim` initialized sizes and dim-order entries.
@@ -44,14 +44,8 @@ impl<'a> Builder<'a, '_> {
             sizes,
             dim_order,
             nbytes,
+            detail: self.detail,
         };
-        self.named.bind_external(&request).map_err(|f| {
-            let detail = LoadDetail::ExternalData {
-                key,
-                file: f.file,
-                problem: f.problem,
-            };
-            note(self.detail, f.error, detail)
-        })
+        self.named.bind_external(&request)
     }
 }

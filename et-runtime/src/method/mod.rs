@@ -50,6 +50,7 @@ use crate::value::{EValue, Value};
 use delegates::{destroy_delegates, Delegate};
 #[doc(hidden)]
 pub use delegates::{init_delegate, DelegateInit, InitDelegateFn};
+pub(crate) use error::note;
 pub use error::{ExecuteError, ExternalDataProblem, LoadDetail, LoadError};
 pub use estimate::method_allocator_estimate;
 use et_schema::scalar_type::ScalarType;
