@@ -87,7 +87,7 @@ impl fmt::Debug for DelegateInit<'_, '_, '_> {
 /// [`init_delegate`] in each [`BackendEntry`]. Called through this pointer, the code that
 /// reads payloads and compile specs and reports a backend's failure is linked only into
 /// binaries that register a backend (called directly, every binary that loads methods
-/// would carry it: ~1 KB of `size_test`, which links none).
+/// would carry it: ~800 bytes of `size_test`, which links none).
 pub type InitDelegateFn =
     for<'s, 'a, 'c> fn(&DelegateInit<'s, 'a, 'c>) -> Result<DelegateHandle, Error>;
 
