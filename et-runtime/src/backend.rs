@@ -222,6 +222,10 @@ pub struct BackendEntry {
     pub name: &'static str,
     /// The implementation.
     pub backend: &'static dyn Backend,
+    /// How `load_method` initializes this backend's delegates (set by
+    /// [`register_backend!`](crate::register_backend); see `InitDelegateFn`).
+    #[doc(hidden)]
+    pub init: crate::__private::InitDelegateFn,
 }
 
 impl fmt::Debug for BackendEntry {
@@ -257,6 +261,7 @@ macro_rules! register_backend {
             static __ET_BACKEND: $crate::backend::BackendEntry = $crate::backend::BackendEntry {
                 name: $name,
                 backend: &$backend,
+                init: $crate::__private::init_delegate,
             };
         };
     };

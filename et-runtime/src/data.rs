@@ -8,11 +8,12 @@
 //! `.ptd`, and look them up through
 //! [`BackendInitContext::named_data`](crate::backend::BackendInitContext::named_data).
 
+use core::cell::Cell;
 use core::fmt;
 
 use crate::error::Error;
 use crate::loader::DataLoader;
-use crate::method::ExternalDataProblem;
+use crate::method::{note, ExternalDataProblem, LoadDetail};
 use crate::program::{DataLoaderSync, Table};
 use et_schema::fields as fb;
 use et_schema::flat_tensor::{self, DataEntry, DataFileHeader, DataFileView, HEADER_PROBE};
@@ -64,23 +65,35 @@ pub struct DataFile<'d> {
 }
 
 /// Generic over the files' lifetime, so that `DataFile` stays covariant in it.
-type BindFn = for<'x> fn(&[&DataFile<'x>], &TensorRequest<'_>) -> Result<&'x [u8], BindFailure<'x>>;
+type BindFn = for<'x> fn(&[&DataFile<'x>], &TensorRequest<'x, '_>) -> Result<&'x [u8], Error>;
 
-/// What an external tensor needs from the data files.
-pub(crate) struct TensorRequest<'r> {
-    pub(crate) key: &'r str,
+/// What an external tensor needs from the data files, and where `load_method` takes a
+/// failure's detail from.
+pub(crate) struct TensorRequest<'x, 'r> {
+    pub(crate) key: &'x str,
     pub(crate) dtype: ScalarType,
     pub(crate) sizes: &'r [usize],
     pub(crate) dim_order: &'r [u8],
     pub(crate) nbytes: usize,
+    pub(crate) detail: &'r Cell<LoadDetail<'x>>,
 }
 
-/// Why an external tensor could not be bound: the code, the file involved (the one that
-/// held the key, or the last searched), and what is wrong.
-pub(crate) struct BindFailure<'x> {
-    pub(crate) error: Error,
-    pub(crate) file: Option<&'x str>,
-    pub(crate) problem: ExternalDataProblem,
+impl<'x> TensorRequest<'x, '_> {
+    /// Notes why the tensor could not be bound (the file involved: the one that held the
+    /// key, or the last searched) and returns the code.
+    fn fail<T>(
+        &self,
+        error: Error,
+        file: Option<&'x str>,
+        problem: ExternalDataProblem,
+    ) -> Result<T, Error> {
+        let detail = LoadDetail::ExternalData {
+            key: self.key,
+            file,
+            problem,
+        };
+        Err(note(self.detail, error, detail))
+    }
 }
 
 /// Finds `req.key` in the first file naming it and checks the blob against the tensor:
@@ -88,15 +101,9 @@ pub(crate) struct BindFailure<'x> {
 /// layout.
 fn bind_in_files<'x>(
     files: &[&DataFile<'x>],
-    req: &TensorRequest<'_>,
-) -> Result<&'x [u8], BindFailure<'x>> {
-    let fail = |error, file, problem| {
-        Err(BindFailure {
-            error,
-            file,
-            problem,
-        })
-    };
+    req: &TensorRequest<'x, '_>,
+) -> Result<&'x [u8], Error> {
+    let fail = |error, file, problem| req.fail(error, file, problem);
     let mut found = None;
     for file in files {
         match file.lookup(req.key) {
@@ -371,17 +378,10 @@ impl<'a> NamedDataMap<'a> {
     /// The data of an external tensor, from the data files alone (as in ExecuTorch,
     /// whose external constants come from the external data map, never from the
     /// program's own named data), checked against the tensor.
-    pub(crate) fn bind_external(
-        &self,
-        req: &TensorRequest<'_>,
-    ) -> Result<&'a [u8], BindFailure<'a>> {
+    pub(crate) fn bind_external(&self, req: &TensorRequest<'a, '_>) -> Result<&'a [u8], Error> {
         match self.files.first() {
             Some(first) => (first.bind_fn)(self.files, req),
-            None => Err(BindFailure {
-                error: Error::NotFound,
-                file: None,
-                problem: ExternalDataProblem::NoDataFiles,
-            }),
+            None => req.fail(Error::NotFound, None, ExternalDataProblem::NoDataFiles),
         }
     }
 

@@ -68,6 +68,7 @@ pub mod __private {
     };
     pub use crate::{DtypeSet, Error, KernelError, KernelResult, ScalarType, Selected};
     // Element types `#[kernel(dtype = [..])]` instantiates generic kernels with.
+    pub use crate::method::{init_delegate, DelegateInit, InitDelegateFn};
     pub use crate::{bf16, f16, Bool};
     pub use linkme;
 

@@ -3,6 +3,7 @@
 //! and that backend accepts its payload and compile specs.
 
 use core::cell::Cell;
+use core::fmt;
 use core::ptr::NonNull;
 
 use super::build::{Builder, Plan};
@@ -44,59 +45,100 @@ impl<'a> Builder<'a, '_> {
 
     #[inline(never)]
     fn init_delegate(&self, index: usize, d: Option<Table<'a>>) -> Result<Delegate, Error> {
-        type D<'x> = fb::BackendDelegate<'x>;
         let d = d.ok_or(Error::InvalidProgram)?;
-        let id = d.string(D::VT_ID).unwrap_or("");
+        let id = d.string(fb::BackendDelegate::VT_ID).unwrap_or("");
         let Some(backend) = find_backend(id).filter(|b| b.backend.is_available()) else {
             let detail = LoadDetail::MissingBackend { id };
             return Err(note(self.detail, Error::NotFound, detail));
         };
-        let ctx = BackendInitContext {
-            allocator: self.arena,
-            method_name: self.meta.name(),
-            named_data: self.named,
-            backend_id: id,
-            failure: Cell::new(LoadDetail::None),
+        let request = DelegateInit {
+            builder: self,
+            index,
+            delegate: d,
+            backend,
+            id,
         };
-        let init = || -> Result<DelegateHandle, DelegateError> {
-            let processed = d.table(D::VT_PROCESSED).ok_or(Error::InvalidProgram)?;
-            let payload = self.program.delegate_payload(processed)?;
-            let specs_fb = d.vector(D::VT_COMPILE_SPECS).unwrap_or(Vector::EMPTY);
-            let n = specs_fb.len();
-            let specs = self.arena.alloc_array::<CompileSpec<'a>>(n)?;
-            for k in 0..n {
-                let s = specs_fb.table(k);
-                let spec = CompileSpec {
-                    key: s
-                        .and_then(|s| s.string(fb::CompileSpec::VT_KEY))
-                        .unwrap_or(""),
-                    value: s
-                        .and_then(|s| s.bytes(fb::CompileSpec::VT_VALUE))
-                        .unwrap_or(&[]),
-                };
-                // SAFETY: `k < n`, the array's length.
-                unsafe { specs.as_ptr().add(k).write(spec) };
-            }
-            // SAFETY: all `n` entries were written above, in method memory valid for 'a.
-            let specs = unsafe { core::slice::from_raw_parts(specs.as_ptr(), n) };
-            backend.backend.init(&ctx, payload, specs)
-        };
-        match init() {
-            Ok(handle) => Ok(Delegate { backend, handle }),
-            Err(e) => {
-                let detail = match ctx.failure.get() {
-                    LoadDetail::None => LoadDetail::BackendInit {
-                        id,
-                        delegate: index,
-                        message: e.message,
-                        node: e.node,
-                    },
-                    missing => missing,
-                };
-                Err(note(self.detail, e.error, detail))
-            }
-        }
+        let handle = (backend.init)(&request)?;
+        Ok(Delegate { backend, handle })
     }
+}
+
+/// One delegate to initialize, with the backend registered for it: what
+/// [`init_delegate`] needs, opaque outside this module.
+#[doc(hidden)]
+pub struct DelegateInit<'s, 'a, 'c> {
+    builder: &'s Builder<'a, 'c>,
+    index: usize,
+    delegate: Table<'a>,
+    backend: &'static BackendEntry,
+    id: &'a str,
+}
+
+impl fmt::Debug for DelegateInit<'_, '_, '_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("DelegateInit")
+            .field("index", &self.index)
+            .field("backend", &self.id)
+            .finish_non_exhaustive()
+    }
+}
+
+/// How a registered backend's delegates are initialized: `register_backend!` stores
+/// [`init_delegate`] in each [`BackendEntry`]. Called through this pointer, the code that
+/// reads payloads and compile specs and reports a backend's failure is linked only into
+/// binaries that register a backend (called directly, every binary that loads methods
+/// would carry it: ~800 bytes of `size_test`, which links none).
+pub type InitDelegateFn =
+    for<'s, 'a, 'c> fn(&DelegateInit<'s, 'a, 'c>) -> Result<DelegateHandle, Error>;
+
+/// Initializes `r.delegate` with `r.backend`: reads its payload and compile specs into
+/// method memory and calls the backend's `init`; a refusal becomes the load error's
+/// detail (the backend's message and node, or the named data it found missing).
+pub fn init_delegate(r: &DelegateInit<'_, '_, '_>) -> Result<DelegateHandle, Error> {
+    type D<'x> = fb::BackendDelegate<'x>;
+    let (b, d) = (r.builder, r.delegate);
+    let ctx = BackendInitContext {
+        allocator: b.arena,
+        method_name: b.meta.name(),
+        named_data: b.named,
+        backend_id: r.id,
+        failure: Cell::new(LoadDetail::None),
+    };
+    let init = || -> Result<DelegateHandle, DelegateError> {
+        let processed = d.table(D::VT_PROCESSED).ok_or(Error::InvalidProgram)?;
+        let payload = b.program.delegate_payload(processed)?;
+        let specs_fb = d.vector(D::VT_COMPILE_SPECS).unwrap_or(Vector::EMPTY);
+        let n = specs_fb.len();
+        let specs = b.arena.alloc_array::<CompileSpec<'_>>(n)?;
+        for k in 0..n {
+            let s = specs_fb.table(k);
+            let spec = CompileSpec {
+                key: s
+                    .and_then(|s| s.string(fb::CompileSpec::VT_KEY))
+                    .unwrap_or(""),
+                value: s
+                    .and_then(|s| s.bytes(fb::CompileSpec::VT_VALUE))
+                    .unwrap_or(&[]),
+            };
+            // SAFETY: `k < n`, the array's length.
+            unsafe { specs.as_ptr().add(k).write(spec) };
+        }
+        // SAFETY: all `n` entries were written above, in method memory valid for 'a.
+        let specs = unsafe { core::slice::from_raw_parts(specs.as_ptr(), n) };
+        r.backend.backend.init(&ctx, payload, specs)
+    };
+    init().map_err(|e| {
+        let detail = match ctx.failure.get() {
+            LoadDetail::None => LoadDetail::BackendInit {
+                id: r.id,
+                delegate: r.index,
+                message: e.message,
+                node: e.node,
+            },
+            missing => missing,
+        };
+        note(b.detail, e.error, detail)
+    })
 }
 
 /// Releases delegates `0..count` of `delegates`.

@@ -322,7 +322,7 @@ impl<'d> From<Error> for ExecuteError<'d> {
 /// detail was already recorded) and returns the code.
 #[cold]
 #[inline(never)]
-pub(super) fn note<'a>(detail: &Cell<LoadDetail<'a>>, error: Error, d: LoadDetail<'a>) -> Error {
+pub(crate) fn note<'a>(detail: &Cell<LoadDetail<'a>>, error: Error, d: LoadDetail<'a>) -> Error {
     if matches!(detail.get(), LoadDetail::None) {
         detail.set(d);
     }

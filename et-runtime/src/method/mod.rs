@@ -48,6 +48,9 @@ use crate::program::MethodMeta;
 use crate::tensor::Tensor;
 use crate::value::{EValue, Value};
 use delegates::{destroy_delegates, Delegate};
+#[doc(hidden)]
+pub use delegates::{init_delegate, DelegateInit, InitDelegateFn};
+pub(crate) use error::note;
 pub use error::{ExecuteError, ExternalDataProblem, LoadDetail, LoadError};
 pub use estimate::method_allocator_estimate;
 use et_schema::scalar_type::ScalarType;

@@ -18,6 +18,7 @@ use crate::program::{MethodMeta, Table, TensorShape};
 use crate::tensor::{ShapeDynamism, ShapeStorage, Tensor};
 use et_schema::fields as fb;
 use et_schema::meta::external_data_name;
+use et_schema::scalar_type::ScalarType;
 
 type T<'x> = fb::Tensor<'x>;
 
@@ -53,12 +54,12 @@ pub(super) fn planned_buffers<'a>(
 }
 
 /// Where a tensor's data lives.
-pub(super) struct Data {
-    pub(super) ptr: *mut u8,
+struct Data {
+    ptr: *mut u8,
     /// Program constants are never written.
-    pub(super) read_only: bool,
+    read_only: bool,
     /// In a planned buffer (or method memory): the execute may overwrite it.
-    pub(super) planned: bool,
+    planned: bool,
 }
 
 impl<'a> Builder<'a, '_> {
@@ -66,11 +67,8 @@ impl<'a> Builder<'a, '_> {
         let shape = supported_shape(t)?;
         let dim = shape.rank();
         let (storage, nbytes) = self.shape_storage(&shape)?;
-        let data = match external_data_name(t)? {
-            // SAFETY: `storage` holds the `dim` sizes and dim-order entries just filled.
-            Some(key) => unsafe { self.external_data(t, key, shape.dtype, &storage, dim, nbytes)? },
-            None => self.tensor_data(t, nbytes)?,
-        };
+        // SAFETY: `storage` holds the `dim` sizes and dim-order entries just filled.
+        let data = unsafe { self.tensor_data(t, shape.dtype, &storage, dim, nbytes)? };
         // SAFETY: the three shape arrays hold `dim` initialized elements in the method
         // arena, used by this tensor only, and the dim order is a permutation (checked by
         // `TensorShape::fill`); `data` is null or valid for `nbytes` (the bound: sizes are
@@ -114,29 +112,46 @@ impl<'a> Builder<'a, '_> {
         Ok((storage, nbytes))
     }
 
-    /// Binds a tensor's `nbytes` of data: a constant in the program, a place in a planned
-    /// buffer (initialized from the program for mutable buffers), or nothing yet (inputs
-    /// and outputs outside the plan get method memory in `io_list`).
-    fn tensor_data(&self, t: Table<'a>, nbytes: usize) -> Result<Data, Error> {
+    /// Binds a tensor's `nbytes` of data: a constant in the program or bound by name
+    /// from a data file (`external`), a place in a planned buffer (initialized from the
+    /// program or the data file for mutable buffers), or nothing yet (inputs and outputs
+    /// outside the plan get method memory in `io_list`). One placement path for both
+    /// sources keeps external tensors from adding a second copy of it to every binary.
+    ///
+    /// # Safety
+    /// `shape` must hold `dim` initialized sizes and dim-order entries.
+    unsafe fn tensor_data(
+        &self,
+        t: Table<'a>,
+        dtype: ScalarType,
+        shape: &ShapeStorage,
+        dim: usize,
+        nbytes: usize,
+    ) -> Result<Data, Error> {
         let idx = t.uint(T::VT_DATA_BUFFER_IDX, 4) as u32;
-        Ok(match t.table(T::VT_ALLOCATION_INFO) {
-            None if idx > 0 => Data {
-                ptr: self.program.constant_data(idx, nbytes)?.as_ptr() as *mut u8,
-                read_only: true,
-                planned: false,
-            },
+        let allocation = t.table(T::VT_ALLOCATION_INFO);
+        let source = match external_data_name(t)? {
+            // SAFETY: the caller's promise.
+            Some(key) => Some(unsafe { self.external_data(key, dtype, shape, dim, nbytes)? }),
+            None if idx == 0 => None,
+            None if allocation.is_none() => Some(self.program.constant_data(idx, nbytes)?),
+            None => Some(self.program.mutable_data(idx, nbytes)?),
+        };
+        Ok(match allocation {
+            // A constant (used in place: tensors never write read-only data), or no data.
             None => Data {
-                ptr: core::ptr::null_mut(),
-                read_only: false,
+                ptr: source.map_or(core::ptr::null_mut(), |s| s.as_ptr().cast_mut()),
+                read_only: source.is_some(),
                 planned: false,
             },
             Some(allocation) => {
                 let ptr = self.planned_place(allocation, nbytes)?;
-                if idx > 0 {
-                    let init = self.program.mutable_data(idx, nbytes)?;
+                if let Some(init) = source {
                     // SAFETY: `ptr..ptr+nbytes` lies inside a planned buffer the method
-                    // borrows mutably (`planned_place`); `init` is program data, which
-                    // cannot overlap caller-provided planned memory.
+                    // borrows mutably (`planned_place`); `init` is program or data-file
+                    // memory, which cannot overlap caller-provided planned memory, and
+                    // holds `nbytes` (`constant_data`, `mutable_data` and
+                    // `bind_external` check the length).
                     unsafe { core::ptr::copy_nonoverlapping(init.as_ptr(), ptr, nbytes) };
                 }
                 Data {
@@ -150,11 +165,7 @@ impl<'a> Builder<'a, '_> {
 
     /// The start of `nbytes` at the place `allocation` names, checked to lie inside that
     /// planned buffer.
-    pub(super) fn planned_place(
-        &self,
-        allocation: Table<'a>,
-        nbytes: usize,
-    ) -> Result<*mut u8, Error> {
+    fn planned_place(&self, allocation: Table<'a>, nbytes: usize) -> Result<*mut u8, Error> {
         type A<'x> = fb::AllocationDetails<'x>;
         let id = allocation.uint(A::VT_MEMORY_ID, 4) as usize;
         let offset = allocation.uint(A::VT_MEMORY_OFFSET_LOW, 4)
