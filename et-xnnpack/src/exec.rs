@@ -144,7 +144,7 @@ fn bind(plan: &Plan, args: &KernelArgs<'_>) -> KernelResult {
     let range = |v: u32| {
         // SAFETY: as above; bound just now.
         let start = unsafe { *plan.data.as_ptr().add(v as usize) } as usize;
-        (start, start + plan.value(v).numel() * 4)
+        (start, start + plan.value(v).bytes())
     };
     for (k, &a) in externals.iter().enumerate() {
         let a_is_output = matches!(plan.value(a).storage, Storage::Output { .. });

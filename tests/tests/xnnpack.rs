@@ -204,8 +204,17 @@ fn an_unsupported_node_kind_is_named_with_its_index() {
 
 #[test]
 fn an_unsupported_datatype_is_refused() {
-    // Datatype 3: qint8 on an fp32 graph's first value.
-    let text = load_error_after_patching(|g| g.value(0).is_ok_and(|v| v.datatype.0 == 3), 3);
+    // Datatype 14: bf16 on an fp32 graph's first value.
+    let text = load_error_after_patching(|g| g.value(0).is_ok_and(|v| v.datatype.0 == 14), 14);
     assert!(text.contains("delegate 0 (XnnpackBackend)"), "{text}");
-    assert!(text.contains("datatype other than fp32"), "{text}");
+    assert!(
+        text.contains("a datatype this backend does not implement"),
+        "{text}"
+    );
+    // Datatype 3: qint8, but the value has no quantization parameters.
+    let text = load_error_after_patching(|g| g.value(0).is_ok_and(|v| v.datatype.0 == 3), 3);
+    assert!(
+        text.contains("lacks per-tensor quantization parameters"),
+        "{text}"
+    );
 }

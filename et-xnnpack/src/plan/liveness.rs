@@ -48,11 +48,7 @@ pub(crate) fn assign_offsets(
         let i = order[p] as usize;
         let (def, last, size) = {
             let v = &values[i];
-            let size = v
-                .numel()
-                .checked_mul(4)
-                .and_then(round_up)
-                .ok_or_else(overflow)?;
+            let size = round_up(v.bytes()).ok_or_else(overflow)?;
             (v.def, v.last_use, size)
         };
         // First fit: the lowest offset clear of every earlier value live at the same time.
@@ -64,7 +60,7 @@ pub(crate) fn assign_offsets(
                 let Storage::Internal { offset: o } = u.storage else {
                     continue;
                 };
-                let u_size = u.numel() * 4;
+                let u_size = u.bytes();
                 let live_together = u.def <= last && def <= u.last_use;
                 let end = offset.checked_add(size).ok_or_else(overflow)?;
                 if live_together && o < end && offset < o + u_size {

@@ -11,13 +11,15 @@ use core::ptr::NonNull;
 
 use et_runtime::backend::{BackendInitContext, DelegateError};
 use et_runtime::Error;
-use et_schema::xnnpack::{Graph, NodeKind};
+use et_schema::xnnpack::{Datatype, Graph, NodeKind};
 
 use crate::nodes::{self, Step};
 
+mod elem;
 mod liveness;
 mod values;
 
+pub(crate) use elem::{qd8_params_offset, Elem, Quant, Scales};
 pub(crate) use values::{Shape, Storage, Value, MAX_RANK};
 
 /// Alignment of every buffer the plan hands out (a cache line).
@@ -87,8 +89,32 @@ impl Builder<'_, '_> {
         }
     }
 
-    /// The value read as input `id` of the node: it must be written before this node.
+    /// The fp32 value read as input `id` of the node (see [`read_any`](Self::read_any)).
     pub(crate) fn read(&mut self, id: u32) -> Result<u32, DelegateError> {
+        let i = self.read_any(id)?;
+        self.require_f32(i)
+    }
+
+    /// The fp32 value written as output `id` (see [`write_any`](Self::write_any)).
+    pub(crate) fn write(&mut self, id: u32, inputs: &[u32]) -> Result<u32, DelegateError> {
+        let i = self.write_any(id, inputs)?;
+        self.require_f32(i)
+    }
+
+    /// Refuses a value that is not fp32: for node kinds (or variants) that run on floats.
+    fn require_f32(&self, i: u32) -> Result<u32, DelegateError> {
+        if self.values[i as usize].elem != Elem::F32 {
+            return Err(self.fail(
+                Error::NotSupported,
+                "the node has a quantized value, which this node kind runs on fp32 only",
+            ));
+        }
+        Ok(i)
+    }
+
+    /// The value read as input `id` of the node, of any datatype: it must be written
+    /// before this node.
+    pub(crate) fn read_any(&mut self, id: u32) -> Result<u32, DelegateError> {
         let i = self.index(id)?;
         let node = self.node;
         let v = &mut self.values[i];
@@ -103,9 +129,9 @@ impl Builder<'_, '_> {
         Ok(i as u32)
     }
 
-    /// The value written as output `id` of the node: written by no other node, not an
-    /// input or constant, and different from the node's inputs (`inputs`).
-    pub(crate) fn write(&mut self, id: u32, inputs: &[u32]) -> Result<u32, DelegateError> {
+    /// The value written as output `id` of the node, of any datatype: written by no other
+    /// node, not an input or constant, and different from the node's inputs (`inputs`).
+    pub(crate) fn write_any(&mut self, id: u32, inputs: &[u32]) -> Result<u32, DelegateError> {
         let i = self.index(id)?;
         if inputs.contains(&(i as u32)) {
             return Err(self.invalid("the node writes one of its own inputs"));
@@ -135,12 +161,24 @@ impl Builder<'_, '_> {
         &self.values[i as usize]
     }
 
-    /// Constant value `i` as `f32`s, if it is a constant (`None` otherwise).
+    /// Constant value `i`'s bytes, if it is a constant (`None` otherwise).
+    pub(crate) fn constant_bytes(&self, i: u32) -> Option<&[u8]> {
+        match self.values[i as usize].storage {
+            // SAFETY: `data` points to `len` bytes of program data (named data or the
+            // payload) that outlive the method and that nothing writes.
+            Storage::Constant { data, len } => {
+                Some(unsafe { core::slice::from_raw_parts(data, len) })
+            }
+            _ => None,
+        }
+    }
+
+    /// Constant fp32 value `i` as `f32`s, if it is a constant (`None` otherwise).
     pub(crate) fn constant(&self, i: u32) -> Option<&[f32]> {
         let v = &self.values[i as usize];
         match v.storage {
             Storage::Constant { data, len }
-                if (data as usize).is_multiple_of(align_of::<f32>()) =>
+                if v.elem == Elem::F32 && (data as usize).is_multiple_of(align_of::<f32>()) =>
             {
                 // SAFETY: `data` points to `len` bytes of program data (named data or the
                 // payload) that outlive the method; `len` is `numel * 4` (checked when the
@@ -167,11 +205,38 @@ impl Builder<'_, '_> {
         Ok(unsafe { core::slice::from_raw_parts_mut(p.cast::<f32>(), n) })
     }
 
+    /// `n` zeroed elements of method memory (packed integer weights, requantization
+    /// tables), valid as long as the method.
+    pub(crate) fn alloc<T: Plain>(&self, n: usize) -> Result<&'static mut [T], DelegateError> {
+        let bytes = n
+            .checked_mul(size_of::<T>())
+            .ok_or(self.invalid("packed weights overflow"))?;
+        let p = self
+            .ctx
+            .allocate(bytes.max(1), ALIGN)
+            .map_err(|e| self.fail(e, "method memory is too small for the packed weights"))?;
+        // SAFETY: `allocate` returned `bytes` fresh bytes aligned to 64 (enough for any
+        // `Plain` type), part of method memory, which outlives every step that uses them;
+        // no one else holds them. Zero bytes are a valid `T` (`Plain`).
+        unsafe {
+            core::ptr::write_bytes(p, 0, bytes);
+            Ok(core::slice::from_raw_parts_mut(p.cast::<T>(), n))
+        }
+    }
+
     /// Records that the node's `run` takes `bytes` of scratch.
     pub(crate) fn scratch(&mut self, bytes: usize) {
         self.scratch = self.scratch.max(bytes);
     }
 }
+
+/// Plain numbers: every bit pattern (all-zero included) is a valid value.
+pub(crate) trait Plain: Copy {}
+impl Plain for f32 {}
+impl Plain for i32 {}
+impl Plain for i16 {}
+impl Plain for i8 {}
+impl Plain for u8 {}
 
 /// `n` elements of method memory for a table, uninitialized.
 fn arena_raw<T>(ctx: &BackendInitContext<'_>, n: usize) -> Result<NonNull<T>, DelegateError> {
@@ -215,6 +280,7 @@ pub(crate) fn build<'n>(
     // Read every value; index them by id.
     let empty = Value {
         shape: Shape::default(),
+        elem: Elem::F32,
         storage: Storage::Unused,
         def: u32::MAX,
         last_use: 0,
@@ -225,7 +291,7 @@ pub(crate) fn build<'n>(
         let view = graph
             .value(i)
             .map_err(|e| DelegateError::new(e.error, e.reason))?;
-        *slot = values::read_value(graph, &view, named)?;
+        *slot = values::read_value(graph, &view, named, &mut |n| arena_raw::<f32>(ctx, n))?;
         if let Storage::Input { arg } | Storage::Output { arg } = slot.storage {
             if arg as usize >= num_args {
                 return Err(invalid(
@@ -332,11 +398,16 @@ pub(crate) fn memory_bound(graph: &Graph<'_>) -> usize {
         + n * size_of::<Step>()
         + liveness::bookkeeping_bound(v);
     for i in 0..v {
+        // A float value's bytes; a quantized one's bytes, its scales (at most one per
+        // element), a packed copy (at most 4 bytes per element) and run-time row
+        // parameters (at most 8 per element, for rows of 1): 17 bytes per element.
         let size = graph
             .value(i)
             .ok()
             .and_then(|view| {
-                (0..view.rank()).try_fold(4usize, |acc, d| acc.checked_mul(view.dim(d) as usize))
+                let per_element: usize = if view.datatype == Datatype::FP32 { 4 } else { 17 };
+                (0..view.rank())
+                    .try_fold(per_element, |acc, d| acc.checked_mul(view.dim(d) as usize))
             })
             .unwrap_or(0);
         bytes = bytes.saturating_add(size.saturating_add(ALIGN));

@@ -1,11 +1,13 @@
 //! The value table: every graph value's shape and where its bytes live (a delegate
 //! argument, a constant, or a slice of the delegate's intermediate buffer).
 
+use core::ptr::NonNull;
+
 use et_runtime::backend::DelegateError;
 use et_runtime::Error;
-use et_schema::xnnpack::{
-    ConstantRef, Datatype, Graph, ValueView, FLAG_EXTERNAL_INPUT, FLAG_EXTERNAL_OUTPUT,
-};
+use et_schema::xnnpack::{ConstantRef, Graph, ValueView, FLAG_EXTERNAL_INPUT, FLAG_EXTERNAL_OUTPUT};
+
+use super::elem::{read_elem, Elem};
 
 /// XNNPACK's rank limit (`XNN_MAX_TENSOR_DIMS`).
 pub(crate) const MAX_RANK: usize = 6;
@@ -80,6 +82,7 @@ pub(crate) enum Storage {
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct Value {
     pub(crate) shape: Shape,
+    pub(crate) elem: Elem,
     pub(crate) storage: Storage,
     /// Index of the node that writes it (internal values), `u32::MAX` if none yet.
     pub(crate) def: u32,
@@ -93,6 +96,23 @@ impl Value {
         self.shape.numel().unwrap_or(0)
     }
 
+    /// The rows of a `Qd8` value (the product of the dims before its row dims), 1 for
+    /// other values.
+    pub(crate) fn rows(&self) -> usize {
+        match self.elem {
+            Elem::Qd8 { row_dims } => {
+                let dims = self.shape.dims();
+                dims[..dims.len() - usize::from(row_dims)].iter().product()
+            }
+            _ => 1,
+        }
+    }
+
+    /// The value's bytes (checked when the value was read).
+    pub(crate) fn bytes(&self) -> usize {
+        self.elem.bytes(self.numel(), self.rows()).unwrap_or(0)
+    }
+
     pub(crate) fn is_constant(&self) -> bool {
         matches!(self.storage, Storage::Constant { .. })
     }
@@ -102,23 +122,26 @@ fn refuse(message: &'static str) -> DelegateError {
     DelegateError::new(Error::InvalidProgram, message)
 }
 
-/// Reads value `v` of the graph: only fp32 values run here (quantized datatypes belong to
-/// the quantized program support); the id must index the value table.
+/// Reads value `v` of the graph: its shape, datatype (see [`Elem`]) and where its bytes
+/// are. `alloc` gives method memory for per-channel scales.
 pub(crate) fn read_value<'n>(
     graph: &Graph<'_>,
     v: &ValueView<'_>,
     named: &dyn Fn(&str) -> Option<&'n [u8]>,
+    alloc: &mut dyn FnMut(usize) -> Result<NonNull<f32>, DelegateError>,
 ) -> Result<Value, DelegateError> {
-    if v.datatype != Datatype::FP32 || v.quant.is_some() || v.dq_datatype.0 != 0 {
-        return Err(DelegateError::new(
-            Error::NotSupported,
-            "a value has a datatype other than fp32 (quantized XNNPACK programs are not supported yet)",
-        ));
-    }
     let shape = Shape::of(v).ok_or(refuse("a value has more than 6 dims"))?;
+    let elem = read_elem(graph, v, named, alloc)?;
+    let mut value = Value {
+        shape,
+        elem,
+        storage: Storage::Unused,
+        def: u32::MAX,
+        last_use: 0,
+    };
     let bytes = shape
         .numel()
-        .and_then(|n| n.checked_mul(4))
+        .and_then(|n| elem.bytes(n, value.rows()))
         .filter(|&b| b <= isize::MAX as usize)
         .ok_or(refuse("a value's size overflows"))?;
     let is_input = v.flags & FLAG_EXTERNAL_INPUT != 0;
@@ -129,7 +152,16 @@ pub(crate) fn read_value<'n>(
             "a value has flags other than external input / output",
         ));
     }
-    let storage = match (is_input, is_output, v.constant_buffer_idx) {
+    if (is_input || is_output) && elem != Elem::F32 {
+        return Err(DelegateError::new(
+            Error::NotSupported,
+            "a delegate input or output is quantized (this backend passes fp32 tensors only)",
+        ));
+    }
+    if matches!(elem, Elem::Qd8 { .. }) && v.constant_buffer_idx != 0 {
+        return Err(refuse("a qdint8 value is a constant (it is quantized at run time)"));
+    }
+    value.storage = match (is_input, is_output, v.constant_buffer_idx) {
         (true, true, _) => return Err(refuse("a value is both a delegate input and output")),
         (true, false, 0) => Storage::Input { arg: v.external_id },
         (false, true, 0) => Storage::Output { arg: v.external_id },
@@ -156,10 +188,5 @@ pub(crate) fn read_value<'n>(
         }
         _ => return Err(refuse("a delegate input or output is also a constant")),
     };
-    Ok(Value {
-        shape,
-        storage,
-        def: u32::MAX,
-        last_use: 0,
-    })
+    Ok(value)
 }
