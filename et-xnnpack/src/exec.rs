@@ -6,7 +6,9 @@ use core::ptr::NonNull;
 use et_runtime::backend::KernelArgs;
 use et_runtime::{Arena, Error, KernelContext, KernelError, KernelResult, ScalarType};
 
-use crate::plan::{Plan, Shape, Storage, Value};
+use core::mem::{align_of, size_of};
+
+use crate::plan::{Plain, Plan, Shape, Storage, Value};
 
 fn fail(error: Error, message: &'static str) -> KernelError {
     KernelError::new(error, message)
@@ -67,6 +69,46 @@ impl Frame<'_> {
         // the step runs (see above).
         let out = unsafe { core::slice::from_raw_parts_mut(self.ptr(output), out.numel()) };
         Ok((ins, out))
+    }
+
+    /// Input `v`'s data as `T`s, for steps whose inputs are of different types (the
+    /// quantized kinds). `T` must be the value's element type or bytes; a value whose
+    /// bytes do not divide into aligned `T`s is an internal error. Aliasing as for
+    /// [`operands`](Self::operands): `output` hands out the only mutable view.
+    pub(crate) fn input<T: Plain>(&self, v: u32) -> KernelResult<&[T]> {
+        let (ptr, len) = self.typed::<T>(v)?;
+        // SAFETY: `ptr` points to the value's `bytes()` bytes (bound externals, constants
+        // checked at init, or a slice of the intermediate buffer sized by liveness), valid
+        // while the step runs, aligned for `T` (checked by `typed`); every bit pattern is
+        // a `T` (`Plain`); no mutable view of an input exists during the step.
+        Ok(unsafe { core::slice::from_raw_parts(ptr, len) })
+    }
+
+    /// Output `v`'s data as `T`s (see [`input`](Self::input)).
+    #[allow(
+        clippy::mut_from_ref,
+        reason = "the output's bytes are disjoint from everything else a step can reach"
+    )]
+    pub(crate) fn output<T: Plain>(&self, v: u32) -> KernelResult<&mut [T]> {
+        let value = self.value(v);
+        if value.is_constant() || matches!(value.storage, Storage::Input { .. }) {
+            return Err(fail(Error::Internal, "a step writes a constant or an input"));
+        }
+        let (ptr, len) = self.typed::<T>(v)?;
+        // SAFETY: as in `input`; the plan proved the output is none of the step's inputs
+        // and shares no bytes with a value live at the same node, so this is the only
+        // view of these bytes while the step runs.
+        Ok(unsafe { core::slice::from_raw_parts_mut(ptr, len) })
+    }
+
+    fn typed<T: Plain>(&self, v: u32) -> KernelResult<(*mut T, usize)> {
+        let ptr = self.ptr(v).cast::<T>();
+        let bytes = self.value(v).bytes();
+        if !(ptr as usize).is_multiple_of(align_of::<T>()) || !bytes.is_multiple_of(size_of::<T>())
+        {
+            return Err(fail(Error::Internal, "a value is not aligned for its type"));
+        }
+        Ok((ptr, bytes / size_of::<T>()))
     }
 
     /// The plan's scratch (the running step's alone): `floats` f32s for the step, and

@@ -164,9 +164,9 @@ impl Builder<'_, '_> {
     /// Constant value `i`'s bytes, if it is a constant (`None` otherwise).
     pub(crate) fn constant_bytes(&self, i: u32) -> Option<&[u8]> {
         match self.values[i as usize].storage {
-            // SAFETY: `data` points to `len` bytes of program data (named data or the
-            // payload) that outlive the method and that nothing writes.
             Storage::Constant { data, len } => {
+                // SAFETY: `data` points to `len` bytes of program data (named data or the
+                // payload) that outlive the method and that nothing writes.
                 Some(unsafe { core::slice::from_raw_parts(data, len) })
             }
             _ => None,
