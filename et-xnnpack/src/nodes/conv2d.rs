@@ -307,32 +307,38 @@ fn run(step: &Step, frame: &Frame<'_>) -> KernelResult {
         .map(|b| unsafe { core::slice::from_raw_parts(b, cout) });
     let pixels = w.batch * w.out_h * w.out_w;
     if w.is_pointwise() && p.groups == 1 {
-        let a = Mat {
-            data: x,
-            rows: pixels,
-            cols: cin,
-            rs: cin,
-            cs: 1,
-        };
-        let bm = Mat {
-            data: packed,
-            rows: k,
-            cols: cout,
-            rs: cout,
-            cs: 1,
-        };
-        let c = MatMut {
-            data: &mut *out,
-            rows: pixels,
-            cols: cout,
-            rs: cout,
-            cs: 1,
-        };
-        frame
-            .scratch(0)?
-            .1
-            .with(|ctx| sgemm(ctx, 1.0, a, bm, 0.0, c))?;
-        p.clamp.bias_rows(out, bias);
+        let mut scratch = frame.scratch(0)?.1;
+        // Row chunks whose output stays in cache for the bias and range pass that follows
+        // each GEMM (one pass over the whole output afterwards would miss cache).
+        let chunk = pointwise_chunk(cout);
+        for start in (0..pixels).step_by(chunk) {
+            let rows = chunk.min(pixels - start);
+            let xs = &x[start * cin..(start + rows) * cin];
+            let os = &mut out[start * cout..(start + rows) * cout];
+            let a = Mat {
+                data: xs,
+                rows,
+                cols: cin,
+                rs: cin,
+                cs: 1,
+            };
+            let bm = Mat {
+                data: packed,
+                rows: k,
+                cols: cout,
+                rs: cout,
+                cs: 1,
+            };
+            let c = MatMut {
+                data: &mut *os,
+                rows,
+                cols: cout,
+                rs: cout,
+                cs: 1,
+            };
+            scratch.with(|ctx| sgemm(ctx, 1.0, a, bm, 0.0, c))?;
+            p.clamp.bias_rows(os, bias);
+        }
     } else {
         let (patches, mut scratch) = frame.scratch(TILE * k)?;
         {
@@ -379,6 +385,14 @@ fn run(step: &Step, frame: &Frame<'_>) -> KernelResult {
         }
     }
     Ok(())
+}
+
+/// Output rows per GEMM of a pointwise convolution with `cout` channels: about 256 KiB
+/// of output (it stays in L2 for the bias pass), a multiple of the GEMM's 120-row blocks
+/// and at least one, so the weights are not re-read for a handful of rows.
+fn pointwise_chunk(cout: usize) -> usize {
+    const BLOCK_ROWS: usize = 120;
+    ((64 * 1024 / cout.max(1)) / BLOCK_ROWS).max(1) * BLOCK_ROWS
 }
 
 /// The patch of output pixel `(n, oh, ow)` for channels `c0..c0 + len` of each tap, in
