@@ -58,10 +58,16 @@ impl Depthwise<'_> {
     fn rows(&self, k: impl Kernel, out: &mut [f32]) {
         let w = self.window;
         let c = self.channels;
-        assert!(self.filter.len() >= w.kernel_h * w.kernel_w * c);
+        // The kernels index by these sizes without further checks (see `Kernel`).
+        let holds = |len: usize, dims: [usize; 4]| {
+            dims.iter()
+                .try_fold(1usize, |a, &d| a.checked_mul(d))
+                .is_some_and(|size| len >= size)
+        };
+        assert!(holds(self.filter.len(), [w.kernel_h, w.kernel_w, c, 1]));
         assert!(self.bias.is_none_or(|b| b.len() >= c));
-        assert!(self.x.len() >= w.batch * w.in_h * w.in_w * c);
-        assert!(out.len() >= w.batch * w.out_h * w.out_w * c);
+        assert!(holds(self.x.len(), [w.batch, w.in_h, w.in_w, c]));
+        assert!(holds(out.len(), [w.batch, w.out_h, w.out_w, c]));
         // The interior: output columns whose every tap column is inside the input.
         let first = w.pad_left.div_ceil(w.stride_w).min(w.out_w);
         let span = (w.kernel_w - 1) * w.dilation_w;
@@ -78,7 +84,9 @@ impl Depthwise<'_> {
                     (kh, kw)
                 };
                 let at = |ow: usize, out: &mut [f32]| {
-                    k.pixels::<1>(self, n, oh, ow, pixel(ow), &mut out[(row_out + ow) * c..]);
+                    let out = &mut out[(row_out + ow) * c..];
+                    // SAFETY: `taps` clipped the window to the input; `ow < out_w`.
+                    unsafe { k.pixels::<1>(self, n, oh, ow, pixel(ow), out) };
                 };
                 for ow in 0..first {
                     at(ow, out);
@@ -86,7 +94,10 @@ impl Depthwise<'_> {
                 let mut ow = first;
                 while ow + PX <= last {
                     let taps = (kh, (0, w.kernel_w));
-                    k.pixels::<PX>(self, n, oh, ow, taps, &mut out[(row_out + ow) * c..]);
+                    let out = &mut out[(row_out + ow) * c..];
+                    // SAFETY: `ow + PX <= last <= out_w`; the pixels are interior (every
+                    // tap column inside the input) and `kh` was clipped to the input.
+                    unsafe { k.pixels::<PX>(self, n, oh, ow, taps, out) };
                     ow += PX;
                 }
                 for ow in ow..w.out_w {
@@ -99,10 +110,13 @@ impl Depthwise<'_> {
 
 /// Computes output pixels: `pixels::<P>(d, n, oh, ow, (kh, kw), out)` writes pixels
 /// `ow..ow + P` of row `oh` of image `n` into `out` (from the first pixel's first
-/// channel), over filter rows `kh.0..kh.1` and columns `kw.0..kw.1`, which the caller has
-/// clipped to taps inside the input for every one of the pixels.
+/// channel), over filter rows `kh.0..kh.1` and columns `kw.0..kw.1`.
 pub(crate) trait Kernel: Copy {
-    fn pixels<const P: usize>(
+    /// # Safety
+    /// `n < batch`, `oh < out_h`, `ow + P <= out_w`; every tap in `kh` x `kw` of every one
+    /// of the pixels is inside the input (not padding); `d.x`, `d.filter`, `d.bias` and
+    /// `out` hold at least what [`Depthwise::rows`] asserts.
+    unsafe fn pixels<const P: usize>(
         self,
         d: &Depthwise<'_>,
         n: usize,
@@ -119,7 +133,7 @@ struct Portable;
 
 impl Kernel for Portable {
     #[inline(always)]
-    fn pixels<const P: usize>(
+    unsafe fn pixels<const P: usize>(
         self,
         d: &Depthwise<'_>,
         n: usize,

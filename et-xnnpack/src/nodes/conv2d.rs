@@ -2,7 +2,7 @@
 //! XNNPACK defines it. The filter is `[groups * group_out, kh, kw, group_in]` (OHWI),
 //! packed at init into one row-major `[kh * kw * group_in, group_out]` matrix per group.
 //! A 1x1 convolution with unit stride and no padding is one GEMM over the input as is;
-//! any other gathers patches of `TILE` output pixels (im2col) and multiplies each tile.
+//! any other gathers patches of a tile of output pixels (im2col) and multiplies each tile.
 
 use et_ops::gemm::{sgemm, sgemm_scratch_bytes, Mat, MatMut};
 use et_runtime::backend::DelegateError;
@@ -15,9 +15,12 @@ pub(crate) use crate::compute::window::Window;
 use crate::exec::Frame;
 use crate::plan::{graph_shape, Builder};
 
-/// Output pixels per im2col tile: enough rows for the GEMM's blocking, few enough that a
-/// tile of patches stays in cache.
-const TILE: usize = 64;
+/// Output pixels per im2col tile for patches of `k` floats: about 64 KiB of patches, so
+/// a tile stays in cache, and 64 to 600 rows. Short patches (a first layer's 27) get long
+/// tiles: each tile is one GEMM call, whose fixed costs a 64-row tile would not repay.
+fn tile_rows(k: usize) -> usize {
+    (16 * 1024 / k.max(1)).clamp(64, 600) / 12 * 12
+}
 
 pub(crate) type N<'a> = xf::_XNNNodeConv<'a>;
 
@@ -189,7 +192,8 @@ fn prepare(b: &mut Builder<'_, '_>, node: &NodeView<'_>) -> Result<Step, Delegat
 }
 
 fn scratch_bytes(k: usize, group_out: usize) -> usize {
-    (TILE * k * 4 + 64).saturating_add(sgemm_scratch_bytes(TILE, group_out, k))
+    let tile = tile_rows(k);
+    (tile * k * 4 + 64).saturating_add(sgemm_scratch_bytes(tile, group_out, k))
 }
 
 fn scratch(graph: &Graph<'_>, node: &NodeView<'_>) -> usize {
@@ -256,12 +260,13 @@ fn run(step: &Step, frame: &Frame<'_>) -> KernelResult {
             p.clamp.bias_rows(os, bias);
         }
     } else {
-        let (patches, mut scratch) = frame.scratch(TILE * k)?;
+        let tile = tile_rows(k);
+        let (patches, mut scratch) = frame.scratch(tile * k)?;
         {
             let per_image = w.out_h * w.out_w;
             let mut start = 0;
             while start < pixels {
-                let rows = TILE.min(pixels - start);
+                let rows = tile.min(pixels - start);
                 for g in 0..p.groups {
                     for r in 0..rows {
                         let px = start + r;
@@ -330,17 +335,41 @@ fn gather_patch(
     ow: usize,
     patch: &mut [f32],
 ) {
+    // With unit dilation and every channel, a kernel row whose taps are all inside the
+    // input is one contiguous run of `kernel_w * cin` input floats.
+    let whole_rows = w.dilation_w == 1 && len == cin;
+    let row_len = w.kernel_w * len;
+    let inside = w.in_col(ow, 0).is_some() && w.in_col(ow, w.kernel_w - 1).is_some();
     for kh in 0..w.kernel_h {
         let row = w.in_row(oh, kh);
+        if let (true, true, Some(ih)) = (whole_rows, inside, row) {
+            let iw = w.in_col(ow, 0).unwrap_or(0);
+            let at = ((n * w.in_h + ih) * w.in_w + iw) * cin;
+            copy(&mut patch[kh * row_len..][..row_len], &x[at..at + row_len]);
+            continue;
+        }
         for kw in 0..w.kernel_w {
             let dst = &mut patch[(kh * w.kernel_w + kw) * len..][..len];
             match (row, w.in_col(ow, kw)) {
                 (Some(ih), Some(iw)) => {
                     let at = ((n * w.in_h + ih) * w.in_w + iw) * cin + c0;
-                    dst.copy_from_slice(&x[at..at + len]);
+                    copy(dst, &x[at..at + len]);
                 }
                 _ => dst.fill(0.0),
             }
         }
+    }
+}
+
+/// `dst.copy_from_slice(src)`, inline for the short runs of a first layer's few channels
+/// (a `memcpy` call per 3 to 9 floats cost more than the copy).
+#[inline(always)]
+fn copy(dst: &mut [f32], src: &[f32]) {
+    if dst.len() < 32 {
+        for (d, &v) in dst.iter_mut().zip(src) {
+            *d = v;
+        }
+    } else {
+        dst.copy_from_slice(src);
     }
 }
