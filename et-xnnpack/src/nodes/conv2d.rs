@@ -373,3 +373,108 @@ fn copy(dst: &mut [f32], src: &[f32]) {
         dst.copy_from_slice(src);
     }
 }
+
+#[cfg(test)]
+mod tests {
+    extern crate std;
+
+    use std::vec::Vec;
+
+    use super::*;
+
+    /// Every patch of every output pixel against a per-tap, per-channel gather.
+    fn check(w: Window, cin: usize, c0: usize, len: usize) {
+        let x: Vec<f32> = (0..w.batch * w.in_h * w.in_w * cin)
+            .map(|i| i as f32 + 1.0)
+            .collect();
+        let k = w.kernel_h * w.kernel_w * len;
+        let mut patch = std::vec![f32::NAN; k];
+        for n in 0..w.batch {
+            for oh in 0..w.out_h {
+                for ow in 0..w.out_w {
+                    gather_patch(&x, &w, cin, c0, len, n, oh, ow, &mut patch);
+                    for kh in 0..w.kernel_h {
+                        for kw in 0..w.kernel_w {
+                            for c in 0..len {
+                                let ih = (oh * w.stride_h + kh * w.dilation_h) as isize
+                                    - w.pad_top as isize;
+                                let iw = (ow * w.stride_w + kw * w.dilation_w) as isize
+                                    - w.pad_left as isize;
+                                let inside = (0..w.in_h as isize).contains(&ih)
+                                    && (0..w.in_w as isize).contains(&iw);
+                                let want = if inside {
+                                    let (ih, iw) = (ih as usize, iw as usize);
+                                    x[((n * w.in_h + ih) * w.in_w + iw) * cin + c0 + c]
+                                } else {
+                                    0.0
+                                };
+                                let got = patch[(kh * w.kernel_w + kw) * len + c];
+                                assert_eq!(got, want, "{w:?} pixel {n},{oh},{ow} tap {kh},{kw}");
+                            }
+                        }
+                    }
+                }
+            }
+        }
+    }
+
+    #[allow(clippy::too_many_arguments, reason = "test geometry, spelled out")]
+    fn window(
+        batch: usize,
+        (in_h, in_w): (usize, usize),
+        (kernel_h, kernel_w): (usize, usize),
+        (stride_h, stride_w): (usize, usize),
+        (dilation_h, dilation_w): (usize, usize),
+        [top, right, bottom, left]: [usize; 4],
+    ) -> Window {
+        let out = |size: usize, pad: usize, k: usize, d: usize, s: usize| {
+            (size + pad - ((k - 1) * d + 1)) / s + 1
+        };
+        Window {
+            batch,
+            in_h,
+            in_w,
+            out_h: out(in_h, top + bottom, kernel_h, dilation_h, stride_h),
+            out_w: out(in_w, left + right, kernel_w, dilation_w, stride_w),
+            kernel_h,
+            kernel_w,
+            stride_h,
+            stride_w,
+            dilation_h,
+            dilation_w,
+            pad_top: top,
+            pad_left: left,
+        }
+    }
+
+    #[test]
+    fn patches_match_a_per_tap_gather() {
+        // A first layer: 3 channels, stride 2, padding on the bottom and right only.
+        check(
+            window(2, (9, 8), (3, 3), (2, 2), (1, 1), [0, 1, 1, 0]),
+            3,
+            0,
+            3,
+        );
+        // Symmetric padding, stride 1, wide channel runs (the `copy_from_slice` path).
+        check(
+            window(1, (5, 6), (3, 3), (1, 1), (1, 1), [1, 1, 1, 1]),
+            40,
+            0,
+            40,
+        );
+        // Dilation and a channel subset (a group): taps one at a time.
+        check(
+            window(1, (7, 7), (3, 2), (1, 2), (2, 3), [2, 1, 0, 3]),
+            6,
+            2,
+            3,
+        );
+        check(
+            window(1, (4, 5), (2, 3), (1, 1), (1, 1), [1, 2, 1, 2]),
+            6,
+            3,
+            3,
+        );
+    }
+}
