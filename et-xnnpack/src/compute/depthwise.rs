@@ -92,13 +92,17 @@ impl Depthwise<'_> {
                     at(ow, out);
                 }
                 let mut ow = first;
-                while ow + PX <= last {
+                while ow < last && last - first >= PX {
+                    // The last group ends at `last`, overlapping the one before rather
+                    // than leaving a few pixels to the one-pixel kernel: recomputing a
+                    // pixel writes the same values.
+                    let start = ow.min(last - PX);
                     let taps = (kh, (0, w.kernel_w));
-                    let out = &mut out[(row_out + ow) * c..];
-                    // SAFETY: `ow + PX <= last <= out_w`; the pixels are interior (every
+                    let out = &mut out[(row_out + start) * c..];
+                    // SAFETY: `start + PX <= last <= out_w`; the pixels are interior (every
                     // tap column inside the input) and `kh` was clipped to the input.
-                    unsafe { k.pixels::<PX>(self, n, oh, ow, taps, out) };
-                    ow += PX;
+                    unsafe { k.pixels::<PX>(self, n, oh, start, taps, out) };
+                    ow = start + PX;
                 }
                 for ow in ow..w.out_w {
                     at(ow, out);
