@@ -4,20 +4,10 @@
 
 use core::arch::x86_64::*;
 
-use super::{tail, Depthwise, Kernel, BLOCK};
+use super::{tail, Depthwise};
+use crate::compute::sweep::{Avx2, Kernel, BLOCK};
 
-/// Proof that the CPU supports AVX2 and FMA: only [`Avx2::detect`] makes one.
-#[derive(Clone, Copy)]
-pub(crate) struct Avx2(());
-
-impl Avx2 {
-    /// The token, if this CPU (and OS) supports AVX2 and FMA.
-    pub(crate) fn detect() -> Option<Avx2> {
-        et_ops::gemm::avx2_fma_available().then_some(Avx2(()))
-    }
-}
-
-impl Kernel for Avx2 {
+impl Kernel<Depthwise<'_>> for Avx2 {
     #[inline(always)]
     unsafe fn pixels<const P: usize>(
         self,

@@ -8,7 +8,7 @@ use super::*;
 
 /// A window over `[batch, in_h, in_w, _]` with padding `[top, right, bottom, left]`.
 #[allow(clippy::too_many_arguments, reason = "test geometry, spelled out")]
-fn window(
+pub(crate) fn window(
     batch: usize,
     (in_h, in_w): (usize, usize),
     (kernel_h, kernel_w): (usize, usize),
@@ -37,7 +37,7 @@ fn window(
 }
 
 /// Deterministic values in [-1, 1).
-fn values(len: usize, seed: u32) -> Vec<f32> {
+pub(crate) fn values(len: usize, seed: u32) -> Vec<f32> {
     let mut s = seed.wrapping_mul(2_654_435_761).wrapping_add(1);
     (0..len)
         .map(|_| {

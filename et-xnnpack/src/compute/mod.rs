@@ -3,5 +3,7 @@
 
 pub(crate) mod broadcast;
 pub(crate) mod depthwise;
+pub(crate) mod direct;
 pub(crate) mod permute;
+pub(crate) mod sweep;
 pub(crate) mod window;

@@ -2,7 +2,9 @@
 //! XNNPACK defines it. The filter is `[groups * group_out, kh, kw, group_in]` (OHWI),
 //! packed at init into one row-major `[kh * kw * group_in, group_out]` matrix per group.
 //! A 1x1 convolution with unit stride and no padding is one GEMM over the input as is;
-//! any other gathers patches of a tile of output pixels (im2col) and multiplies each tile.
+//! one with a single group of at most `MAX_CIN` input channels (a first layer) runs
+//! `compute::direct`; any other gathers patches of a tile of output pixels (im2col) and
+//! multiplies each tile.
 
 use et_ops::gemm::{sgemm, sgemm_scratch_bytes, Mat, MatMut};
 use et_runtime::backend::DelegateError;
@@ -11,6 +13,7 @@ use et_schema::xnnpack::fields as xf;
 use et_schema::xnnpack::{Graph, NodeView, INVALID_ID};
 
 use super::{check_flags, register, wrong_params, Clamp, Params, Step};
+use crate::compute::direct::{Direct, MAX_CIN};
 pub(crate) use crate::compute::window::Window;
 use crate::exec::Frame;
 use crate::plan::{graph_shape, Builder};
@@ -166,7 +169,9 @@ fn prepare(b: &mut Builder<'_, '_>, node: &NodeView<'_>) -> Result<Step, Delegat
         }
     }
     let bias = bias_ptr(b, c.bias)?;
-    if !w.is_pointwise() || c.groups > 1 {
+    if is_direct(w, c.groups, c.group_in) {
+        // No scratch: the direct kernel reads the input in place.
+    } else if !w.is_pointwise() || c.groups > 1 {
         b.scratch(scratch_bytes(k, c.group_out));
     } else {
         b.scratch(sgemm_scratch_bytes(
@@ -203,7 +208,8 @@ fn scratch(graph: &Graph<'_>, node: &NodeView<'_>) -> usize {
     let pixels = graph_shape(graph, node.u32(N::VT_OUTPUT_ID))
         .and_then(|s| Some(s.numel()? / s.last().max(1)))
         .unwrap_or(0);
-    // Whichever path `prepare` picks: one GEMM over every pixel, or tiles of patches.
+    // Whichever path `prepare` picks: one GEMM over every pixel, or tiles of patches (or
+    // the direct kernel, which takes none).
     scratch_bytes(k, group_out).max(sgemm_scratch_bytes(pixels, group_out, k))
 }
 
@@ -226,7 +232,18 @@ fn run(step: &Step, frame: &Frame<'_>) -> KernelResult {
         .bias
         .map(|b| unsafe { core::slice::from_raw_parts(b, cout) });
     let pixels = w.batch * w.out_h * w.out_w;
-    if w.is_pointwise() && p.groups == 1 {
+    if is_direct(w, p.groups, p.group_in) {
+        Direct {
+            window: w,
+            cin,
+            cout,
+            x,
+            filter: packed,
+            bias,
+            clamp: p.clamp,
+        }
+        .run(out);
+    } else if w.is_pointwise() && p.groups == 1 {
         let mut scratch = frame.scratch(0)?.1;
         // Row chunks whose output stays in cache for the bias and range pass that follows
         // each GEMM (one pass over the whole output afterwards would miss cache).
@@ -308,6 +325,12 @@ fn run(step: &Step, frame: &Frame<'_>) -> KernelResult {
     Ok(())
 }
 
+/// Whether a convolution runs the direct kernel: one group of few input channels, where
+/// im2col's patches would be too short to repay gathering them for a GEMM.
+fn is_direct(w: &Window, groups: usize, group_in: usize) -> bool {
+    groups == 1 && group_in <= MAX_CIN && !w.is_pointwise()
+}
+
 /// Output rows per GEMM of a pointwise convolution with `cout` channels: about 256 KiB
 /// of output (it stays in L2 for the bias pass), a multiple of the GEMM's 120-row blocks
 /// and at least one, so the weights are not re-read for a handful of rows.
@@ -361,8 +384,8 @@ fn gather_patch(
     }
 }
 
-/// `dst.copy_from_slice(src)`, inline for the short runs of a first layer's few channels
-/// (a `memcpy` call per 3 to 9 floats cost more than the copy).
+/// `dst.copy_from_slice(src)`, inline for short runs of few channels (a `memcpy` call
+/// per handful of floats cost more than the copy).
 #[inline(always)]
 fn copy(dst: &mut [f32], src: &[f32]) {
     if dst.len() < 32 {
