@@ -114,7 +114,7 @@ impl Kernel<Depthwise<'_>> for Portable {
 /// Channels `full..` of the pixels at input columns `col` (see [`Kernel::pixels`]): the
 /// ones past the last whole block, one at a time.
 #[inline(always)]
-pub(crate) fn tail<const P: usize>(
+fn tail<const P: usize>(
     d: &Depthwise<'_>,
     (n, oh): (usize, usize),
     col: &[usize; P],
