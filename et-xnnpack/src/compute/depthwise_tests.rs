@@ -125,6 +125,11 @@ fn stride_1_padded_3x3_odd_channels() {
         check(w, channels, true, NONE);
         check(w, channels, false, (-0.5, 0.5));
     }
+    // Interiors of 3 (no group), 4 and 5 (narrow groups), 6 (one group) and 14 pixels.
+    for in_w in [5, 6, 7, 8, 16] {
+        let w = window(1, (4, in_w), (3, 3), (1, 1), (1, 1), [1, 1, 1, 1]);
+        check(w, 32, true, RELU6);
+    }
 }
 
 #[test]

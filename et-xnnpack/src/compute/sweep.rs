@@ -9,8 +9,12 @@
 
 use super::window::Window;
 
-/// Output pixels computed together in the interior.
-pub(crate) const PX: usize = 4;
+/// Output pixels computed together in the interior (with 16 channels, 12 of the 16 AVX2
+/// registers hold accumulators).
+pub(crate) const PX: usize = 6;
+
+/// The group size for interiors narrower than `PX`.
+const PX_NARROW: usize = 4;
 
 /// Output channels per register block (two 8-wide AVX2 vectors).
 pub(crate) const BLOCK: usize = 16;
@@ -82,24 +86,46 @@ pub(crate) fn sweep<D, K: Kernel<D>>(d: &D, w: &Window, channels: usize, k: K, o
             for ow in 0..first {
                 at(ow, out);
             }
-            let mut ow = first;
-            while ow < last && last - first >= PX {
-                // The last group ends at `last`, overlapping the one before rather than
-                // leaving a few pixels to the one-pixel kernel: recomputing a pixel writes
-                // the same values.
-                let start = ow.min(last - PX);
-                let taps = (kh, (0, w.kernel_w));
-                let out = &mut out[(row_out + start) * c..];
-                // SAFETY: `start + PX <= last <= out_w`; the pixels are interior (every tap
-                // column inside the input) and `kh` was clipped to the input.
-                unsafe { k.pixels::<PX>(d, n, oh, start, taps, out) };
-                ow = start + PX;
-            }
+            // Rows too narrow for one group of `PX` (7 wide, say) take smaller groups.
+            let (row, interior_cols) = ((n, oh, kh), (first, last));
+            let dst = &mut out[row_out * c..];
+            let ow = if last - first >= PX {
+                interior::<D, K, PX>(d, w, k, row, interior_cols, dst, c)
+            } else {
+                interior::<D, K, PX_NARROW>(d, w, k, row, interior_cols, dst, c)
+            };
             for ow in ow..w.out_w {
                 at(ow, out);
             }
         }
     }
+}
+
+/// Runs `k` over the interior pixels `first..last` of row `oh` of image `n` (tap rows
+/// `kh`) in groups of `G` (`out` from the row's first pixel, `c` floats per pixel);
+/// returns where it stopped: `last`, or `first` when the interior is narrower than `G`.
+#[inline(always)]
+fn interior<D, K: Kernel<D>, const G: usize>(
+    d: &D,
+    w: &Window,
+    k: K,
+    (n, oh, kh): (usize, usize, (usize, usize)),
+    (first, last): (usize, usize),
+    out: &mut [f32],
+    c: usize,
+) -> usize {
+    let mut ow = first;
+    while ow < last && last - first >= G {
+        // The last group ends at `last`, overlapping the one before rather than leaving a
+        // few pixels to the one-pixel kernel: recomputing a pixel writes the same values.
+        let start = ow.min(last - G);
+        let taps = (kh, (0, w.kernel_w));
+        // SAFETY: `start + G <= last <= out_w`; the pixels are interior (every tap column
+        // inside the input) and `kh` was clipped to the input by the caller.
+        unsafe { k.pixels::<G>(d, n, oh, start, taps, &mut out[start * c..]) };
+        ow = start + G;
+    }
+    ow
 }
 
 /// The range of taps `k` (`first..end`) of output position `o` along one axis whose input
