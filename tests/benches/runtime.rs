@@ -5,7 +5,8 @@
 //! `mv2_xnnpack.pte` and `tiny_transformer_xnnpack.pte`.
 //!
 //! A plain harness (no benchmarking crate): each measurement is repeated and the minimum
-//! and median are printed. Nothing here asserts on time. Execute measurements set the
+//! and median are printed (`ETCH_BENCH=<substring>` runs only the matching measurements).
+//! Nothing here asserts on time. Execute measurements set the
 //! inputs before every run, outside the timed region: the memory plan reuses input bytes
 //! for intermediates, so a second run without them would compute something else.
 
@@ -76,38 +77,60 @@ fn execute_time(name: &str, input: &str, runs: usize) -> (Duration, Duration, us
     (min, median, meta.num_instructions())
 }
 
+/// Whether the measurement `name` runs: all of them unless `ETCH_BENCH` is set, then those
+/// whose name contains it (`ETCH_BENCH=mv2_xnnpack cargo bench ...` to iterate on one).
+fn wanted(name: &str) -> bool {
+    std::env::var("ETCH_BENCH").map_or(true, |f| name.contains(f.as_str()))
+}
+
 fn main() {
     // `cargo bench` passes `--bench`; `cargo test --benches` passes nothing special. Keep
     // the test-mode run short.
     let quick = !std::env::args().any(|a| a == "--bench");
     let runs = if quick { 3 } else { 200 };
 
-    let (min, median, n) = execute_time("many_adds.pte", "many_adds", runs);
-    println!(
-        "many_adds execute: min {:?}, median {:?} => {:.1} ns per instruction (budget 10 ns)",
-        min,
-        median,
-        min.as_nanos() as f64 / n as f64
-    );
-    let (min, median) = load_method_time("many_adds.pte", runs);
-    println!("many_adds load_method: min {min:?}, median {median:?} (budget 100 us)");
-    let (min, median) = load_method_time("mv2.pte", runs);
-    println!("mv2 load_method: min {min:?}, median {median:?} (budget 100 us)");
-    let (min, median, _) = execute_time("mv2.pte", "mv2", if quick { 1 } else { 20 });
-    println!("mv2 execute (single thread): min {min:?}, median {median:?} (gate 90 ms)");
-    let (min, median, _) = execute_time("tiny_transformer.pte", "tiny_transformer", runs);
-    println!(
-        "tiny_transformer execute (single thread): min {min:?}, median {median:?} (budget 40 us)"
-    );
-    let (min, median, _) =
-        execute_time("mv2_xnnpack.pte", "mv2_xnnpack", if quick { 1 } else { 20 });
-    println!(
-        "mv2_xnnpack execute (etch's XNNPACK backend, single thread): min {min:?}, median {median:?} (budget 7.2 ms: 2x ExecuTorch+XNNPACK)"
-    );
-    let (min, median, _) = execute_time(
-        "tiny_transformer_xnnpack.pte",
-        "tiny_transformer_xnnpack",
-        runs,
-    );
-    println!("tiny_transformer_xnnpack execute (single thread): min {min:?}, median {median:?}");
+    if wanted("many_adds execute") {
+        let (min, median, n) = execute_time("many_adds.pte", "many_adds", runs);
+        println!(
+            "many_adds execute: min {:?}, median {:?} => {:.1} ns per instruction (budget 10 ns)",
+            min,
+            median,
+            min.as_nanos() as f64 / n as f64
+        );
+    }
+    if wanted("many_adds load_method") {
+        let (min, median) = load_method_time("many_adds.pte", runs);
+        println!("many_adds load_method: min {min:?}, median {median:?} (budget 100 us)");
+    }
+    if wanted("mv2 load_method") {
+        let (min, median) = load_method_time("mv2.pte", runs);
+        println!("mv2 load_method: min {min:?}, median {median:?} (budget 100 us)");
+    }
+    if wanted("mv2 execute") {
+        let (min, median, _) = execute_time("mv2.pte", "mv2", if quick { 1 } else { 20 });
+        println!("mv2 execute (single thread): min {min:?}, median {median:?} (gate 90 ms)");
+    }
+    if wanted("tiny_transformer execute") {
+        let (min, median, _) = execute_time("tiny_transformer.pte", "tiny_transformer", runs);
+        println!(
+            "tiny_transformer execute (single thread): min {min:?}, median {median:?} (budget 40 us)"
+        );
+    }
+    if wanted("mv2_xnnpack execute") {
+        let (min, median, _) =
+            execute_time("mv2_xnnpack.pte", "mv2_xnnpack", if quick { 1 } else { 20 });
+        println!(
+            "mv2_xnnpack execute (etch's XNNPACK backend, single thread): min {min:?}, median {median:?} (budget 7.2 ms: 2x ExecuTorch+XNNPACK)"
+        );
+    }
+    if wanted("tiny_transformer_xnnpack execute") {
+        let (min, median, _) = execute_time(
+            "tiny_transformer_xnnpack.pte",
+            "tiny_transformer_xnnpack",
+            runs,
+        );
+        println!(
+            "tiny_transformer_xnnpack execute (single thread): min {min:?}, median {median:?}"
+        );
+    }
 }

@@ -2,7 +2,9 @@
 //! XNNPACK defines it. The filter is `[groups * group_out, kh, kw, group_in]` (OHWI),
 //! packed at init into one row-major `[kh * kw * group_in, group_out]` matrix per group.
 //! A 1x1 convolution with unit stride and no padding is one GEMM over the input as is;
-//! any other gathers patches of `TILE` output pixels (im2col) and multiplies each tile.
+//! one with a single group of at most `MAX_CIN` input channels (a first layer) runs
+//! `compute::direct`; any other gathers patches of a tile of output pixels (im2col) and
+//! multiplies each tile.
 
 use et_ops::gemm::{sgemm, sgemm_scratch_bytes, Mat, MatMut};
 use et_runtime::backend::DelegateError;
@@ -11,99 +13,19 @@ use et_schema::xnnpack::fields as xf;
 use et_schema::xnnpack::{Graph, NodeView, INVALID_ID};
 
 use super::{check_flags, register, wrong_params, Clamp, Params, Step};
+use crate::compute::direct::{Direct, MAX_CIN};
+pub(crate) use crate::compute::window::Window;
 use crate::exec::Frame;
 use crate::plan::{graph_shape, Builder};
 
-/// Output pixels per im2col tile: enough rows for the GEMM's blocking, few enough that a
-/// tile of patches stays in cache.
-const TILE: usize = 64;
+/// Output pixels per im2col tile for patches of `k` floats: about 64 KiB of patches, so
+/// a tile stays in cache, and 64 to 600 rows. Short patches (a first layer's 27) get long
+/// tiles: each tile is one GEMM call, whose fixed costs a 64-row tile would not repay.
+fn tile_rows(k: usize) -> usize {
+    (16 * 1024 / k.max(1)).clamp(64, 600) / 12 * 12
+}
 
 pub(crate) type N<'a> = xf::_XNNNodeConv<'a>;
-
-/// The geometry of a 2-D convolution or pooling window over an NHWC input.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) struct Window {
-    pub(crate) batch: usize,
-    pub(crate) in_h: usize,
-    pub(crate) in_w: usize,
-    pub(crate) out_h: usize,
-    pub(crate) out_w: usize,
-    pub(crate) kernel_h: usize,
-    pub(crate) kernel_w: usize,
-    pub(crate) stride_h: usize,
-    pub(crate) stride_w: usize,
-    pub(crate) dilation_h: usize,
-    pub(crate) dilation_w: usize,
-    pub(crate) pad_top: usize,
-    pub(crate) pad_left: usize,
-}
-
-impl Window {
-    /// The window of node fields `(top, right, bottom, left, kh, kw, sh, sw, dh, dw)`
-    /// over `[batch, in_h, in_w, _]`; `None` when a size is 0 or the output would be empty.
-    pub(crate) fn new(
-        node: &NodeView<'_>,
-        fields: [u16; 10],
-        batch: usize,
-        in_h: usize,
-        in_w: usize,
-    ) -> Option<Window> {
-        let f = fields.map(|vt| node.u32(vt) as usize);
-        let [top, right, bottom, left, kernel_h, kernel_w, stride_h, stride_w, dh, dw] = f;
-        // XNNPACK treats a dilation of 0 as 1 (the serializer writes 1).
-        let (dilation_h, dilation_w) = (dh.max(1), dw.max(1));
-        if kernel_h == 0 || kernel_w == 0 || stride_h == 0 || stride_w == 0 {
-            return None;
-        }
-        let span = |k: usize, d: usize| (k - 1).checked_mul(d)?.checked_add(1);
-        let padded_h = in_h.checked_add(top)?.checked_add(bottom)?;
-        let padded_w = in_w.checked_add(left)?.checked_add(right)?;
-        let out_h = padded_h.checked_sub(span(kernel_h, dilation_h)?)? / stride_h + 1;
-        let out_w = padded_w.checked_sub(span(kernel_w, dilation_w)?)? / stride_w + 1;
-        Some(Window {
-            batch,
-            in_h,
-            in_w,
-            out_h,
-            out_w,
-            kernel_h,
-            kernel_w,
-            stride_h,
-            stride_w,
-            dilation_h,
-            dilation_w,
-            pad_top: top,
-            pad_left: left,
-        })
-    }
-
-    /// The input row of tap `kh` for output row `oh`, if inside the input.
-    #[inline(always)]
-    pub(crate) fn in_row(&self, oh: usize, kh: usize) -> Option<usize> {
-        (oh * self.stride_h + kh * self.dilation_h)
-            .checked_sub(self.pad_top)
-            .filter(|&h| h < self.in_h)
-    }
-
-    /// The input column of tap `kw` for output column `ow`, if inside the input.
-    #[inline(always)]
-    pub(crate) fn in_col(&self, ow: usize, kw: usize) -> Option<usize> {
-        (ow * self.stride_w + kw * self.dilation_w)
-            .checked_sub(self.pad_left)
-            .filter(|&w| w < self.in_w)
-    }
-
-    fn is_pointwise(&self) -> bool {
-        self.kernel_h == 1
-            && self.kernel_w == 1
-            && self.stride_h == 1
-            && self.stride_w == 1
-            && self.pad_top == 0
-            && self.pad_left == 0
-            && self.out_h == self.in_h
-            && self.out_w == self.in_w
-    }
-}
 
 /// The node fields of a convolution's window, in [`Window::new`]'s order.
 pub(crate) const CONV_WINDOW: [u16; 10] = [
@@ -247,7 +169,9 @@ fn prepare(b: &mut Builder<'_, '_>, node: &NodeView<'_>) -> Result<Step, Delegat
         }
     }
     let bias = bias_ptr(b, c.bias)?;
-    if !w.is_pointwise() || c.groups > 1 {
+    if is_direct(w, c.groups, c.group_in) {
+        // No scratch: the direct kernel reads the input in place.
+    } else if !w.is_pointwise() || c.groups > 1 {
         b.scratch(scratch_bytes(k, c.group_out));
     } else {
         b.scratch(sgemm_scratch_bytes(
@@ -273,7 +197,8 @@ fn prepare(b: &mut Builder<'_, '_>, node: &NodeView<'_>) -> Result<Step, Delegat
 }
 
 fn scratch_bytes(k: usize, group_out: usize) -> usize {
-    (TILE * k * 4 + 64).saturating_add(sgemm_scratch_bytes(TILE, group_out, k))
+    let tile = tile_rows(k);
+    (tile * k * 4 + 64).saturating_add(sgemm_scratch_bytes(tile, group_out, k))
 }
 
 fn scratch(graph: &Graph<'_>, node: &NodeView<'_>) -> usize {
@@ -283,7 +208,8 @@ fn scratch(graph: &Graph<'_>, node: &NodeView<'_>) -> usize {
     let pixels = graph_shape(graph, node.u32(N::VT_OUTPUT_ID))
         .and_then(|s| Some(s.numel()? / s.last().max(1)))
         .unwrap_or(0);
-    // Whichever path `prepare` picks: one GEMM over every pixel, or tiles of patches.
+    // Whichever path `prepare` picks: one GEMM over every pixel, or tiles of patches (or
+    // the direct kernel, which takes none).
     scratch_bytes(k, group_out).max(sgemm_scratch_bytes(pixels, group_out, k))
 }
 
@@ -306,40 +232,58 @@ fn run(step: &Step, frame: &Frame<'_>) -> KernelResult {
         .bias
         .map(|b| unsafe { core::slice::from_raw_parts(b, cout) });
     let pixels = w.batch * w.out_h * w.out_w;
-    if w.is_pointwise() && p.groups == 1 {
-        let a = Mat {
-            data: x,
-            rows: pixels,
-            cols: cin,
-            rs: cin,
-            cs: 1,
-        };
-        let bm = Mat {
-            data: packed,
-            rows: k,
-            cols: cout,
-            rs: cout,
-            cs: 1,
-        };
-        let c = MatMut {
-            data: &mut *out,
-            rows: pixels,
-            cols: cout,
-            rs: cout,
-            cs: 1,
-        };
-        frame
-            .scratch(0)?
-            .1
-            .with(|ctx| sgemm(ctx, 1.0, a, bm, 0.0, c))?;
-        p.clamp.bias_rows(out, bias);
+    if is_direct(w, p.groups, p.group_in) {
+        Direct {
+            window: w,
+            cin,
+            cout,
+            x,
+            filter: packed,
+            bias,
+            clamp: p.clamp,
+        }
+        .run(out);
+    } else if w.is_pointwise() && p.groups == 1 {
+        let mut scratch = frame.scratch(0)?.1;
+        // Row chunks whose output stays in cache for the bias and range pass that follows
+        // each GEMM (one pass over the whole output afterwards would miss cache).
+        let chunk = pointwise_chunk(cout);
+        for start in (0..pixels).step_by(chunk) {
+            let rows = chunk.min(pixels - start);
+            let xs = &x[start * cin..(start + rows) * cin];
+            let os = &mut out[start * cout..(start + rows) * cout];
+            let a = Mat {
+                data: xs,
+                rows,
+                cols: cin,
+                rs: cin,
+                cs: 1,
+            };
+            let bm = Mat {
+                data: packed,
+                rows: k,
+                cols: cout,
+                rs: cout,
+                cs: 1,
+            };
+            let c = MatMut {
+                data: &mut *os,
+                rows,
+                cols: cout,
+                rs: cout,
+                cs: 1,
+            };
+            scratch.with(|ctx| sgemm(ctx, 1.0, a, bm, 0.0, c))?;
+            p.clamp.bias_rows(os, bias);
+        }
     } else {
-        let (patches, mut scratch) = frame.scratch(TILE * k)?;
+        let tile = tile_rows(k);
+        let (patches, mut scratch) = frame.scratch(tile * k)?;
         {
             let per_image = w.out_h * w.out_w;
             let mut start = 0;
             while start < pixels {
-                let rows = TILE.min(pixels - start);
+                let rows = tile.min(pixels - start);
                 for g in 0..p.groups {
                     for r in 0..rows {
                         let px = start + r;
@@ -381,6 +325,20 @@ fn run(step: &Step, frame: &Frame<'_>) -> KernelResult {
     Ok(())
 }
 
+/// Whether a convolution runs the direct kernel: one group of few input channels, where
+/// im2col's patches would be too short to repay gathering them for a GEMM.
+fn is_direct(w: &Window, groups: usize, group_in: usize) -> bool {
+    groups == 1 && group_in <= MAX_CIN && !w.is_pointwise()
+}
+
+/// Output rows per GEMM of a pointwise convolution with `cout` channels: about 256 KiB
+/// of output (it stays in L2 for the bias pass), a multiple of the GEMM's 120-row blocks
+/// and at least one, so the weights are not re-read for a handful of rows.
+fn pointwise_chunk(cout: usize) -> usize {
+    const BLOCK_ROWS: usize = 120;
+    ((64 * 1024 / cout.max(1)) / BLOCK_ROWS).max(1) * BLOCK_ROWS
+}
+
 /// The patch of output pixel `(n, oh, ow)` for channels `c0..c0 + len` of each tap, in
 /// the packed filter's row order (tap-major, then channel); zeros where the window
 /// covers padding.
@@ -400,17 +358,146 @@ fn gather_patch(
     ow: usize,
     patch: &mut [f32],
 ) {
+    // With unit dilation and every channel, a kernel row whose taps are all inside the
+    // input is one contiguous run of `kernel_w * cin` input floats.
+    let whole_rows = w.dilation_w == 1 && len == cin;
+    let row_len = w.kernel_w * len;
+    let inside = w.in_col(ow, 0).is_some() && w.in_col(ow, w.kernel_w - 1).is_some();
     for kh in 0..w.kernel_h {
         let row = w.in_row(oh, kh);
+        if let (true, true, Some(ih)) = (whole_rows, inside, row) {
+            let iw = w.in_col(ow, 0).unwrap_or(0);
+            let at = ((n * w.in_h + ih) * w.in_w + iw) * cin;
+            copy(&mut patch[kh * row_len..][..row_len], &x[at..at + row_len]);
+            continue;
+        }
         for kw in 0..w.kernel_w {
             let dst = &mut patch[(kh * w.kernel_w + kw) * len..][..len];
             match (row, w.in_col(ow, kw)) {
                 (Some(ih), Some(iw)) => {
                     let at = ((n * w.in_h + ih) * w.in_w + iw) * cin + c0;
-                    dst.copy_from_slice(&x[at..at + len]);
+                    copy(dst, &x[at..at + len]);
                 }
                 _ => dst.fill(0.0),
             }
         }
+    }
+}
+
+/// `dst.copy_from_slice(src)`, inline for short runs of few channels (a `memcpy` call
+/// per handful of floats cost more than the copy).
+#[inline(always)]
+fn copy(dst: &mut [f32], src: &[f32]) {
+    if dst.len() < 32 {
+        for (d, &v) in dst.iter_mut().zip(src) {
+            *d = v;
+        }
+    } else {
+        dst.copy_from_slice(src);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    extern crate std;
+
+    use std::vec::Vec;
+
+    use super::*;
+
+    /// Every patch of every output pixel against a per-tap, per-channel gather.
+    fn check(w: Window, cin: usize, c0: usize, len: usize) {
+        let x: Vec<f32> = (0..w.batch * w.in_h * w.in_w * cin)
+            .map(|i| i as f32 + 1.0)
+            .collect();
+        let k = w.kernel_h * w.kernel_w * len;
+        let mut patch = std::vec![f32::NAN; k];
+        for n in 0..w.batch {
+            for oh in 0..w.out_h {
+                for ow in 0..w.out_w {
+                    gather_patch(&x, &w, cin, c0, len, n, oh, ow, &mut patch);
+                    for kh in 0..w.kernel_h {
+                        for kw in 0..w.kernel_w {
+                            for c in 0..len {
+                                let ih = (oh * w.stride_h + kh * w.dilation_h) as isize
+                                    - w.pad_top as isize;
+                                let iw = (ow * w.stride_w + kw * w.dilation_w) as isize
+                                    - w.pad_left as isize;
+                                let inside = (0..w.in_h as isize).contains(&ih)
+                                    && (0..w.in_w as isize).contains(&iw);
+                                let want = if inside {
+                                    let (ih, iw) = (ih as usize, iw as usize);
+                                    x[((n * w.in_h + ih) * w.in_w + iw) * cin + c0 + c]
+                                } else {
+                                    0.0
+                                };
+                                let got = patch[(kh * w.kernel_w + kw) * len + c];
+                                assert_eq!(got, want, "{w:?} pixel {n},{oh},{ow} tap {kh},{kw}");
+                            }
+                        }
+                    }
+                }
+            }
+        }
+    }
+
+    #[allow(clippy::too_many_arguments, reason = "test geometry, spelled out")]
+    fn window(
+        batch: usize,
+        (in_h, in_w): (usize, usize),
+        (kernel_h, kernel_w): (usize, usize),
+        (stride_h, stride_w): (usize, usize),
+        (dilation_h, dilation_w): (usize, usize),
+        [top, right, bottom, left]: [usize; 4],
+    ) -> Window {
+        let out = |size: usize, pad: usize, k: usize, d: usize, s: usize| {
+            (size + pad - ((k - 1) * d + 1)) / s + 1
+        };
+        Window {
+            batch,
+            in_h,
+            in_w,
+            out_h: out(in_h, top + bottom, kernel_h, dilation_h, stride_h),
+            out_w: out(in_w, left + right, kernel_w, dilation_w, stride_w),
+            kernel_h,
+            kernel_w,
+            stride_h,
+            stride_w,
+            dilation_h,
+            dilation_w,
+            pad_top: top,
+            pad_left: left,
+        }
+    }
+
+    #[test]
+    fn patches_match_a_per_tap_gather() {
+        // A first layer: 3 channels, stride 2, padding on the bottom and right only.
+        check(
+            window(2, (9, 8), (3, 3), (2, 2), (1, 1), [0, 1, 1, 0]),
+            3,
+            0,
+            3,
+        );
+        // Symmetric padding, stride 1, wide channel runs (the `copy_from_slice` path).
+        check(
+            window(1, (5, 6), (3, 3), (1, 1), (1, 1), [1, 1, 1, 1]),
+            40,
+            0,
+            40,
+        );
+        // Dilation and a channel subset (a group): taps one at a time.
+        check(
+            window(1, (7, 7), (3, 2), (1, 2), (2, 3), [2, 1, 0, 3]),
+            6,
+            2,
+            3,
+        );
+        check(
+            window(1, (4, 5), (2, 3), (1, 1), (1, 1), [1, 2, 1, 2]),
+            6,
+            3,
+            3,
+        );
     }
 }

@@ -1,8 +1,7 @@
 //! DepthwiseConv2d: one filter per channel (`groups` = input channels, `group_out`
 //! outputs each, the depth multiplier). The filter is `[1, kh, kw, channels_out]` and is
-//! used as stored. Each output pixel accumulates its taps over the contiguous channel
-//! vector (NHWC keeps channels innermost, so the inner loop vectorizes): 16 channels at
-//! a time held in registers across the taps, then bias and range applied on the way out.
+//! used as stored. A multiplier of 1 (the common case) runs the register-blocked kernel
+//! in `compute::depthwise`; other multipliers a direct loop over each output's taps.
 
 use et_runtime::backend::DelegateError;
 use et_runtime::KernelResult;
@@ -10,6 +9,7 @@ use et_schema::xnnpack::NodeView;
 
 use super::conv2d::{bias_ptr, read_conv, Window};
 use super::{register, wrong_params, Clamp, Params, Step};
+use crate::compute::depthwise::Depthwise as Kernel;
 use crate::exec::Frame;
 use crate::plan::Builder;
 
@@ -32,12 +32,6 @@ fn prepare(b: &mut Builder<'_, '_>, node: &NodeView<'_>) -> Result<Step, Delegat
     }
     let w = &c.window;
     let channels_out = c.groups * c.group_out;
-    if w.kernel_h * w.kernel_w > MAX_TAPS {
-        return Err(b.fail(
-            et_runtime::Error::NotSupported,
-            "depthwise windows of more than 256 taps are not supported",
-        ));
-    }
     if b.shape(c.filter).dims() != [1, w.kernel_h, w.kernel_w, channels_out] {
         return Err(b.invalid("the filter is not [1, kh, kw, channels_out]"));
     }
@@ -79,129 +73,50 @@ fn run(step: &Step, frame: &Frame<'_>) -> KernelResult {
     let bias = p
         .bias
         .map(|b| unsafe { core::slice::from_raw_parts(b, cout) });
-    let args = Args {
-        p: &p,
-        x,
-        filter,
-        bias,
-        out,
-    };
-    #[cfg(target_arch = "x86_64")]
-    if et_ops::gemm::avx2_fma_available() {
-        // SAFETY: the CPU supports AVX2 and FMA (checked just above).
-        unsafe { run_avx2(args) };
-        return Ok(());
+    if p.multiplier == 1 {
+        Kernel {
+            window: w,
+            channels: cout,
+            x,
+            filter,
+            bias,
+            clamp: p.clamp,
+        }
+        .run(out);
+    } else {
+        multiplied(&p, x, filter, bias, out);
     }
-    depthwise(args);
     Ok(())
 }
 
-struct Args<'a> {
-    p: &'a Depthwise,
-    x: &'a [f32],
-    filter: &'a [f32],
-    bias: Option<&'a [f32]>,
-    out: &'a mut [f32],
-}
-
-/// [`depthwise`] compiled for AVX2 (8-wide vectors for the channel blocks).
-///
-/// # Safety
-/// The CPU must support AVX2 and FMA.
-#[cfg(target_arch = "x86_64")]
-#[target_feature(enable = "avx2,fma")]
-unsafe fn run_avx2(args: Args<'_>) {
-    depthwise(args);
-}
-
-/// Channels per register block: the block's accumulators stay in registers across taps.
-const BLOCK: usize = 16;
-
-/// The largest window this node runs (taps per output pixel); checked at init.
-const MAX_TAPS: usize = 256;
-
-#[inline(always)]
-fn depthwise(
-    Args {
-        p,
-        x,
-        filter,
-        bias,
-        out,
-    }: Args<'_>,
-) {
+/// A depth multiplier above 1: output channel `c` reads input channel `c / multiplier`.
+/// No model this backend is measured on has one, so this is the direct loop.
+fn multiplied(p: &Depthwise, x: &[f32], filter: &[f32], bias: Option<&[f32]>, out: &mut [f32]) {
     let w = &p.window;
     let (cin, cout) = (p.channels_in, p.channels_in * p.multiplier);
-    let (lo, hi) = (p.clamp.min, p.clamp.max);
     for n in 0..w.batch {
         for oh in 0..w.out_h {
             for ow in 0..w.out_w {
                 let at = ((n * w.out_h + oh) * w.out_w + ow) * cout;
                 let px = &mut out[at..at + cout];
-                // The input and filter offsets of each tap inside the input (padding taps
-                // skipped), gathered once per pixel.
-                let mut taps = [(0usize, 0usize); MAX_TAPS];
-                let mut count = 0;
+                for (c, v) in px.iter_mut().enumerate() {
+                    *v = bias.map_or(0.0, |b| b[c]);
+                }
                 for kh in 0..w.kernel_h {
                     let Some(ih) = w.in_row(oh, kh) else { continue };
                     for kw in 0..w.kernel_w {
                         let Some(iw) = w.in_col(ow, kw) else { continue };
-                        taps[count] = (
-                            ((n * w.in_h + ih) * w.in_w + iw) * cin,
-                            (kh * w.kernel_w + kw) * cout,
-                        );
-                        count += 1;
-                    }
-                }
-                let taps = &taps[..count];
-                if p.multiplier != 1 {
-                    for (c, v) in px.iter_mut().enumerate() {
-                        *v = bias.map_or(0.0, |b| b[c]);
-                    }
-                    for &(src, wat) in taps {
-                        for (c, (a, &f)) in px.iter_mut().zip(&filter[wat..wat + cout]).enumerate()
-                        {
-                            *a += x[src + c / p.multiplier] * f;
+                        let src = &x[((n * w.in_h + ih) * w.in_w + iw) * cin..][..cin];
+                        let taps = &filter[(kh * w.kernel_w + kw) * cout..][..cout];
+                        for (c, (a, &f)) in px.iter_mut().zip(taps).enumerate() {
+                            *a += src[c / p.multiplier] * f;
                         }
                     }
-                    for v in px.iter_mut() {
-                        *v = v.max(lo).min(hi);
-                    }
-                    continue;
                 }
-                let full = cout - cout % BLOCK;
-                for c0 in (0..full).step_by(BLOCK) {
-                    // Fixed-size blocks: the accumulators live in registers across taps.
-                    let mut acc = [0f32; BLOCK];
-                    if let Some(b) = bias {
-                        acc = block(b, c0);
-                    }
-                    for &(src, wat) in taps {
-                        let (xs, ws) = (block(x, src + c0), block(filter, wat + c0));
-                        for i in 0..BLOCK {
-                            acc[i] += xs[i] * ws[i];
-                        }
-                    }
-                    for (d, a) in px[c0..c0 + BLOCK].iter_mut().zip(acc) {
-                        *d = a.max(lo).min(hi);
-                    }
-                }
-                for c in full..cout {
-                    let mut a = bias.map_or(0.0, |b| b[c]);
-                    for &(src, wat) in taps {
-                        a += x[src + c] * filter[wat + c];
-                    }
-                    px[c] = a.max(lo).min(hi);
+                for v in px.iter_mut() {
+                    *v = p.clamp.clamp(*v);
                 }
             }
         }
     }
-}
-
-/// `BLOCK` elements of `v` from `at`, as an array (the caller keeps `at + BLOCK` in range).
-#[inline(always)]
-fn block(v: &[f32], at: usize) -> [f32; BLOCK] {
-    let mut out = [0f32; BLOCK];
-    out.copy_from_slice(&v[at..at + BLOCK]);
-    out
 }

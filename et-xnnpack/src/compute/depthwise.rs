@@ -1,0 +1,149 @@
+//! Depthwise convolution with a depth multiplier of 1 over NHWC: output channel `c` is
+//! input channel `c` convolved with its own window of filter taps (`[kh, kw, channels]`).
+//!
+//! NHWC keeps a pixel's channels contiguous, so the kernel vectorizes across channels.
+//! [`sweep`] hands it `PX` neighbouring interior pixels of a row at a time (border pixels
+//! one at a time, over their taps clipped to the input); for each block of `BLOCK`
+//! channels, `PX * BLOCK / 8` independent vector accumulators hide the add latency and
+//! each tap's weights are loaded once for the pixels. Bias and the output range are
+//! applied as the accumulators are stored.
+
+#[cfg(target_arch = "x86_64")]
+use super::sweep::Avx2;
+use super::sweep::{block, holds_at_least, sweep, Kernel, Portable, BLOCK};
+use super::window::Window;
+use crate::nodes::Clamp;
+
+/// One depthwise convolution: input `[batch, in_h, in_w, channels]`, filter
+/// `[kernel_h, kernel_w, channels]`, optional bias `[channels]`, output
+/// `[batch, out_h, out_w, channels]`.
+pub(crate) struct Depthwise<'a> {
+    pub(crate) window: &'a Window,
+    pub(crate) channels: usize,
+    pub(crate) x: &'a [f32],
+    pub(crate) filter: &'a [f32],
+    pub(crate) bias: Option<&'a [f32]>,
+    pub(crate) clamp: Clamp,
+}
+
+impl Depthwise<'_> {
+    /// Computes the convolution into `out`, with AVX2 and FMA when the CPU has them.
+    ///
+    /// # Panics
+    /// If a slice is shorter than the window and channels say.
+    pub(crate) fn run(&self, out: &mut [f32]) {
+        #[cfg(target_arch = "x86_64")]
+        if let Some(k) = Avx2::detect() {
+            // SAFETY: `detect` returned the token, so the CPU supports AVX2 and FMA;
+            // `run_avx2` is safe code compiled with those instructions.
+            unsafe { self.run_avx2(k, out) };
+            return;
+        }
+        self.rows(Portable, out);
+    }
+
+    /// [`Depthwise::rows`] compiled for AVX2 with the FMA kernel inlined.
+    #[cfg(target_arch = "x86_64")]
+    #[target_feature(enable = "avx2,fma")]
+    fn run_avx2(&self, k: Avx2, out: &mut [f32]) {
+        self.rows(k, out);
+    }
+
+    #[inline(always)]
+    fn rows(&self, k: impl Kernel<Self>, out: &mut [f32]) {
+        let w = self.window;
+        let c = self.channels;
+        // The kernels index by these sizes without further checks (see `Kernel`).
+        assert!(holds_at_least(
+            self.filter.len(),
+            [w.kernel_h, w.kernel_w, c, 1]
+        ));
+        assert!(self.bias.is_none_or(|b| b.len() >= c));
+        assert!(holds_at_least(self.x.len(), [w.batch, w.in_h, w.in_w, c]));
+        assert!(holds_at_least(out.len(), [w.batch, w.out_h, w.out_w, c]));
+        sweep(self, w, c, k, out);
+    }
+}
+
+impl Kernel<Depthwise<'_>> for Portable {
+    #[inline(always)]
+    unsafe fn pixels<const P: usize>(
+        self,
+        d: &Depthwise<'_>,
+        n: usize,
+        oh: usize,
+        ow: usize,
+        (kh, kw): ((usize, usize), (usize, usize)),
+        out: &mut [f32],
+    ) {
+        let w = d.window;
+        let c = d.channels;
+        // Input columns of each pixel's first tap (inside the input when `kw` is not
+        // empty; otherwise unused, hence saturating).
+        let col: [usize; P] = core::array::from_fn(|p| {
+            ((ow + p) * w.stride_w + kw.0 * w.dilation_w).saturating_sub(w.pad_left)
+        });
+        let row = |k: usize| (n * w.in_h + oh * w.stride_h + k * w.dilation_h - w.pad_top) * w.in_w;
+        let full = c - c % BLOCK;
+        for c0 in (0..full).step_by(BLOCK) {
+            let mut acc = [d.bias.map_or([0.0; BLOCK], |b| block(b, c0)); P];
+            for i in kh.0..kh.1 {
+                let r = row(i);
+                for j in kw.0..kw.1 {
+                    let wv = block(d.filter, (i * w.kernel_w + j) * c + c0);
+                    let dj = (j - kw.0) * w.dilation_w;
+                    for (a, &x0) in acc.iter_mut().zip(&col) {
+                        let xv = block(d.x, (r + x0 + dj) * c + c0);
+                        for l in 0..BLOCK {
+                            a[l] += xv[l] * wv[l];
+                        }
+                    }
+                }
+            }
+            for (p, a) in acc.iter().enumerate() {
+                let dst = &mut out[p * c + c0..p * c + c0 + BLOCK];
+                for (o, &v) in dst.iter_mut().zip(a) {
+                    *o = d.clamp.clamp(v);
+                }
+            }
+        }
+        tail(d, (n, oh), &col, (kh, kw), full, out);
+    }
+}
+
+/// Channels `full..` of the pixels at input columns `col` (see [`Kernel::pixels`]): the
+/// ones past the last whole block, one at a time.
+#[inline(always)]
+fn tail<const P: usize>(
+    d: &Depthwise<'_>,
+    (n, oh): (usize, usize),
+    col: &[usize; P],
+    (kh, kw): ((usize, usize), (usize, usize)),
+    full: usize,
+    out: &mut [f32],
+) {
+    let w = d.window;
+    let c = d.channels;
+    let row = |k: usize| (n * w.in_h + oh * w.stride_h + k * w.dilation_h - w.pad_top) * w.in_w;
+    for ch in full..c {
+        for (p, &x0) in col.iter().enumerate() {
+            let mut a = d.bias.map_or(0.0, |b| b[ch]);
+            for i in kh.0..kh.1 {
+                let r = row(i);
+                for j in kw.0..kw.1 {
+                    let xi = (r + x0 + (j - kw.0) * w.dilation_w) * c + ch;
+                    a += d.x[xi] * d.filter[(i * w.kernel_w + j) * c + ch];
+                }
+            }
+            out[p * c + ch] = d.clamp.clamp(a);
+        }
+    }
+}
+
+#[cfg(target_arch = "x86_64")]
+#[path = "depthwise_avx2.rs"]
+mod avx2;
+
+#[cfg(test)]
+#[path = "depthwise_tests.rs"]
+pub(crate) mod tests;

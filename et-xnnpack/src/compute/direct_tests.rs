@@ -1,0 +1,146 @@
+//! The direct convolution against a loop over every output, channel, tap and input
+//! channel.
+
+extern crate std;
+
+use std::{vec, vec::Vec};
+
+use super::*;
+use crate::compute::depthwise::tests::{values, window};
+
+fn reference(d: &Direct<'_>) -> Vec<f32> {
+    let w = d.window;
+    let (cin, cout) = (d.cin, d.cout);
+    let mut out = vec![0.0; w.batch * w.out_h * w.out_w * cout];
+    for n in 0..w.batch {
+        for oh in 0..w.out_h {
+            for ow in 0..w.out_w {
+                for co in 0..cout {
+                    let mut a = d.bias.map_or(0.0, |b| b[co]);
+                    for kh in 0..w.kernel_h {
+                        for kw in 0..w.kernel_w {
+                            let (Some(ih), Some(iw)) = (w.in_row(oh, kh), w.in_col(ow, kw)) else {
+                                continue;
+                            };
+                            for ci in 0..cin {
+                                let x = d.x[((n * w.in_h + ih) * w.in_w + iw) * cin + ci];
+                                let f = d.filter[((kh * w.kernel_w + kw) * cin + ci) * cout + co];
+                                a += x * f;
+                            }
+                        }
+                    }
+                    let at = ((n * w.out_h + oh) * w.out_w + ow) * cout + co;
+                    out[at] = a.max(d.clamp.min).min(d.clamp.max);
+                }
+            }
+        }
+    }
+    out
+}
+
+/// A way to run the convolution into an output.
+type RunFn<'k> = dyn Fn(&Direct<'_>, &mut [f32]) + 'k;
+
+fn check(w: Window, cin: usize, cout: usize, bias: bool, clamp: (f32, f32)) {
+    let x = values(w.batch * w.in_h * w.in_w * cin, 4);
+    let filter = values(w.kernel_h * w.kernel_w * cin * cout, 5);
+    let b = values(cout, 6);
+    let d = Direct {
+        window: &w,
+        cin,
+        cout,
+        x: &x,
+        filter: &filter,
+        bias: bias.then_some(&b[..]),
+        clamp: Clamp {
+            min: clamp.0,
+            max: clamp.1,
+        },
+    };
+    let want = reference(&d);
+    // The dispatched kernel (AVX2 where the CPU has it) and the portable build of it.
+    let run = |d: &Direct<'_>, out: &mut [f32]| d.run(out);
+    let portable = |d: &Direct<'_>, out: &mut [f32]| d.rows(Portable, out);
+    let kernels: [(&str, &RunFn); 2] = [("run", &run), ("portable", &portable)];
+    for (name, f) in kernels {
+        // A sentinel past the end: the kernel must not write beyond the output.
+        let mut got = vec![f32::NAN; want.len() + 1];
+        f(&d, &mut got);
+        assert!(got[want.len()].is_nan(), "{name} wrote past the output");
+        for (i, (g, e)) in got.iter().zip(&want).enumerate() {
+            assert!(
+                (g - e).abs() <= 1e-5 * (1.0 + e.abs()),
+                "{name} {w:?} {cin} -> {cout} channels: output {i} is {g}, expected {e}"
+            );
+        }
+    }
+}
+
+const NONE: (f32, f32) = (f32::NEG_INFINITY, f32::INFINITY);
+const RELU6: (f32, f32) = (0.0, 6.0);
+
+#[test]
+fn first_layer_stride_2_odd_output_channels() {
+    for cout in [1, 16, 21, 32, 40] {
+        // "Same" padding for stride 2 on an even input: only bottom and right.
+        check(
+            window(1, (10, 12), (3, 3), (2, 2), (1, 1), [0, 1, 1, 0]),
+            3,
+            cout,
+            true,
+            RELU6,
+        );
+        check(
+            window(2, (9, 11), (3, 3), (2, 2), (1, 1), [1, 1, 1, 1]),
+            3,
+            cout,
+            false,
+            NONE,
+        );
+    }
+}
+
+#[test]
+fn channel_counts_dilation_and_uneven_windows() {
+    for cin in 1..=MAX_CIN {
+        check(
+            window(1, (8, 13), (3, 3), (1, 1), (1, 1), [1, 1, 1, 1]),
+            cin,
+            17,
+            true,
+            NONE,
+        );
+        check(
+            window(1, (9, 9), (5, 3), (1, 2), (2, 1), [4, 0, 2, 3]),
+            cin,
+            32,
+            true,
+            RELU6,
+        );
+    }
+    check(
+        window(1, (7, 6), (2, 4), (3, 1), (1, 2), [1, 3, 0, 2]),
+        2,
+        48,
+        false,
+        (-0.3, 0.3),
+    );
+}
+
+#[test]
+fn inputs_smaller_than_the_window() {
+    check(
+        window(1, (1, 1), (3, 3), (1, 1), (1, 1), [1, 1, 1, 1]),
+        3,
+        16,
+        true,
+        RELU6,
+    );
+    check(
+        window(1, (1, 2), (3, 3), (1, 1), (1, 1), [3, 3, 3, 3]),
+        3,
+        19,
+        true,
+        NONE,
+    );
+}

@@ -1,0 +1,89 @@
+//! The geometry of a sliding window (convolution, pooling) over an NHWC input.
+
+use et_schema::xnnpack::NodeView;
+
+/// The geometry of a 2-D convolution or pooling window over an NHWC input.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct Window {
+    pub(crate) batch: usize,
+    pub(crate) in_h: usize,
+    pub(crate) in_w: usize,
+    pub(crate) out_h: usize,
+    pub(crate) out_w: usize,
+    pub(crate) kernel_h: usize,
+    pub(crate) kernel_w: usize,
+    pub(crate) stride_h: usize,
+    pub(crate) stride_w: usize,
+    pub(crate) dilation_h: usize,
+    pub(crate) dilation_w: usize,
+    pub(crate) pad_top: usize,
+    pub(crate) pad_left: usize,
+}
+
+impl Window {
+    /// The window of node fields `(top, right, bottom, left, kh, kw, sh, sw, dh, dw)`
+    /// over `[batch, in_h, in_w, _]`; `None` when a size is 0 or the output would be empty.
+    pub(crate) fn new(
+        node: &NodeView<'_>,
+        fields: [u16; 10],
+        batch: usize,
+        in_h: usize,
+        in_w: usize,
+    ) -> Option<Window> {
+        let f = fields.map(|vt| node.u32(vt) as usize);
+        let [top, right, bottom, left, kernel_h, kernel_w, stride_h, stride_w, dh, dw] = f;
+        // XNNPACK treats a dilation of 0 as 1 (the serializer writes 1).
+        let (dilation_h, dilation_w) = (dh.max(1), dw.max(1));
+        if kernel_h == 0 || kernel_w == 0 || stride_h == 0 || stride_w == 0 {
+            return None;
+        }
+        let span = |k: usize, d: usize| (k - 1).checked_mul(d)?.checked_add(1);
+        let padded_h = in_h.checked_add(top)?.checked_add(bottom)?;
+        let padded_w = in_w.checked_add(left)?.checked_add(right)?;
+        let out_h = padded_h.checked_sub(span(kernel_h, dilation_h)?)? / stride_h + 1;
+        let out_w = padded_w.checked_sub(span(kernel_w, dilation_w)?)? / stride_w + 1;
+        Some(Window {
+            batch,
+            in_h,
+            in_w,
+            out_h,
+            out_w,
+            kernel_h,
+            kernel_w,
+            stride_h,
+            stride_w,
+            dilation_h,
+            dilation_w,
+            pad_top: top,
+            pad_left: left,
+        })
+    }
+
+    /// The input row of tap `kh` for output row `oh`, if inside the input.
+    #[inline(always)]
+    pub(crate) fn in_row(&self, oh: usize, kh: usize) -> Option<usize> {
+        (oh * self.stride_h + kh * self.dilation_h)
+            .checked_sub(self.pad_top)
+            .filter(|&h| h < self.in_h)
+    }
+
+    /// The input column of tap `kw` for output column `ow`, if inside the input.
+    #[inline(always)]
+    pub(crate) fn in_col(&self, ow: usize, kw: usize) -> Option<usize> {
+        (ow * self.stride_w + kw * self.dilation_w)
+            .checked_sub(self.pad_left)
+            .filter(|&w| w < self.in_w)
+    }
+
+    /// A 1x1 window with unit stride and no padding: the output pixels are the input's.
+    pub(crate) fn is_pointwise(&self) -> bool {
+        self.kernel_h == 1
+            && self.kernel_w == 1
+            && self.stride_h == 1
+            && self.stride_w == 1
+            && self.pad_top == 0
+            && self.pad_left == 0
+            && self.out_h == self.in_h
+            && self.out_w == self.in_w
+    }
+}
