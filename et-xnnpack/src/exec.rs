@@ -92,7 +92,10 @@ impl Frame<'_> {
     pub(crate) fn output<T: Plain>(&self, v: u32) -> KernelResult<&mut [T]> {
         let value = self.value(v);
         if value.is_constant() || matches!(value.storage, Storage::Input { .. }) {
-            return Err(fail(Error::Internal, "a step writes a constant or an input"));
+            return Err(fail(
+                Error::Internal,
+                "a step writes a constant or an input",
+            ));
         }
         let (ptr, len) = self.typed::<T>(v)?;
         // SAFETY: as in `input`; the plan proved the output is none of the step's inputs

@@ -36,6 +36,18 @@ fn mv2_xnnpack_matches_executorch() {
 }
 
 #[test]
+fn mlp_xnnpack_qd8_matches_executorch() {
+    // Two linears on int8 weights with activations quantized per row at run time.
+    run_fixture("mlp_xnnpack_qd8");
+}
+
+#[test]
+fn linear_xnnpack_qb4_matches_executorch() {
+    // 4-bit weights in blocks of 32 with bfloat16 scales, activations per row.
+    run_fixture("linear_xnnpack_qb4");
+}
+
+#[test]
 fn tiny_transformer_xnnpack_matches_executorch() {
     run_fixture("tiny_transformer_xnnpack");
 }

@@ -1,9 +1,10 @@
-//! NHWC compute shared by the node kinds: broadcasting, permutes, the window geometry
-//! and the depthwise convolution kernel. The matrix multiplies are et-ops' `gemm`.
+//! NHWC compute shared by the node kinds: broadcasting, permutes, the window geometry,
+//! the depthwise convolution kernel and 8-bit integer arithmetic (`requant`). The matrix multiplies are et-ops' `gemm`.
 
 pub(crate) mod broadcast;
 pub(crate) mod depthwise;
 pub(crate) mod direct;
 pub(crate) mod permute;
+pub(crate) mod requant;
 pub(crate) mod sweep;
 pub(crate) mod window;

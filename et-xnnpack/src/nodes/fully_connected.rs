@@ -12,7 +12,7 @@ use et_schema::xnnpack::{Graph, NodeView, INVALID_ID};
 
 use super::{check_flags, register, wrong_params, Clamp, Params, Step};
 use crate::exec::Frame;
-use crate::plan::{graph_shape, Builder};
+use crate::plan::{graph_shape, Builder, Elem};
 
 /// `XNN_FLAG_TRANSPOSE_WEIGHTS`: the filter is `[in, out]`.
 const TRANSPOSE_WEIGHTS: u32 = 1;
@@ -43,7 +43,10 @@ fn prepare(b: &mut Builder<'_, '_>, node: &NodeView<'_>) -> Result<Step, Delegat
     let flags = node.u32(F::VT_FLAGS);
     check_flags(b, flags, TRANSPOSE_WEIGHTS)?;
     let transposed = flags & TRANSPOSE_WEIGHTS != 0;
-    let input = b.read(node.u32(F::VT_INPUT1_ID))?;
+    let input = b.read_any(node.u32(F::VT_INPUT1_ID))?;
+    if b.value(input).elem != Elem::F32 {
+        return super::fully_connected_quantized::prepare(b, node, input, flags);
+    }
     let filter = b.read(node.u32(F::VT_FILTER_ID))?;
     let bias_id = node.u32(F::VT_BIAS_ID);
     let bias = if bias_id == INVALID_ID {

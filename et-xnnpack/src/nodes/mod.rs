@@ -18,9 +18,11 @@ mod batch_matmul;
 mod binary;
 mod concatenate;
 mod conv2d;
+mod convert;
 mod copy;
 mod depthwise_conv2d;
 mod fully_connected;
+mod fully_connected_quantized;
 mod global_avg_pooling;
 mod max_pooling;
 mod softmax;
@@ -176,11 +178,13 @@ pub(crate) enum Params {
     Conv(conv2d::Conv),
     Depthwise(depthwise_conv2d::Depthwise),
     FullyConnected(fully_connected::FullyConnected),
+    QuantizedFc(fully_connected_quantized::QuantizedFc),
     BatchMatmul(batch_matmul::BatchMatmul),
     MaxPool(max_pooling::MaxPool),
     GlobalAvg(global_avg_pooling::GlobalAvg),
     Softmax(softmax::Softmax),
     Copy(copy::Copy),
+    Convert(convert::Convert),
     Transpose(static_transpose::Transpose),
     Slice(static_slice::Slice),
     Concat(concatenate::Concat),

@@ -9,8 +9,8 @@ use core::ptr::NonNull;
 
 use et_runtime::backend::DelegateError;
 use et_runtime::Error;
-use et_schema::xnnpack::{ConstantRef, Datatype, Graph, QuantParams, ValueView};
 use et_schema::xnnpack::fields::XNNDatatype as D;
+use et_schema::xnnpack::{ConstantRef, Datatype, Graph, QuantParams, ValueView};
 
 /// One scale and zero point: real = scale * (q - zero_point).
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -69,19 +69,6 @@ impl Elem {
             Elem::Qs8(_) | Elem::Qu8(_) | Elem::Qc8(_) => Some(numel),
             Elem::Qd8 { .. } => qd8_params_offset(numel)?.checked_add(rows.checked_mul(8)?),
             Elem::Qb4 { .. } => Some(numel.div_ceil(2)),
-        }
-    }
-
-    /// The datatype's name, for messages.
-    pub(crate) fn name(&self) -> &'static str {
-        match self {
-            Elem::F32 => "fp32",
-            Elem::Qs8(_) => "qint8",
-            Elem::Qu8(_) => "quint8",
-            Elem::Qc8(_) => "qcint8",
-            Elem::Qc32(_) => "qcint32",
-            Elem::Qd8 { .. } => "qdint8",
-            Elem::Qb4 { .. } => "qbint4",
         }
     }
 }
@@ -161,17 +148,13 @@ pub(crate) fn read_elem<'n>(
         let read = |i: usize| f32::from_bits(scales.uint(i, 4) as u32);
         let s = if scale_buffer_idx == 0 {
             if scales.len() != channels {
-                return Err(refuse(
-                    "a per-channel value has not one scale per channel",
-                ));
+                return Err(refuse("a per-channel value has not one scale per channel"));
             }
             copy_scales(alloc, channels, dim, read)?
         } else {
             with_constant(graph, scale_buffer_idx, named, |bytes| {
                 if num_scales as usize != channels || bytes.len() / 4 < channels {
-                    return Err(refuse(
-                        "a per-channel value has not one scale per channel",
-                    ));
+                    return Err(refuse("a per-channel value has not one scale per channel"));
                 }
                 copy_scales(alloc, channels, dim, |i| {
                     let b = &bytes[4 * i..4 * i + 4];
@@ -274,7 +257,9 @@ fn copy_scales(
     for i in 0..n {
         let s = read(i);
         if !(s.is_finite() && s >= 0.0) {
-            return Err(refuse("a quantized value has a negative or non-finite scale"));
+            return Err(refuse(
+                "a quantized value has a negative or non-finite scale",
+            ));
         }
         // SAFETY: `alloc` gave `n` f32s of fresh method memory; `i < n`.
         unsafe { ptr.as_ptr().add(i).write(s) };

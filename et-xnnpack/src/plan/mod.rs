@@ -405,7 +405,11 @@ pub(crate) fn memory_bound(graph: &Graph<'_>) -> usize {
             .value(i)
             .ok()
             .and_then(|view| {
-                let per_element: usize = if view.datatype == Datatype::FP32 { 4 } else { 17 };
+                let per_element: usize = if view.datatype == Datatype::FP32 {
+                    4
+                } else {
+                    17
+                };
                 (0..view.rank())
                     .try_fold(per_element, |acc, d| acc.checked_mul(view.dim(d) as usize))
             })

@@ -5,7 +5,9 @@ use core::ptr::NonNull;
 
 use et_runtime::backend::DelegateError;
 use et_runtime::Error;
-use et_schema::xnnpack::{ConstantRef, Graph, ValueView, FLAG_EXTERNAL_INPUT, FLAG_EXTERNAL_OUTPUT};
+use et_schema::xnnpack::{
+    ConstantRef, Graph, ValueView, FLAG_EXTERNAL_INPUT, FLAG_EXTERNAL_OUTPUT,
+};
 
 use super::elem::{read_elem, Elem};
 
@@ -159,7 +161,9 @@ pub(crate) fn read_value<'n>(
         ));
     }
     if matches!(elem, Elem::Qd8 { .. }) && v.constant_buffer_idx != 0 {
-        return Err(refuse("a qdint8 value is a constant (it is quantized at run time)"));
+        return Err(refuse(
+            "a qdint8 value is a constant (it is quantized at run time)",
+        ));
     }
     value.storage = match (is_input, is_output, v.constant_buffer_idx) {
         (true, true, _) => return Err(refuse("a value is both a delegate input and output")),

@@ -1,0 +1,85 @@
+//! XNNPACK's integer arithmetic for 8-bit values: dot products with 32-bit accumulators,
+//! and requantization of an accumulator to int8 with a float scale ("fp32"
+//! requantization: multiply, clamp, round half to even, add the zero point).
+
+/// `sum(a[i] * b[i])` with 32-bit accumulation. Written so the compiler vectorizes it
+/// (`pmaddwd` on x86-64).
+#[inline]
+pub(crate) fn dot_i8(a: &[i8], b: &[i8]) -> i32 {
+    a.iter().zip(b).fold(0i32, |acc, (&x, &y)| {
+        acc.wrapping_add(i32::from(x) * i32::from(y))
+    })
+}
+
+/// Rounds `v` (of magnitude below 2^22) to the nearest integer, half to even: the
+/// magic-number rounding XNNPACK's kernels use, bit for bit.
+#[inline]
+pub(crate) fn round_half_even(v: f32) -> i32 {
+    const MAGIC: f32 = 12_582_912.0;
+    (v + MAGIC).to_bits() as i32 - MAGIC.to_bits() as i32
+}
+
+/// Where an int8 output may go: XNNPACK's quantized output range (the node's float
+/// min/max quantized, within int8), less the zero point.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub(crate) struct Requant {
+    pub(crate) zero_point: i32,
+    /// `min - zero_point` and `max - zero_point`, as floats (the clamp is on the scaled
+    /// accumulator, before rounding).
+    pub(crate) lo: f32,
+    pub(crate) hi: f32,
+}
+
+impl Requant {
+    /// The range for an output with `zero_point` and `scale` clamped to the node's float
+    /// range `[min, max]` (infinite bounds: the int8 range).
+    pub(crate) fn new(scale: f32, zero_point: i32, min: f32, max: f32) -> Requant {
+        let lo = quantize_bound(min, scale, zero_point);
+        let hi = quantize_bound(max, scale, zero_point);
+        Requant {
+            zero_point,
+            lo: (lo - zero_point) as f32,
+            hi: (hi - zero_point) as f32,
+        }
+    }
+
+    /// `acc * scale`, clamped, rounded and shifted by the zero point, as an int8.
+    #[inline]
+    pub(crate) fn apply(&self, acc: i32, scale: f32) -> i8 {
+        let v = (acc as f32 * scale).max(self.lo).min(self.hi);
+        (round_half_even(v) + self.zero_point) as i8
+    }
+}
+
+/// XNNPACK's `xnn_qs8_quantize` of an output bound: `val / scale + zero_point`, clamped
+/// to int8, rounded half to even.
+fn quantize_bound(val: f32, scale: f32, zero_point: i32) -> i32 {
+    round_half_even((val / scale + zero_point as f32).clamp(-128.0, 127.0))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn requant_rounds_half_to_even_clamps_and_adds_the_zero_point() {
+        let r = Requant::new(0.5, -5, f32::NEG_INFINITY, f32::INFINITY);
+        assert_eq!((r.lo, r.hi), (-123.0, 132.0));
+        assert_eq!(r.apply(5, 0.5), -3); // 2.5 -> 2, + (-5)
+        assert_eq!(r.apply(7, 0.5), -1); // 3.5 -> 4, + (-5)
+        assert_eq!(r.apply(1000, 1.0), 127);
+        assert_eq!(r.apply(-1000, 1.0), -128);
+        // relu6 on scale 0.05, zero point -128: [0, 6] is [-128, -8].
+        let r = Requant::new(0.05, -128, 0.0, 6.0);
+        assert_eq!(r.apply(-10, 1.0), -128);
+        assert_eq!(r.apply(500, 1.0), -8);
+    }
+
+    #[test]
+    fn dot_accumulates_in_32_bits() {
+        let a = [-128i8; 300];
+        let b = [-128i8; 300];
+        assert_eq!(dot_i8(&a, &b), 300 * 16384);
+        assert_eq!(dot_i8(&[1, -2, 3], &[4, 5, -6]), 4 - 10 - 18);
+    }
+}

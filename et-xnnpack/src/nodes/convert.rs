@@ -1,0 +1,214 @@
+//! Convert: between fp32 and XNNPACK's 8-bit datatypes, as XNNPACK computes it.
+//!
+//! - fp32 to qint8 / quint8: `x * (1 / scale)`, clamped to the integer range less the
+//!   zero point, rounded half to even, plus the zero point.
+//! - qint8 / quint8 to fp32: `(q - zero_point) * scale`.
+//! - fp32 to qdint8 (dynamic): per row, the range `[min(0, row min), max(0, row max)]`
+//!   maps onto `[-128, 127]`: multiplier `255 / range`, a zero point nudged to an integer
+//!   (from whichever end loses less), then the same rounding as above. The row's real
+//!   scale (`1 / multiplier`) and zero point are stored after the data for the
+//!   FullyConnected that reads it.
+
+use et_runtime::backend::DelegateError;
+use et_runtime::{Error, KernelResult};
+use et_schema::xnnpack::fields as xf;
+use et_schema::xnnpack::NodeView;
+
+use super::{check_flags, register, wrong_params, Params, Step};
+use crate::compute::requant::round_half_even;
+use crate::exec::Frame;
+use crate::plan::{qd8_params_offset, Builder, Elem, Quant};
+
+/// What a Convert node computes.
+#[derive(Clone, Copy, Debug)]
+pub(crate) enum Conversion {
+    /// fp32 to an 8-bit type with one scale and zero point (`signed`: qint8).
+    Quantize { q: Quant, signed: bool },
+    /// An 8-bit type with one scale and zero point to fp32.
+    Dequantize { q: Quant, signed: bool },
+    /// fp32 to qdint8, `rows` rows of `row_len` elements.
+    Dynamic { rows: usize, row_len: usize },
+}
+
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Convert {
+    input: u32,
+    output: u32,
+    how: Conversion,
+}
+
+fn prepare(b: &mut Builder<'_, '_>, node: &NodeView<'_>) -> Result<Step, DelegateError> {
+    type N<'a> = xf::_XNNNode1x1<'a>;
+    check_flags(b, node.u32(N::VT_FLAGS), 0)?;
+    let input = b.read_any(node.u32(N::VT_INPUT_ID))?;
+    let output = b.write_any(node.u32(N::VT_OUTPUT_ID), &[input])?;
+    if b.shape(input) != b.shape(output) {
+        return Err(b.invalid("the output's sizes differ from the input's"));
+    }
+    let how = match (b.value(input).elem, b.value(output).elem) {
+        (Elem::F32, Elem::Qs8(q)) => Conversion::Quantize { q, signed: true },
+        (Elem::F32, Elem::Qu8(q)) => Conversion::Quantize { q, signed: false },
+        (Elem::Qs8(q), Elem::F32) => Conversion::Dequantize { q, signed: true },
+        (Elem::Qu8(q), Elem::F32) => Conversion::Dequantize { q, signed: false },
+        (Elem::F32, Elem::Qd8 { .. }) => {
+            let out = b.value(output);
+            let rows = out.rows();
+            Conversion::Dynamic {
+                rows,
+                row_len: out.numel() / rows.max(1),
+            }
+        }
+        _ => {
+            return Err(b.fail(
+                Error::NotSupported,
+                "the conversion between these datatypes is not implemented (fp32 to and from qint8 and quint8, fp32 to qdint8 are)",
+            ))
+        }
+    };
+    Ok(Step {
+        run,
+        params: Params::Convert(Convert { input, output, how }),
+    })
+}
+
+register! {
+    XNNConvert => prepare;
+}
+
+/// The integer range of an 8-bit type.
+fn range(signed: bool) -> (i32, i32) {
+    if signed {
+        (-128, 127)
+    } else {
+        (0, 255)
+    }
+}
+
+/// `x * multiplier`, clamped to `[lo, hi] - zero_point`, rounded half to even, plus the
+/// zero point: XNNPACK's float-to-8-bit conversion, bit for bit.
+#[inline]
+fn quantize(x: f32, multiplier: f32, zero_point: i32, (lo, hi): (i32, i32)) -> i32 {
+    let v = (x * multiplier)
+        .max((lo - zero_point) as f32)
+        .min((hi - zero_point) as f32);
+    round_half_even(v) + zero_point
+}
+
+/// XNNPACK's dynamic quantization parameters of a row with extremes `min`, `max`: the
+/// multiplier (1 / scale) and the zero point.
+fn dynamic_params(min: f32, max: f32) -> (f32, i32) {
+    let (qmin, qmax) = (-128.0f32, 127.0f32);
+    let rmin = min.min(0.0);
+    let rmax = max.max(0.0);
+    let multiplier = if rmin == rmax {
+        1.0
+    } else {
+        (qmax - qmin) / (rmax - rmin)
+    };
+    let (low, high) = (rmin * multiplier, rmax * multiplier);
+    // The end whose error is smaller gives the zero point.
+    let zero_point = if (qmin + low) + (qmax + high) > 0.0 {
+        qmin - low
+    } else {
+        qmax - high
+    };
+    let zero_point = zero_point.max(qmin).min(qmax);
+    (multiplier, quantize(zero_point, 1.0, 0, (-128, 127)))
+}
+
+fn run(step: &Step, frame: &Frame<'_>) -> KernelResult {
+    let Params::Convert(p) = step.params else {
+        return Err(wrong_params());
+    };
+    match p.how {
+        Conversion::Quantize { q, signed } => {
+            let x = frame.input::<f32>(p.input)?;
+            let out = frame.output::<u8>(p.output)?;
+            let multiplier = 1.0 / q.scale;
+            for (o, &x) in out.iter_mut().zip(x) {
+                // In range by the clamp; `as u8` keeps the two's-complement byte.
+                *o = quantize(x, multiplier, q.zero_point, range(signed)) as u8;
+            }
+        }
+        Conversion::Dequantize { q, signed } => {
+            let x = frame.input::<u8>(p.input)?;
+            let out = frame.output::<f32>(p.output)?;
+            for (o, &x) in out.iter_mut().zip(x) {
+                let x = if signed {
+                    i32::from(x as i8)
+                } else {
+                    i32::from(x)
+                };
+                *o = (x - q.zero_point) as f32 * q.scale;
+            }
+        }
+        Conversion::Dynamic { rows, row_len } => {
+            let x = frame.input::<f32>(p.input)?;
+            let out = frame.output::<u8>(p.output)?;
+            let at = qd8_params_offset(rows * row_len).unwrap_or(usize::MAX);
+            let (data, params) =
+                out.split_at_mut_checked(at)
+                    .ok_or(et_runtime::KernelError::new(
+                        Error::Internal,
+                        "qdint8 value too small",
+                    ))?;
+            for ((row, q), param) in x
+                .chunks_exact(row_len.max(1))
+                .zip(data.chunks_exact_mut(row_len.max(1)))
+                .zip(params.chunks_exact_mut(8))
+            {
+                let (min, max) = row
+                    .iter()
+                    .fold((f32::INFINITY, f32::NEG_INFINITY), |(lo, hi), &v| {
+                        (lo.min(v), hi.max(v))
+                    });
+                let (multiplier, zero_point) = dynamic_params(min, max);
+                for (o, &v) in q.iter_mut().zip(row) {
+                    *o = quantize(v, multiplier, zero_point, (-128, 127)) as u8;
+                }
+                param[..4].copy_from_slice(&(1.0 / multiplier).to_le_bytes());
+                param[4..].copy_from_slice(&zero_point.to_le_bytes());
+            }
+        }
+    }
+    Ok(())
+}
+
+/// A qdint8 row's real scale and zero point, as [`run`] stored them.
+pub(crate) fn row_params(params: &[u8], row: usize) -> (f32, i32) {
+    let p = &params[8 * row..8 * row + 8];
+    (
+        f32::from_le_bytes([p[0], p[1], p[2], p[3]]),
+        i32::from_le_bytes([p[4], p[5], p[6], p[7]]),
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn quantize_rounds_half_to_even_and_saturates() {
+        let q = |x| quantize(x, 1.0, 0, (-128, 127));
+        assert_eq!([q(0.5), q(1.5), q(2.5), q(-0.5), q(-1.5)], [0, 2, 2, 0, -2]);
+        assert_eq!(
+            [q(1e9), q(-1e9), q(127.4), q(-128.6)],
+            [127, -128, 127, -128]
+        );
+        // The clamp is on x * multiplier less the zero point.
+        assert_eq!(quantize(200.0, 1.0, -5, (-128, 127)), 127);
+        assert_eq!(quantize(0.26, 10.0, 3, (0, 255)), 6);
+    }
+
+    #[test]
+    fn dynamic_params_follow_xnnpack() {
+        // [-1, 3]: multiplier 255/4; -1 * 63.75 = -63.75, zero point -128 + 63.75 = -64.25
+        // (from the min end, whose error sum is positive) rounds to -64.
+        let (m, z) = dynamic_params(-1.0, 3.0);
+        assert_eq!(m, 63.75);
+        assert_eq!(z, -64);
+        // All-positive rows still include 0; a constant row gets multiplier 1.
+        assert_eq!(dynamic_params(2.0, 4.0), (255.0 / 4.0, -128));
+        assert_eq!(dynamic_params(0.0, 0.0), (1.0, 127));
+    }
+}

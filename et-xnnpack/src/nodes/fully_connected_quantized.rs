@@ -1,0 +1,307 @@
+//! FullyConnected on quantized values, in XNNPACK's arithmetic:
+//!
+//! - static (`qint8` input and output, `qcint8` weights, `qcint32` bias): the int32
+//!   accumulator `bias + sum((x - x_zero_point) * w)` requantized with the per-channel
+//!   scale `input_scale * weight_scale[o] / output_scale`;
+//! - dynamic (`qdint8` input quantized per row at run time, `qcint8` or `qbint4`
+//!   weights, fp32 bias and output): `sum((x - row_zero_point) * w)` times the row's
+//!   scale and the channel's (or, for 4-bit weights, each block's) scale, plus the bias,
+//!   clamped to the node's range.
+//!
+//! Weights are unpacked once at init to int8 rows `[out][in]` (4-bit ones less their zero
+//! point 8), with each channel's weight sum for the zero-point correction.
+
+use et_runtime::backend::DelegateError;
+use et_runtime::{Error, KernelResult};
+use et_schema::xnnpack::fields as xf;
+use et_schema::xnnpack::NodeView;
+
+use super::convert::row_params;
+use super::{wrong_params, Clamp, Params, Step};
+use crate::compute::requant::{dot_i8, Requant};
+use crate::exec::Frame;
+use crate::plan::{qd8_params_offset, Builder, Elem, Scales};
+
+type F<'a> = xf::XNNFullyConnected<'a>;
+
+#[derive(Clone, Copy, Debug)]
+pub(crate) enum Arithmetic {
+    /// qint8 in and out: per-channel requantization scales, the output range.
+    Static {
+        input_zero_point: i32,
+        bias: *const i32,
+        scales: *const f32,
+        requant: Requant,
+    },
+    /// qdint8 in, fp32 out; `block` elements share a weight scale (`in_features` for
+    /// per-channel weights).
+    Dynamic {
+        weight_scales: Scales,
+        block: usize,
+        bias: Option<*const f32>,
+        clamp: Clamp,
+    },
+}
+
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct QuantizedFc {
+    input: u32,
+    output: u32,
+    /// `[out][in]` int8 weights in method memory.
+    weights: *const i8,
+    /// The weight sum of each output channel's each block (`[out][in / block]`).
+    weight_sums: *const i32,
+    rows: usize,
+    in_features: usize,
+    out_features: usize,
+    arithmetic: Arithmetic,
+}
+
+/// Prepares a FullyConnected whose input `input` (already read) is quantized.
+pub(crate) fn prepare(
+    b: &mut Builder<'_, '_>,
+    node: &NodeView<'_>,
+    input: u32,
+    flags: u32,
+) -> Result<Step, DelegateError> {
+    if flags != 0 {
+        return Err(b.fail(
+            Error::NotSupported,
+            "a quantized FullyConnected with transposed weights is not implemented",
+        ));
+    }
+    let filter = b.read_any(node.u32(F::VT_FILTER_ID))?;
+    let bias_id = node.u32(F::VT_BIAS_ID);
+    let bias = if bias_id == et_schema::xnnpack::INVALID_ID {
+        None
+    } else {
+        Some(b.read_any(bias_id)?)
+    };
+    let mut inputs = [input, filter, filter];
+    if let Some(bias) = bias {
+        inputs[2] = bias;
+    }
+    let output = b.write_any(node.u32(F::VT_OUTPUT_ID), &inputs)?;
+
+    let fshape = b.shape(filter);
+    if fshape.rank() != 2 {
+        return Err(b.invalid("the filter is not 2-D"));
+    }
+    let (out_features, in_features) = (fshape.dims()[0], fshape.dims()[1]);
+    let ishape = b.shape(input);
+    if ishape.rank() == 0 || ishape.last() != in_features {
+        return Err(b.invalid("the input's last dim differs from the filter's input size"));
+    }
+    let rows = b.value(input).numel() / in_features.max(1);
+    let oshape = b.shape(output);
+    if oshape.rank() != ishape.rank()
+        || oshape.dims()[..oshape.rank() - 1] != ishape.dims()[..ishape.rank() - 1]
+        || oshape.last() != out_features
+    {
+        return Err(b.invalid("the output's sizes do not match the input rows and filter outputs"));
+    }
+    let not_constant = || {
+        b.fail(
+            Error::NotSupported,
+            "quantized weights computed at run time are not implemented",
+        )
+    };
+    let raw = b.constant_bytes(filter).ok_or_else(not_constant)?;
+    let filter_elem = b.value(filter).elem;
+    // Elements per weight scale: a 4-bit weight's block, else the whole row.
+    let block = match filter_elem {
+        Elem::Qb4 { block, .. } => block as usize,
+        _ => in_features.max(1),
+    };
+    let blocks = in_features / block;
+    let weights = b.alloc::<i8>(out_features * in_features)?;
+    let weight_sums = b.alloc::<i32>(out_features * blocks)?;
+    match filter_elem {
+        Elem::Qc8(_) => {
+            for (w, &r) in weights.iter_mut().zip(raw) {
+                *w = r as i8;
+            }
+        }
+        Elem::Qb4 { .. } => {
+            // Two per byte, the even index in the low nibble, zero point 8.
+            for (pair, &r) in weights.chunks_exact_mut(2).zip(raw) {
+                pair[0] = (r & 0x0f) as i8 - 8;
+                pair[1] = (r >> 4) as i8 - 8;
+            }
+        }
+        _ => {
+            return Err(b.fail(
+                Error::NotSupported,
+                "the weights' datatype is not qcint8 or qbint4",
+            ))
+        }
+    }
+    for (sum, part) in weight_sums.iter_mut().zip(weights.chunks_exact(block)) {
+        *sum = part.iter().map(|&w| i32::from(w)).sum();
+    }
+    let arithmetic = match (b.value(input).elem, filter_elem, b.value(output).elem) {
+        (Elem::Qs8(x), Elem::Qc8(ws), Elem::Qs8(y)) => {
+            let bias_q = b.alloc::<i32>(out_features)?;
+            if let Some(v) = bias {
+                let Elem::Qc32(_) = b.value(v).elem else {
+                    return Err(b.fail(Error::NotSupported, "a qint8 FullyConnected's bias is not qcint32"));
+                };
+                let data = b.constant_bytes(v).ok_or_else(not_constant)?;
+                if b.value(v).numel() != out_features {
+                    return Err(b.invalid("the bias does not have one element per output"));
+                }
+                for (q, c) in bias_q.iter_mut().zip(data.chunks_exact(4)) {
+                    *q = i32::from_le_bytes([c[0], c[1], c[2], c[3]]);
+                }
+            }
+            let scales = b.alloc::<f32>(out_features)?;
+            let ws = ws.get();
+            if ws.len() != out_features {
+                return Err(b.invalid("the weights do not have one scale per output channel"));
+            }
+            for (s, &w) in scales.iter_mut().zip(ws) {
+                *s = x.scale * w / y.scale;
+            }
+            let clamp = Clamp::of(node);
+            Arithmetic::Static {
+                input_zero_point: x.zero_point,
+                bias: bias_q.as_ptr(),
+                scales: scales.as_ptr(),
+                requant: Requant::new(y.scale, y.zero_point, clamp.min, clamp.max),
+            }
+        }
+        (Elem::Qd8 { .. }, Elem::Qc8(weight_scales) | Elem::Qb4 { scales: weight_scales, .. }, Elem::F32) => {
+            if weight_scales.get().len() != out_features * blocks {
+                return Err(b.invalid("the weights do not have one scale per channel or block"));
+            }
+            let bias = match bias {
+                None => None,
+                Some(v) => {
+                    if b.value(v).numel() != out_features {
+                        return Err(b.invalid("the bias does not have one element per output"));
+                    }
+                    Some(b.constant(v).ok_or_else(|| b.fail(Error::NotSupported, "the bias is not an fp32 constant"))?.as_ptr())
+                }
+            };
+            Arithmetic::Dynamic {
+                weight_scales,
+                block,
+                bias,
+                clamp: Clamp::of(node),
+            }
+        }
+        _ => {
+            return Err(b.fail(
+                Error::NotSupported,
+                "this combination of FullyConnected datatypes is not implemented (qint8 x qcint8 -> qint8, qdint8 x qcint8 or qbint4 -> fp32 are)",
+            ))
+        }
+    };
+    Ok(Step {
+        run,
+        params: Params::QuantizedFc(QuantizedFc {
+            input,
+            output,
+            weights: weights.as_ptr(),
+            weight_sums: weight_sums.as_ptr(),
+            rows,
+            in_features,
+            out_features,
+            arithmetic,
+        }),
+    })
+}
+
+fn run(step: &Step, frame: &Frame<'_>) -> KernelResult {
+    let Params::QuantizedFc(p) = step.params else {
+        return Err(wrong_params());
+    };
+    let (m, k, n) = (p.rows, p.in_features, p.out_features);
+    let blocks = match p.arithmetic {
+        Arithmetic::Dynamic { block, .. } => k / block.max(1),
+        Arithmetic::Static { .. } => 1,
+    };
+    // SAFETY: `n * k` int8s and `n * blocks` int32s written at init in method memory,
+    // read-only since, living as long as the plan.
+    let (weights, sums) = unsafe {
+        (
+            core::slice::from_raw_parts(p.weights, n * k),
+            core::slice::from_raw_parts(p.weight_sums, n * blocks),
+        )
+    };
+    let x = frame.input::<i8>(p.input)?;
+    match p.arithmetic {
+        Arithmetic::Static {
+            input_zero_point,
+            bias,
+            scales,
+            requant,
+        } => {
+            // SAFETY: `n` values each, written at init, read-only since.
+            let (bias, scales) = unsafe {
+                (
+                    core::slice::from_raw_parts(bias, n),
+                    core::slice::from_raw_parts(scales, n),
+                )
+            };
+            let out = frame.output::<i8>(p.output)?;
+            for (row, y) in x.chunks_exact(k).zip(out.chunks_exact_mut(n)).take(m) {
+                for (o, y) in y.iter_mut().enumerate() {
+                    let w = &weights[o * k..o * k + k];
+                    let acc = bias[o] + dot_i8(row, w) - input_zero_point * sums[o];
+                    *y = requant.apply(acc, scales[o]);
+                }
+            }
+        }
+        Arithmetic::Dynamic {
+            weight_scales,
+            block,
+            bias,
+            clamp,
+        } => {
+            let params_at = qd8_params_offset(m * k).unwrap_or(usize::MAX);
+            let (data, params) =
+                x.split_at_checked(params_at)
+                    .ok_or(et_runtime::KernelError::new(
+                        Error::Internal,
+                        "qdint8 value too small",
+                    ))?;
+            // SAFETY: `n` floats of a constant checked at init.
+            let bias = bias.map(|b| unsafe { core::slice::from_raw_parts(b, n) });
+            let scales = weight_scales.get();
+            let params = i8_as_u8(params);
+            let out = frame.output::<f32>(p.output)?;
+            let rows = data.chunks_exact(k).zip(out.chunks_exact_mut(n)).take(m);
+            for (r, (row, y)) in rows.enumerate() {
+                let (row_scale, zero_point) = row_params(params, r);
+                for (o, y) in y.iter_mut().enumerate() {
+                    let w = &weights[o * k..o * k + k];
+                    let correct = |blk: usize| zero_point * sums[o * blocks + blk];
+                    // XNNPACK's order: per channel, the integer sum times the row's scale
+                    // then the channel's; per block, each block's sum times its scale,
+                    // then the row's.
+                    let acc = if blocks == 1 {
+                        (dot_i8(row, w) - correct(0)) as f32 * row_scale * scales[o]
+                    } else {
+                        let mut acc = 0.0f32;
+                        for blk in 0..blocks {
+                            let span = blk * block..(blk + 1) * block;
+                            let dot = dot_i8(&row[span.clone()], &w[span]) - correct(blk);
+                            acc += dot as f32 * scales[o * blocks + blk];
+                        }
+                        acc * row_scale
+                    };
+                    *y = acc + bias.map_or(0.0, |b| b[o]);
+                }
+                clamp.apply(y);
+            }
+        }
+    }
+    Ok(())
+}
+
+fn i8_as_u8(x: &[i8]) -> &[u8] {
+    // SAFETY: i8 and u8 have the same size and alignment and every bit pattern is valid
+    // in both; the view covers the same memory with the same lifetime.
+    unsafe { core::slice::from_raw_parts(x.as_ptr().cast::<u8>(), x.len()) }
+}
