@@ -3,7 +3,9 @@
 
 use std::path::PathBuf;
 
-use et_runtime::{DataFile, FileLoader, MemoryManager, Program, ScalarType, Verification};
+use et_runtime::{
+    DataFile, FileLoader, MemoryManager, MethodBufferSizes, Program, ScalarType, Verification,
+};
 use serde::Deserialize;
 
 /// `tests/fixtures` in the workspace.
@@ -242,7 +244,7 @@ pub fn compare(dir: &std::path::Path, spec: &IoSpec, got: &[OwnedOutput]) -> Res
 
 /// Loads every method of a (possibly corrupted) program and runs it on zero inputs,
 /// ignoring errors: what matters is that nothing panics, hangs or over-allocates. Methods
-/// whose memory estimate exceeds 16 MiB are skipped.
+/// whose buffers would exceed 16 MiB are skipped.
 pub fn load_and_run_bytes(bytes: &[u8]) {
     load_and_run_with_data(bytes, None);
 }
@@ -261,28 +263,16 @@ pub fn load_and_run_with_data(bytes: &[u8], data: Option<&[u8]>) {
         return;
     };
     for name in program.method_names().collect::<Vec<_>>() {
-        let Ok(meta) = program.method_meta(name) else {
+        // Sizes come from the (corrupted) file: checked against the limit before any
+        // allocation, as a tool must.
+        let Ok(sizes) = MethodBufferSizes::for_program_method(&program, name, 16 << 10) else {
             continue;
         };
-        let sizes: Vec<usize> = (0..meta.num_planned_buffers())
-            .map(|i| meta.planned_buffer_size(i).unwrap_or(0))
-            .collect();
-        let Ok(estimate) = program.method_memory_estimate(name) else {
+        let Ok(mut buffers) = MethodBuffers::allocate(&sizes, 1 << 24) else {
             continue;
         };
-        if sizes.iter().sum::<usize>() > 1 << 24 || estimate > 1 << 24 {
-            continue;
-        }
-        let mut method_mem = vec![0u128; estimate.div_ceil(16)];
-        let mut planned_mem: Vec<Vec<u128>> =
-            sizes.iter().map(|s| vec![0u128; s.div_ceil(16)]).collect();
-        let mut planned: Vec<&mut [u8]> = planned_mem.iter_mut().map(|b| bytes_of(b)).collect();
-        let mut scratch = vec![0u128; 1024];
-        let mut memory = MemoryManager::new(
-            bytes_of(&mut method_mem),
-            &mut planned,
-            bytes_of(&mut scratch),
-        );
+        let (method_mem, mut planned, scratch) = buffers.split();
+        let mut memory = MemoryManager::new(method_mem, &mut planned, scratch);
         let Ok(mut method) = program.load_method(name, &mut memory) else {
             continue;
         };
