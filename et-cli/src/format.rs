@@ -14,13 +14,20 @@ pub fn elements(t: &Tensor) -> Result<Vec<String>, String> {
         .collect())
 }
 
-/// How one element of `dtype`, given as its little-endian bytes, is printed.
+/// How one element of `dtype`, given as its little-endian bytes, is printed: the
+/// shortest decimal that reads back to the same value in that dtype.
 pub fn element_formatter(dtype: ScalarType) -> Result<fn(&[u8]) -> String, String> {
     Ok(match dtype {
-        ScalarType::Float => |b| fmt_float(f32::from_le_bytes(array(b)) as f64),
+        ScalarType::Float => |b| fmt_float(f32::from_le_bytes(array(b))),
         ScalarType::Double => |b| fmt_float(f64::from_le_bytes(array(b))),
-        ScalarType::Half => |b| fmt_float(et_runtime::f16::from_le_bytes(array(b)).to_f64()),
-        ScalarType::BFloat16 => |b| fmt_float(et_runtime::bf16::from_le_bytes(array(b)).to_f64()),
+        ScalarType::Half => |b| {
+            let v = et_runtime::f16::from_le_bytes(array(b));
+            shortest_narrow(v.to_f32(), |x| et_runtime::f16::from_f32(x) == v)
+        },
+        ScalarType::BFloat16 => |b| {
+            let v = et_runtime::bf16::from_le_bytes(array(b));
+            shortest_narrow(v.to_f32(), |x| et_runtime::bf16::from_f32(x) == v)
+        },
         ScalarType::Byte => |b| b[0].to_string(),
         ScalarType::Char => |b| (b[0] as i8).to_string(),
         ScalarType::Short => |b| i16::from_le_bytes(array(b)).to_string(),
@@ -38,30 +45,62 @@ fn array<const N: usize>(b: &[u8]) -> [u8; N] {
     a
 }
 
-fn fmt_float(v: f64) -> String {
-    if v.is_nan() {
+/// A float in the shortest form that round-trips in its own type (Rust's `Display` for
+/// `f32` and `f64`), with `nan`, `inf` and `-inf` spelled as PyTorch prints them.
+fn fmt_float<F: Into<f64> + std::fmt::Display + Copy>(v: F) -> String {
+    let wide: f64 = v.into();
+    if wide.is_nan() {
         "nan".into()
-    } else if v.is_infinite() {
-        if v > 0.0 {
-            "inf".into()
-        } else {
-            "-inf".into()
-        }
+    } else if wide.is_infinite() {
+        if wide > 0.0 { "inf" } else { "-inf" }.into()
     } else {
         format!("{v}")
     }
 }
 
-/// `tensor(sizes=[1, 1000], dtype=float32, [..])`.
-pub fn describe(v: &EValue<'_>) -> Result<String, String> {
+/// The shortest decimal that converts back to the same 16-bit float (`same` checks a
+/// candidate), found by trying more significant digits until one does.
+fn shortest_narrow(v: f32, same: impl Fn(f32) -> bool) -> String {
+    if !v.is_finite() {
+        return fmt_float(v);
+    }
+    for digits in 1..=9 {
+        let text = format!("{v:.digits$e}");
+        if let Ok(x) = text.parse::<f64>() {
+            if same(x as f32) {
+                return format!("{x}");
+            }
+        }
+    }
+    fmt_float(v)
+}
+
+/// How `etch run` prints tensors.
+#[derive(Clone, Copy, Debug)]
+pub enum Printing {
+    /// Tensors over [`SUMMARY_THRESHOLD`] elements as PyTorch prints them: the first and
+    /// last [`EDGE_ITEMS`] of each dim around `...`.
+    Summary,
+    /// Every element.
+    Full,
+}
+
+/// PyTorch's `threshold`: tensors with more elements are summarized.
+pub const SUMMARY_THRESHOLD: usize = 1000;
+/// PyTorch's `edgeitems`.
+pub const EDGE_ITEMS: usize = 3;
+
+/// `tensor(sizes=[1, 1000], dtype=float32, [[0.16495627, ..., -0.009287141]])`: nested by
+/// dim like PyTorch, summarized unless `printing` is [`Printing::Full`].
+pub fn describe(v: &EValue<'_>, printing: Printing) -> Result<String, String> {
     Ok(match v {
         EValue::Tensor(t) => {
-            format!(
-                "tensor(sizes={:?}, dtype={}, [{}])",
-                t.sizes(),
-                t.dtype(),
-                elements(t)?.join(", ")
-            )
+            let elems = elements(t)?;
+            let summarize =
+                matches!(printing, Printing::Summary) && elems.len() > SUMMARY_THRESHOLD;
+            let mut body = String::new();
+            nest(&mut body, &elems, t.sizes(), summarize);
+            format!("tensor(sizes={:?}, dtype={}, {body})", t.sizes(), t.dtype())
         }
         EValue::None => "None".into(),
         EValue::Int(i) => i.to_string(),
@@ -70,6 +109,61 @@ pub fn describe(v: &EValue<'_>) -> Result<String, String> {
         EValue::String(s) => format!("{s:?}"),
         EValue::List(tag) => format!("<{tag}>"),
     })
+}
+
+/// Writes `elems` (row-major, of `sizes`) as nested lists; with `summarize`, a dim longer
+/// than twice [`EDGE_ITEMS`] shows its first and last items around `...`.
+fn nest(out: &mut String, elems: &[String], sizes: &[usize], summarize: bool) {
+    let Some((&n, inner)) = sizes.split_first() else {
+        out.push_str(elems.first().map_or("", String::as_str));
+        return;
+    };
+    let stride: usize = inner.iter().product();
+    out.push('[');
+    let shown: Vec<Option<usize>> = if summarize && n > 2 * EDGE_ITEMS {
+        (0..EDGE_ITEMS)
+            .map(Some)
+            .chain([None])
+            .chain((n - EDGE_ITEMS..n).map(Some))
+            .collect()
+    } else {
+        (0..n).map(Some).collect()
+    };
+    for (k, item) in shown.into_iter().enumerate() {
+        if k > 0 {
+            out.push_str(", ");
+        }
+        match item {
+            Some(i) => nest(out, &elems[i * stride..(i + 1) * stride], inner, summarize),
+            None => out.push_str("..."),
+        }
+    }
+    out.push(']');
+}
+
+/// The `k` largest elements of a float or integer tensor with their flat indices,
+/// largest first (ties: lower index first; NaN is not ranked).
+pub fn top_k(t: &Tensor, k: usize) -> Result<Vec<(usize, String)>, String> {
+    let elems = elements(t)?;
+    let mut ranked: Vec<(usize, f64)> = elems
+        .iter()
+        .enumerate()
+        .filter_map(|(i, e)| match e.as_str() {
+            "true" => Some((i, 1.0)),
+            "false" => Some((i, 0.0)),
+            e => e
+                .parse::<f64>()
+                .ok()
+                .filter(|v| !v.is_nan())
+                .map(|v| (i, v)),
+        })
+        .collect();
+    ranked.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
+    Ok(ranked
+        .into_iter()
+        .take(k)
+        .map(|(i, _)| (i, elems[i].clone()))
+        .collect())
 }
 
 /// A JSON string literal.
@@ -116,4 +210,71 @@ pub fn json_value(v: &EValue<'_>) -> Result<String, String> {
         EValue::None => "null".into(),
         EValue::List(tag) => format!("{{\"list\":{}}}", json_str(tag.name())),
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use et_runtime::TensorBuf;
+
+    fn tensor(sizes: &[usize], values: impl Iterator<Item = f32>) -> TensorBuf {
+        let mut t = TensorBuf::zeros(ScalarType::Float, sizes).unwrap();
+        for (d, v) in t.data_mut::<f32>().unwrap().iter_mut().zip(values) {
+            *d = v;
+        }
+        t
+    }
+
+    #[test]
+    fn large_tensors_are_summarized_per_dim_like_pytorch() {
+        let t = tensor(&[2, 1001], (0..2002).map(|i| i as f32));
+        let shown = describe(&EValue::Tensor(&t), Printing::Summary).unwrap();
+        assert_eq!(
+            shown,
+            "tensor(sizes=[2, 1001], dtype=float32, [[0, 1, 2, ..., 998, 999, 1000], [1001, 1002, 1003, ..., 1999, 2000, 2001]])"
+        );
+        let full = describe(&EValue::Tensor(&t), Printing::Full).unwrap();
+        assert!(!full.contains("...") && full.contains(", 1500, "), "{full}");
+        // 1000 elements or fewer print in full, as in PyTorch.
+        let t = tensor(&[1000], (0..1000).map(|i| i as f32));
+        let shown = describe(&EValue::Tensor(&t), Printing::Summary).unwrap();
+        assert!(
+            !shown.contains("...") && shown.contains(", 999]"),
+            "{shown}"
+        );
+    }
+
+    #[test]
+    fn floats_print_in_the_shortest_form_of_their_own_dtype() {
+        let f32_fmt = element_formatter(ScalarType::Float).unwrap();
+        assert_eq!(f32_fmt(&0.1f32.to_le_bytes()), "0.1");
+        assert_eq!(f32_fmt(&0.09567327f32.to_le_bytes()), "0.09567327");
+        assert_eq!(f32_fmt(&f32::NEG_INFINITY.to_le_bytes()), "-inf");
+        let half = element_formatter(ScalarType::Half).unwrap();
+        assert_eq!(half(&et_runtime::f16::from_f32(0.1).to_le_bytes()), "0.1");
+        assert_eq!(
+            half(&et_runtime::f16::from_f32(65504.0).to_le_bytes()),
+            "65500"
+        );
+        let bf16 = element_formatter(ScalarType::BFloat16).unwrap();
+        assert_eq!(
+            bf16(&et_runtime::bf16::from_f32(3.14159).to_le_bytes()),
+            "3.14"
+        );
+    }
+
+    #[test]
+    fn top_k_ranks_by_value_then_index() {
+        let t = tensor(&[1, 6], [0.5, -1.0, 2.0, 0.5, f32::NAN, 1.5].into_iter());
+        let top = top_k(&t, 4).unwrap();
+        assert_eq!(
+            top,
+            [
+                (2, "2".into()),
+                (5, "1.5".into()),
+                (0, "0.5".into()),
+                (3, "0.5".into())
+            ]
+        );
+    }
 }

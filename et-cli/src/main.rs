@@ -63,6 +63,14 @@ enum Command {
         /// read from the file) exceeds this many MiB, before allocating any of it.
         #[arg(long, default_value_t = 4096)]
         max_memory_mib: usize,
+        /// Print every element (by default a tensor over 1000 elements shows the first
+        /// and last 3 of each dim around `...`, as PyTorch prints it).
+        #[arg(long)]
+        full: bool,
+        /// Also print each tensor output's N largest elements with their flat indices
+        /// (for classifier outputs).
+        #[arg(long, value_name = "N")]
+        top_k: Option<usize>,
     },
     /// List methods, their operators with kernel keys, planned memory, the program's named
     /// data and the external tensors it expects from data files.
@@ -126,6 +134,8 @@ fn main() -> ExitCode {
             output_dir,
             scratch_mib,
             max_memory_mib,
+            full,
+            top_k,
         } => run::run(&run::RunRequest {
             model: &model,
             method: method.as_deref(),
@@ -136,6 +146,12 @@ fn main() -> ExitCode {
             output_dir: output_dir.as_deref(),
             scratch_mib,
             max_memory_mib,
+            printing: if full {
+                format::Printing::Full
+            } else {
+                format::Printing::Summary
+            },
+            top_k,
         }),
         Command::Ops { model, data, json } => ops(&model, &data, json),
         Command::Select {

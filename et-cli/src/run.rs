@@ -24,6 +24,9 @@ pub struct RunRequest<'a> {
     pub output_dir: Option<&'a Path>,
     pub scratch_mib: usize,
     pub max_memory_mib: usize,
+    pub printing: format::Printing,
+    /// Also list each tensor output's `k` largest elements with their indices.
+    pub top_k: Option<usize>,
 }
 
 pub fn run(req: &RunRequest<'_>) -> Result<(), Failure> {
@@ -95,8 +98,21 @@ pub fn run(req: &RunRequest<'_>) -> Result<(), Failure> {
     let iterations = req.iterations;
     if req.json {
         let outputs = (0..method.num_outputs())
-            .map(|i| format::json_value(&method.output(i)?).map_err(Failure))
-            .collect::<Result<Vec<_>, _>>()?;
+            .map(|i| {
+                let output = method.output(i)?;
+                let mut json = format::json_value(&output).map_err(Failure)?;
+                if let (Some(k), EValue::Tensor(t)) = (req.top_k, &output) {
+                    let top: Vec<String> = format::top_k(t, k)
+                        .map_err(Failure)?
+                        .into_iter()
+                        .map(|(index, v)| format!("{{\"index\":{index},\"value\":{v}}}"))
+                        .collect();
+                    json.pop();
+                    json.push_str(&format!(",\"top_k\":[{}]}}", top.join(",")));
+                }
+                Ok(json)
+            })
+            .collect::<Result<Vec<_>, Failure>>()?;
         println!(
             "{{\"model\":{},\"method\":{},\"iterations\":{iterations},\"load_method_us\":{load_us:.1},\"execute_us\":{{\"min\":{min:.1},\"median\":{median:.1},\"max\":{max:.1}}},\"outputs\":[{}]}}",
             format::json_str(&model.display().to_string()),
@@ -105,10 +121,19 @@ pub fn run(req: &RunRequest<'_>) -> Result<(), Failure> {
         );
     } else {
         for i in 0..method.num_outputs() {
+            let output = method.output(i)?;
             println!(
                 "Output {i}: {}",
-                format::describe(&method.output(i)?).map_err(Failure)?
+                format::describe(&output, req.printing).map_err(Failure)?
             );
+            if let (Some(k), EValue::Tensor(t)) = (req.top_k, &output) {
+                let top: Vec<String> = format::top_k(t, k)
+                    .map_err(Failure)?
+                    .into_iter()
+                    .map(|(index, v)| format!("[{index}] {v}"))
+                    .collect();
+                println!("  top {k}: {}", top.join(", "));
+            }
         }
         if iterations > 1 {
             println!(
@@ -242,7 +267,9 @@ fn output_bits(method: &Method<'_>) -> Result<Vec<OutputBits>, Failure> {
                     bytes: t.to_row_major_bytes()?,
                 },
                 EValue::Double(d) => OutputBits::Other(format!("{:#x}", d.to_bits())),
-                other => OutputBits::Other(format::describe(&other).map_err(Failure)?),
+                other => OutputBits::Other(
+                    format::describe(&other, format::Printing::Full).map_err(Failure)?,
+                ),
             })
         })
         .collect()

@@ -357,3 +357,25 @@ fn planned_memory_over_the_limit_is_refused_before_allocating() {
     );
     std::fs::remove_file(&path).ok();
 }
+
+/// `--top-k` names a classifier's best classes with their scores, in text and JSON;
+/// numbers print in the shortest form that reads back as the same float32.
+#[test]
+fn top_k_lists_the_largest_outputs_with_their_indices() {
+    let mv2 = fixture("mv2.pte");
+    let o = etch(&["run", mv2.to_str().unwrap(), "--top-k", "3"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let out = stdout(&o);
+    assert!(
+        out.contains("\n  top 3: [114] 0.6299873, [197] 0.6027144, [97] 0.5271168\n"),
+        "{out}"
+    );
+    let o = etch(&["run", mv2.to_str().unwrap(), "--top-k", "2", "--json"]);
+    let out = stdout(&o);
+    assert!(
+        out.contains(
+            "\"top_k\":[{\"index\":114,\"value\":0.6299873},{\"index\":197,\"value\":0.6027144}]"
+        ),
+        "{out}"
+    );
+}
