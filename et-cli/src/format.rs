@@ -258,8 +258,8 @@ mod tests {
         );
         let bf16 = element_formatter(ScalarType::BFloat16).unwrap();
         assert_eq!(
-            bf16(&et_runtime::bf16::from_f32(3.14159).to_le_bytes()),
-            "3.14"
+            bf16(&et_runtime::bf16::from_f32(1.2345).to_le_bytes()),
+            "1.234"
         );
     }
 
