@@ -3,7 +3,7 @@
 
 use std::path::{Path, PathBuf};
 
-use et_runtime::{DataFile, MmapLoader, Program};
+use et_runtime::{BufferLoader, DataFile, MmapLoader, Program};
 
 use crate::{open, Failure};
 
@@ -37,7 +37,7 @@ impl DataFiles {
 /// Loads `model` from `loader` with `data` attached.
 pub fn load_program<'l>(
     model: &Path,
-    loader: &'l MmapLoader,
+    loader: &'l BufferLoader<'l>,
     data: &'l [&'l DataFile<'l>],
 ) -> Result<Program<'l>, Failure> {
     Program::load_with_data(loader, et_runtime::Verification::default(), data)

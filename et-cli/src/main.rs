@@ -1,5 +1,6 @@
 //! `etch`: run, inspect and check ExecuTorch programs with etch's runtime.
 
+mod bundled;
 mod data;
 mod delegates;
 mod format;
@@ -10,7 +11,7 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
-use et_runtime::{MmapLoader, Program};
+use et_runtime::{BufferLoader, MmapLoader, Program};
 
 // The kernel library registers its kernels by being linked; nothing else names it.
 use et_ops as _;
@@ -71,6 +72,21 @@ enum Command {
         /// (for classifier outputs).
         #[arg(long, value_name = "N")]
         top_k: Option<usize>,
+    },
+    /// Run every test case of a bundled program (.bpte) and compare each output with the
+    /// expected one; exit 1 naming each case, output and largest error that fails.
+    Verify {
+        /// The .bpte bundled program.
+        model: PathBuf,
+        /// Relative tolerance for floating-point outputs.
+        #[arg(long, default_value_t = 1e-5)]
+        rtol: f64,
+        /// Absolute tolerance for floating-point outputs.
+        #[arg(long, default_value_t = 1e-8)]
+        atol: f64,
+        /// Refuse a method whose memory exceeds this many MiB (as for `run`).
+        #[arg(long, default_value_t = 4096)]
+        max_memory_mib: usize,
     },
     /// List methods, their operators with kernel keys, planned memory, the program's named
     /// data and the external tensors it expects from data files.
@@ -153,6 +169,17 @@ fn main() -> ExitCode {
             },
             top_k,
         }),
+        Command::Verify {
+            model,
+            rtol,
+            atol,
+            max_memory_mib,
+        } => bundled::verify(&bundled::VerifyRequest {
+            model: &model,
+            rtol,
+            atol,
+            max_memory_mib,
+        }),
         Command::Ops { model, data, json } => ops(&model, &data, json),
         Command::Select {
             models,
@@ -179,13 +206,14 @@ fn open(model: &Path) -> Result<MmapLoader, Failure> {
     MmapLoader::open(model).map_err(|e| Failure(format!("cannot open {}: {e}", model.display())))
 }
 
-fn load<'l>(model: &Path, loader: &'l MmapLoader) -> Result<Program<'l>, Failure> {
+fn load<'l>(model: &Path, loader: &'l BufferLoader<'l>) -> Result<Program<'l>, Failure> {
     Program::load(loader)
         .map_err(|e| Failure(format!("{}: cannot load program: {e}", model.display())))
 }
 
 fn ops(model: &Path, data: &[PathBuf], json: bool) -> Result<(), Failure> {
-    let loader = open(model)?;
+    let map = open(model)?;
+    let loader = bundled::program_loader(model, &map)?;
     let data_maps = data::DataFiles::open(data)?;
     let data_files = data_maps.load()?;
     let data_refs: Vec<_> = data_files.iter().collect();
@@ -406,7 +434,8 @@ fn check(models: &[PathBuf]) -> Result<(), Failure> {
         }
     };
     for model in models {
-        let loader = open(model)?;
+        let map = open(model)?;
+        let loader = bundled::program_loader(model, &map)?;
         let program = load(model, &loader)?;
         let model = model.display();
         for name in program.method_names() {

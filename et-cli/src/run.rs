@@ -31,7 +31,8 @@ pub struct RunRequest<'a> {
 
 pub fn run(req: &RunRequest<'_>) -> Result<(), Failure> {
     let model = req.model;
-    let loader = open(model)?;
+    let map = open(model)?;
+    let loader = crate::bundled::program_loader(model, &map)?;
     let data_maps = DataFiles::open(req.data)?;
     let data_files = data_maps.load()?;
     let data_refs: Vec<_> = data_files.iter().collect();

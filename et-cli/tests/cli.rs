@@ -379,3 +379,57 @@ fn top_k_lists_the_largest_outputs_with_their_indices() {
         "{out}"
     );
 }
+
+/// `etch verify` runs every test case of a bundled program; an expected output altered
+/// in the file makes it fail, naming the case, the output and the largest error; `run`
+/// and `ops` take the bundled program like a `.pte`.
+#[test]
+fn verify_checks_a_bundled_program_and_names_what_differs() {
+    let bpte = fixture("mlp.bpte");
+    let o = etch(&["verify", bpte.to_str().unwrap()]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let out = stdout(&o);
+    for case in [
+        "forward case 0: ok",
+        "forward case 1: ok",
+        "logits case 0: ok",
+        "logits case 1: ok",
+    ] {
+        assert!(out.contains(case), "{out}");
+    }
+    assert!(out.contains("4 test cases passed"), "{out}");
+
+    // Change one expected element of forward's case 1 (found by its bytes).
+    let good = std::fs::read(&bpte).unwrap();
+    let expected = std::fs::read(fixture("mlp_bundled.forward.case1.out0.bin")).unwrap();
+    let at = good
+        .windows(expected.len())
+        .position(|w| w == expected.as_slice())
+        .expect("case 1's expected output in the file");
+    let mut bad = good.clone();
+    bad[at + 4 * 5..at + 4 * 6].copy_from_slice(&0.75f32.to_le_bytes());
+    let path = std::env::temp_dir().join(format!("etch-bad-{}.bpte", std::process::id()));
+    std::fs::write(&path, &bad).unwrap();
+    let o = etch(&["verify", path.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(1));
+    let e = stderr(&o);
+    assert!(
+        e.contains("1 of 4 test cases failed")
+            && e.contains("forward case 1: output 0: 1 of 32 elements differ")
+            && e.contains("at element 5")
+            && e.contains("expected 0.75)"),
+        "{e}"
+    );
+    std::fs::remove_file(&path).ok();
+
+    let o = etch(&["run", bpte.to_str().unwrap()]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    assert!(stdout(&o).starts_with("Output 0: tensor(sizes=[4, 8], dtype=float32"));
+    let o = etch(&["verify", fixture("mlp.pte").to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(1));
+    assert!(
+        stderr(&o).contains("not a bundled program"),
+        "{}",
+        stderr(&o)
+    );
+}

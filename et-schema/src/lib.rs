@@ -5,6 +5,7 @@
 #[cfg(test)]
 extern crate std;
 
+pub mod bundled;
 pub mod error;
 /// Field offsets and enums of program.fbs (the `.pte` schema), derived from flatc's output.
 #[allow(

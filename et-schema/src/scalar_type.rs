@@ -106,6 +106,31 @@ impl ScalarType {
         }
     }
 
+    /// One element, given as its little-endian bytes, as an `f64` (bool as 0 or 1): for
+    /// tools that compare outputs. `None` for types without one real value (complex,
+    /// quantized, bit and float8 types) or when `bytes` is shorter than an element.
+    pub fn read_f64(self, bytes: &[u8]) -> Option<f64> {
+        use ScalarType::*;
+        fn le<const N: usize>(b: &[u8]) -> Option<[u8; N]> {
+            b.get(..N)?.try_into().ok()
+        }
+        Some(match self {
+            Float => f32::from_le_bytes(le(bytes)?).into(),
+            Double => f64::from_le_bytes(le(bytes)?),
+            Half => half::f16::from_le_bytes(le(bytes)?).to_f64(),
+            BFloat16 => half::bf16::from_le_bytes(le(bytes)?).to_f64(),
+            Byte | Bool => f64::from(*bytes.first()?),
+            Char => f64::from(*bytes.first()? as i8),
+            Short => i16::from_le_bytes(le(bytes)?).into(),
+            UInt16 => u16::from_le_bytes(le(bytes)?).into(),
+            Int => i32::from_le_bytes(le(bytes)?).into(),
+            UInt32 => u32::from_le_bytes(le(bytes)?).into(),
+            Long => i64::from_le_bytes(le(bytes)?) as f64,
+            UInt64 => u64::from_le_bytes(le(bytes)?) as f64,
+            _ => return None,
+        })
+    }
+
     /// The NumPy/PyTorch name (`float32`, `int64`, `bool`, ...).
     pub const fn name(self) -> &'static str {
         use ScalarType::*;

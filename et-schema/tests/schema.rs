@@ -76,7 +76,10 @@ fn fnv1a64_known_values() {
 
 #[test]
 fn every_schema_is_a_root() {
-    assert_eq!(root_schemas(), ["flat_tensor", "program", "xnnpack"]);
+    assert_eq!(
+        root_schemas(),
+        ["bundled_program", "flat_tensor", "program", "xnnpack"]
+    );
 }
 
 #[test]

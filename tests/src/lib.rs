@@ -171,20 +171,12 @@ pub fn as_f64(dtype: ScalarType, bytes: &[u8]) -> Vec<f64> {
     if let Some(part) = part {
         return as_f64(part, bytes);
     }
-    let es = dtype.element_size();
     bytes
-        .chunks_exact(es)
-        .map(|c| match dtype {
-            ScalarType::Float => f32::from_le_bytes(c.try_into().unwrap()) as f64,
-            ScalarType::Double => f64::from_le_bytes(c.try_into().unwrap()),
-            ScalarType::Half => et_runtime::f16::from_le_bytes(c.try_into().unwrap()).to_f64(),
-            ScalarType::BFloat16 => et_runtime::bf16::from_le_bytes(c.try_into().unwrap()).to_f64(),
-            ScalarType::Byte | ScalarType::Bool => c[0] as f64,
-            ScalarType::Char => c[0] as i8 as f64,
-            ScalarType::Short => i16::from_le_bytes(c.try_into().unwrap()) as f64,
-            ScalarType::Int => i32::from_le_bytes(c.try_into().unwrap()) as f64,
-            ScalarType::Long => i64::from_le_bytes(c.try_into().unwrap()) as f64,
-            t => panic!("no comparison for {t}"),
+        .chunks_exact(dtype.element_size())
+        .map(|c| {
+            dtype
+                .read_f64(c)
+                .unwrap_or_else(|| panic!("no comparison for {dtype}"))
         })
         .collect()
 }
