@@ -39,27 +39,49 @@ pub(crate) struct FullyConnected {
     clamp: Clamp,
 }
 
-fn prepare(b: &mut Builder<'_, '_>, node: &NodeView<'_>) -> Result<Step, DelegateError> {
-    let flags = node.u32(F::VT_FLAGS);
-    check_flags(b, flags, TRANSPOSE_WEIGHTS)?;
-    let transposed = flags & TRANSPOSE_WEIGHTS != 0;
-    let input = b.read_any(node.u32(F::VT_INPUT1_ID))?;
-    if b.value(input).elem != Elem::F32 {
-        return super::fully_connected_quantized::prepare(b, node, input, flags);
-    }
-    let filter = b.read(node.u32(F::VT_FILTER_ID))?;
+/// A FullyConnected node's values (indices into the plan) and sizes, checked.
+pub(super) struct Operands {
+    pub(super) input: u32,
+    pub(super) filter: u32,
+    pub(super) bias: Option<u32>,
+    pub(super) output: u32,
+    pub(super) rows: usize,
+    pub(super) in_features: usize,
+    pub(super) out_features: usize,
+}
+
+/// Reads the node's filter, bias and output (of any datatype when `any_datatype`, else
+/// fp32) after its input, and checks that the sizes agree: a 2-D filter (`[in, out]` when
+/// `transposed`), the input's last dim its input size, the output the input's rows by
+/// the filter's outputs.
+pub(super) fn read_operands(
+    b: &mut Builder<'_, '_>,
+    node: &NodeView<'_>,
+    input: u32,
+    transposed: bool,
+    any_datatype: bool,
+) -> Result<Operands, DelegateError> {
+    let read = |b: &mut Builder<'_, '_>, id| {
+        if any_datatype {
+            b.read_any(id)
+        } else {
+            b.read(id)
+        }
+    };
+    let filter = read(b, node.u32(F::VT_FILTER_ID))?;
     let bias_id = node.u32(F::VT_BIAS_ID);
     let bias = if bias_id == INVALID_ID {
         None
     } else {
-        Some(b.read(bias_id)?)
+        Some(read(b, bias_id)?)
     };
-    let mut inputs = [input, filter, filter];
-    if let Some(bias) = bias {
-        inputs[2] = bias;
-    }
-    let output = b.write(node.u32(F::VT_OUTPUT_ID), &inputs)?;
-
+    let inputs = [input, filter, bias.unwrap_or(filter)];
+    let output_id = node.u32(F::VT_OUTPUT_ID);
+    let output = if any_datatype {
+        b.write_any(output_id, &inputs)?
+    } else {
+        b.write(output_id, &inputs)?
+    };
     let fshape = b.shape(filter);
     if fshape.rank() != 2 {
         return Err(b.invalid("the filter is not 2-D"));
@@ -73,15 +95,46 @@ fn prepare(b: &mut Builder<'_, '_>, node: &NodeView<'_>) -> Result<Step, Delegat
     if ishape.rank() == 0 || ishape.last() != in_features {
         return Err(b.invalid("the input's last dim differs from the filter's input size"));
     }
-    let rows = b.value(input).numel() / in_features.max(1);
     let oshape = b.shape(output);
-    let expected_out = &ishape.dims()[..ishape.rank() - 1];
     if oshape.rank() != ishape.rank()
-        || &oshape.dims()[..oshape.rank() - 1] != expected_out
+        || oshape.dims()[..oshape.rank() - 1] != ishape.dims()[..ishape.rank() - 1]
         || oshape.last() != out_features
     {
         return Err(b.invalid("the output's sizes do not match the input rows and filter outputs"));
     }
+    if let Some(v) = bias {
+        if b.value(v).numel() != out_features {
+            return Err(b.invalid("the bias does not have one element per output"));
+        }
+    }
+    Ok(Operands {
+        input,
+        filter,
+        bias,
+        output,
+        rows: b.value(input).numel() / in_features.max(1),
+        in_features,
+        out_features,
+    })
+}
+
+fn prepare(b: &mut Builder<'_, '_>, node: &NodeView<'_>) -> Result<Step, DelegateError> {
+    let flags = node.u32(F::VT_FLAGS);
+    check_flags(b, flags, TRANSPOSE_WEIGHTS)?;
+    let transposed = flags & TRANSPOSE_WEIGHTS != 0;
+    let input = b.read_any(node.u32(F::VT_INPUT1_ID))?;
+    if b.value(input).elem != Elem::F32 {
+        return super::fully_connected_quantized::prepare(b, node, input, flags);
+    }
+    let Operands {
+        input,
+        filter,
+        bias,
+        output,
+        rows,
+        in_features,
+        out_features,
+    } = read_operands(b, node, input, transposed, false)?;
     let filter = match b.constant(filter) {
         Some(w) => {
             let packed = b.alloc_f32(in_features * out_features)?;
@@ -107,9 +160,6 @@ fn prepare(b: &mut Builder<'_, '_>, node: &NodeView<'_>) -> Result<Step, Delegat
     let bias = match bias {
         None => None,
         Some(v) => {
-            if b.shape(v).numel() != Some(out_features) {
-                return Err(b.invalid("the bias does not have one element per output"));
-            }
             let data = b.constant(v).ok_or_else(|| {
                 b.fail(
                     Error::NotSupported,

@@ -13,16 +13,14 @@
 
 use et_runtime::backend::DelegateError;
 use et_runtime::{Error, KernelResult};
-use et_schema::xnnpack::fields as xf;
 use et_schema::xnnpack::NodeView;
 
 use super::convert::row_params;
+use super::fully_connected::{read_operands, Operands};
 use super::{wrong_params, Clamp, Params, Step};
 use crate::compute::requant::{dot_i8, Requant};
 use crate::exec::Frame;
 use crate::plan::{qd8_params_offset, Builder, Elem, Scales};
-
-type F<'a> = xf::XNNFullyConnected<'a>;
 
 #[derive(Clone, Copy, Debug)]
 pub(crate) enum Arithmetic {
@@ -70,36 +68,15 @@ pub(crate) fn prepare(
             "a quantized FullyConnected with transposed weights is not implemented",
         ));
     }
-    let filter = b.read_any(node.u32(F::VT_FILTER_ID))?;
-    let bias_id = node.u32(F::VT_BIAS_ID);
-    let bias = if bias_id == et_schema::xnnpack::INVALID_ID {
-        None
-    } else {
-        Some(b.read_any(bias_id)?)
-    };
-    let mut inputs = [input, filter, filter];
-    if let Some(bias) = bias {
-        inputs[2] = bias;
-    }
-    let output = b.write_any(node.u32(F::VT_OUTPUT_ID), &inputs)?;
-
-    let fshape = b.shape(filter);
-    if fshape.rank() != 2 {
-        return Err(b.invalid("the filter is not 2-D"));
-    }
-    let (out_features, in_features) = (fshape.dims()[0], fshape.dims()[1]);
-    let ishape = b.shape(input);
-    if ishape.rank() == 0 || ishape.last() != in_features {
-        return Err(b.invalid("the input's last dim differs from the filter's input size"));
-    }
-    let rows = b.value(input).numel() / in_features.max(1);
-    let oshape = b.shape(output);
-    if oshape.rank() != ishape.rank()
-        || oshape.dims()[..oshape.rank() - 1] != ishape.dims()[..ishape.rank() - 1]
-        || oshape.last() != out_features
-    {
-        return Err(b.invalid("the output's sizes do not match the input rows and filter outputs"));
-    }
+    let Operands {
+        input,
+        filter,
+        bias,
+        output,
+        rows,
+        in_features,
+        out_features,
+    } = read_operands(b, node, input, false, true)?;
     let not_constant = || {
         b.fail(
             Error::NotSupported,
@@ -147,9 +124,6 @@ pub(crate) fn prepare(
                     return Err(b.fail(Error::NotSupported, "a qint8 FullyConnected's bias is not qcint32"));
                 };
                 let data = b.constant_bytes(v).ok_or_else(not_constant)?;
-                if b.value(v).numel() != out_features {
-                    return Err(b.invalid("the bias does not have one element per output"));
-                }
                 for (q, c) in bias_q.iter_mut().zip(data.chunks_exact(4)) {
                     *q = i32::from_le_bytes([c[0], c[1], c[2], c[3]]);
                 }
@@ -177,9 +151,6 @@ pub(crate) fn prepare(
             let bias = match bias {
                 None => None,
                 Some(v) => {
-                    if b.value(v).numel() != out_features {
-                        return Err(b.invalid("the bias does not have one element per output"));
-                    }
                     Some(b.constant(v).ok_or_else(|| b.fail(Error::NotSupported, "the bias is not an fp32 constant"))?.as_ptr())
                 }
             };
