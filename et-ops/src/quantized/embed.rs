@@ -239,7 +239,11 @@ impl Table<'_> {
             }
             Bits::Four => {
                 let b = row.get(j / 2).copied().unwrap_or(0);
-                let nibble = if j.is_multiple_of(2) { b >> 4 } else { b & 0x0f };
+                let nibble = if j.is_multiple_of(2) {
+                    b >> 4
+                } else {
+                    b & 0x0f
+                };
                 (nibble as i32 - 8) as f32
             }
             Bits::Two => {
