@@ -3,8 +3,9 @@
 use et_runtime::kernel;
 use et_runtime::{et_switch, DtypeSelection, KernelContext, KernelError, KernelResult, Tensor};
 
+use super::chunk::{load_i, store_i, LoadI, StoreI, CHUNK};
 use super::{inv_scale, resize_like};
-use crate::util::element::{Float, Num};
+use crate::util::element::Float;
 
 /// One input's quantization: scale (narrowed to float32 as ExecuTorch does) and zero
 /// point (narrowed to int32).
@@ -81,36 +82,28 @@ pub fn add_out<Sel: DtypeSelection>(
     let inv = inv_scale(out_scale);
     // ExecuTorch adds the int64 zero point to the rounded float32 value in float32.
     let zo = out_zero_point as f32;
-    let range = (out_quant_min, out_quant_max);
-    et_switch!(Sel, a.dtype(), [u8, i8, i16, i32, i64], T => {
-        let (x, y) = (a.data::<T>()?, b.data::<T>()?);
-        add_impl::<T>(x, y, out.data_mut::<T>()?, sa, sb, inv, zo, range);
-        Ok(())
-    })
-}
-
-#[allow(
-    clippy::too_many_arguments,
-    reason = "the operator's own argument list"
-)]
-fn add_impl<T: Num>(
-    a: &[T],
-    b: &[T],
-    out: &mut [T],
-    sa: Side,
-    sb: Side,
-    inv: f32,
-    zo: f32,
-    (qmin, qmax): (i64, i64),
-) {
-    let dq = |q: T, s: Side| {
-        (q.to_i64().wrapping_sub(s.zero_point as i64) as f64 * s.scale as f64) as f32
+    let load: LoadI =
+        et_switch!(Sel, a.dtype(), [u8, i8, i16, i32, i64], T => Ok(load_i::<T> as LoadI))?;
+    let store: StoreI =
+        et_switch!(Sel, a.dtype(), [u8, i8, i16, i32, i64], T => Ok(store_i::<T> as StoreI))?;
+    let dequantize = |q: i64, s: Side| {
+        // The int64 difference times the scale in float64, rounded to float32.
+        (q.wrapping_sub(s.zero_point as i64) as f64 * s.scale as f64) as f32
     };
-    for ((o, &x), &y) in out.iter_mut().zip(a).zip(b) {
-        let sum = dq(x, sa) + dq(y, sb);
-        let q = (zo + Float::round_even(inv * sum)) as i64;
-        *o = T::from_i64(q.max(qmin).min(qmax));
+    let n = a.numel();
+    let (mut xs, mut ys) = ([0i64; CHUNK], [0i64; CHUNK]);
+    for start in (0..n).step_by(CHUNK) {
+        let len = CHUNK.min(n - start);
+        load(a, start, &mut xs[..len])?;
+        load(b, start, &mut ys[..len])?;
+        for (x, &y) in xs[..len].iter_mut().zip(&ys[..len]) {
+            let sum = dequantize(*x, sa) + dequantize(y, sb);
+            let q = (zo + Float::round_even(inv * sum)) as i64;
+            *x = q.max(out_quant_min).min(out_quant_max);
+        }
+        store(out, start, &xs[..len])?;
     }
+    Ok(())
 }
 
 #[cfg(test)]

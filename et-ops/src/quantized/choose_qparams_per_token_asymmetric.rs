@@ -25,6 +25,12 @@ pub fn choose_qparams_per_token_asymmetric_out(
     scale_out.resize(&sizes[..d])?;
     zero_point_out.resize(&sizes[..d])?;
     let (qmin, qmax) = check_choose(input, -128, 127, scale_out, zero_point_out)?;
+    // Row r's pair goes to flat offset r.
+    if !scale_out.is_contiguous() || !zero_point_out.is_contiguous() {
+        return Err(KernelError::invalid(
+            "choose_qparams_per_token outs must be contiguous",
+        ));
+    }
     if rows > 0 && width == 0 {
         return Err(KernelError::invalid(
             "choose_qparams_per_token of empty rows",

@@ -6,7 +6,7 @@ use et_runtime::{
     bf16, et_switch, f16, DtypeSelection, KernelError, KernelResult, ScalarType, Tensor, MAX_DIM,
 };
 
-use crate::util::element::Num;
+use super::chunk::{store_f, StoreF, CHUNK};
 use crate::util::layout::IndexData;
 
 /// Bits per weight value: 8 (a uint8 or int8 table), 4 or 2 (uint8 bytes packing two or
@@ -204,9 +204,9 @@ pub(crate) fn quantized_embedding<Sel: DtypeSelection>(
     };
     let idx = IndexData::of(indices)?;
     let n = indices.numel();
-    et_switch!(Sel, out_dtype, [f32, f16, bf16], O => {
-        table.gather(&idx, n, out.data_mut::<O>()?)
-    })
+    let store: StoreF =
+        et_switch!(Sel, out_dtype, [f32, f16, bf16], O => Ok(store_f::<O> as StoreF))?;
+    table.gather(&idx, n, out, store)
 }
 
 /// A validated quantized table.
@@ -253,9 +253,17 @@ impl Table<'_> {
         }
     }
 
-    fn gather<O: Num>(&self, idx: &IndexData<'_>, n: usize, out: &mut [O]) -> KernelResult {
+    /// Dequantizes the rows `idx` names into `out`, a chunk of values at a time.
+    fn gather(
+        &self,
+        idx: &IndexData<'_>,
+        n: usize,
+        out: &mut Tensor,
+        store: StoreF,
+    ) -> KernelResult {
         let group_size = self.width / self.groups;
-        for (i, dst) in out.chunks_exact_mut(self.width.max(1)).take(n).enumerate() {
+        let mut buf = [0.0f64; CHUNK];
+        for i in 0..n {
             let r = usize::try_from(idx.get(i))
                 .ok()
                 .filter(|&r| r < self.rows)
@@ -265,11 +273,16 @@ impl Table<'_> {
                 .get(r * self.packed..(r + 1) * self.packed)
                 .ok_or(KernelError::invalid("embedding weight too short"))?;
             let base = r * self.groups;
-            for (j, o) in dst.iter_mut().enumerate() {
-                let g = base + j / group_size;
-                let zp = self.zeros.as_ref().map_or(0.0, |z| z.get(g));
-                let v = (self.value(row, j) - zp) * self.scales.get(g);
-                *o = O::from_f64(v as f64);
+            for j0 in (0..self.width).step_by(CHUNK) {
+                let len = CHUNK.min(self.width - j0);
+                for (dj, o) in buf[..len].iter_mut().enumerate() {
+                    let j = j0 + dj;
+                    let g = base + j / group_size;
+                    let zp = self.zeros.as_ref().map_or(0.0, |z| z.get(g));
+                    // float32 arithmetic, as ExecuTorch's.
+                    *o = ((self.value(row, j) - zp) * self.scales.get(g)) as f64;
+                }
+                store(out, i * self.width + j0, &buf[..len])?;
             }
         }
         Ok(())

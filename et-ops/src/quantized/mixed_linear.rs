@@ -5,8 +5,8 @@ use et_runtime::{
     et_switch, f16, DtypeSelection, KernelContext, KernelError, KernelResult, ScalarType, Tensor,
 };
 
-use super::round_as;
-use crate::util::element::Num;
+use super::chunk::{store_f, StoreF, CHUNK};
+use super::floats::{Floats, Prec};
 
 /// `out[m, p] = sum_groups (sum_{k in group} input[m, k] * weight[p, k]) * scales[p, g]`:
 /// a float32 or float16 input times an int8 weight stored `[out features, in features]`,
@@ -82,55 +82,47 @@ pub fn mixed_linear_out<Sel: DtypeSelection>(
             "mixed_linear tensors must be contiguous",
         ));
     }
-    let w = weight.data::<i8>()?;
-    let shape = Shape { n, p, g, groups };
-    et_switch!(Sel, input.dtype(), [f32, f16], U => {
-        let (x, s) = (input.data::<U>()?, weight_scales.data::<U>()?);
-        et_switch!(Sel, out.dtype(), [f32, f64, f16], T => {
-            linear::<T, U>(x, w, s, out.data_mut::<T>()?, shape);
-            Ok(())
-        })
-    })
-}
-
-#[derive(Clone, Copy)]
-struct Shape {
-    n: usize,
-    p: usize,
-    g: usize,
-    groups: usize,
-}
-
-/// Rounds a product of a `T` and a `U` as C++ types it: to the wider of the two.
-#[inline(always)]
-fn round_wider<T: Num, U: Num>(v: f64) -> f64 {
-    if size_of::<T>() >= size_of::<U>() {
-        round_as::<T>(v)
-    } else {
-        round_as::<U>(v)
-    }
-}
-
-fn linear<T: Num, U: Num>(x: &[U], w: &[i8], s: &[U], z: &mut [T], sh: Shape) {
-    if sh.p == 0 {
-        return;
-    }
-    let g = sh.g.max(1);
-    for (xrow, zrow) in x.chunks_exact(sh.n.max(1)).zip(z.chunks_exact_mut(sh.p)) {
-        for (j, o) in zrow.iter_mut().enumerate() {
-            let wrow = w.get(j * sh.n..(j + 1) * sh.n).unwrap_or(&[]);
-            let mut sum = 0.0f64;
-            for (gi, (xs, ws)) in xrow.chunks(g).zip(wrow.chunks(g)).enumerate() {
-                let mut psum = 0.0f64;
-                for (&a, &b) in xs.iter().zip(ws) {
-                    psum = round_as::<T>(psum + round_as::<U>(a.to_f64() * b as f64));
+    et_switch!(Sel, input.dtype(), [f32, f16], U => Ok(()))?;
+    let store: StoreF =
+        et_switch!(Sel, out.dtype(), [f32, f64, f16], T => Ok(store_f::<T> as StoreF))?;
+    let bad = KernelError::invalid("mixed_linear dtypes must be float");
+    let (u, t) = (
+        Prec::of(input.dtype()).ok_or(bad)?,
+        Prec::of(out.dtype()).ok_or(bad)?,
+    );
+    let (x, s, w) = (
+        Floats::of(input)?,
+        Floats::of(weight_scales)?,
+        weight.data::<i8>()?,
+    );
+    let g = g.max(1);
+    // out[i, j] for a chunk of j at a time. As in ExecuTorch's loop: the products are of
+    // the input's type, the sums of the out's, and a sum times a scale is of the wider of
+    // the two.
+    let mut buf = [0.0f64; CHUNK];
+    for i in 0..m {
+        let xrow = i * n;
+        for j0 in (0..p).step_by(CHUNK) {
+            let len = CHUNK.min(p - j0);
+            for (dj, o) in buf[..len].iter_mut().enumerate() {
+                let j = j0 + dj;
+                let wrow = w.get(j * n..(j + 1) * n).unwrap_or(&[]);
+                let mut sum = 0.0f64;
+                for k in (0..n).step_by(g) {
+                    let mut psum = 0.0f64;
+                    for k2 in k..n.min(k + g) {
+                        let wk = wrow.get(k2).copied().unwrap_or(0) as f64;
+                        psum = t.round(psum + u.round(x.get(xrow + k2) * wk));
+                    }
+                    let scale = s.get(j * groups + k / g);
+                    sum = t.round(sum + t.max(u).round(psum * scale));
                 }
-                let scale = s.get(j * sh.groups + gi).map_or(0.0, |v| v.to_f64());
-                sum = round_as::<T>(sum + round_wider::<T, U>(psum * scale));
+                *o = sum;
             }
-            *o = T::from_f64(sum);
+            store(out, i * p + j0, &buf[..len])?;
         }
     }
+    Ok(())
 }
 
 #[cfg(test)]

@@ -5,8 +5,8 @@ use et_runtime::{
     et_switch, f16, DtypeSelection, KernelContext, KernelError, KernelResult, ScalarType, Tensor,
 };
 
-use super::round_as;
-use crate::util::element::Num;
+use super::chunk::{store_f, StoreF, CHUNK};
+use super::floats::{Floats, Prec};
 
 /// `out[m, p] = sum_k input[m, k] * weight[k, p] * scales[k]`: a float32 or float16
 /// input times an int8 weight with one scale per weight row (scales and out have the
@@ -52,28 +52,35 @@ pub fn mixed_mm_out<Sel: DtypeSelection>(
     {
         return Err(KernelError::invalid("mixed_mm tensors must be contiguous"));
     }
-    let w = weight.data::<i8>()?;
-    et_switch!(Sel, input.dtype(), [f32, f16], T => {
-        matmul::<T>(input.data::<T>()?, w, weight_scales.data::<T>()?, out.data_mut::<T>()?, n, p);
-        Ok(())
-    })
-}
-
-fn matmul<T: Num>(x: &[T], w: &[i8], s: &[T], z: &mut [T], n: usize, p: usize) {
-    if p == 0 {
-        return;
-    }
-    for (xrow, zrow) in x.chunks_exact(n.max(1)).zip(z.chunks_exact_mut(p)) {
-        for (j, o) in zrow.iter_mut().enumerate() {
-            let mut sum = 0.0f64;
-            for k in 0..n.min(xrow.len()) {
-                let wk = w.get(k * p + j).copied().unwrap_or(0) as f64;
-                let prod = round_as::<T>(round_as::<T>(xrow[k].to_f64() * wk) * s[k].to_f64());
-                sum = round_as::<T>(sum + prod);
+    let store: StoreF =
+        et_switch!(Sel, input.dtype(), [f32, f16], T => Ok(store_f::<T> as StoreF))?;
+    let prec = Prec::of(input.dtype()).ok_or(KernelError::invalid(
+        "mixed_mm input must be float32 or float16",
+    ))?;
+    let (x, s, w) = (
+        Floats::of(input)?,
+        Floats::of(weight_scales)?,
+        weight.data::<i8>()?,
+    );
+    // out[i, j] for a chunk of j at a time, every step rounded to the input's precision.
+    let mut buf = [0.0f64; CHUNK];
+    for i in 0..m {
+        for j0 in (0..p).step_by(CHUNK) {
+            let len = CHUNK.min(p - j0);
+            for (dj, o) in buf[..len].iter_mut().enumerate() {
+                let j = j0 + dj;
+                let mut sum = 0.0f64;
+                for k in 0..n {
+                    let wk = w.get(k * p + j).copied().unwrap_or(0) as f64;
+                    let prod = prec.round(prec.round(x.get(i * n + k) * wk) * s.get(k));
+                    sum = prec.round(sum + prod);
+                }
+                *o = sum;
             }
-            *o = T::from_f64(sum);
+            store(out, i * p + j0, &buf[..len])?;
         }
     }
+    Ok(())
 }
 
 #[cfg(test)]
@@ -105,6 +112,13 @@ mod tests {
             assert!(mixed_mm_out::<AllDtypes>(ctx, &x, &wu, &s, None, &mut o).is_err());
             let mut o1 = TensorBuf::zeros(ScalarType::Float, &[1, 1]).unwrap();
             assert!(mixed_mm_out::<AllDtypes>(ctx, &x, &wh, &s, None, &mut o1).is_ok());
+            // An empty inner dim gives zeros.
+            let x0 = TensorBuf::from_slice::<f32>(&[2, 0], &[]).unwrap();
+            let w0 = TensorBuf::from_slice::<i8>(&[0, 2], &[]).unwrap();
+            let s0 = TensorBuf::from_slice::<f32>(&[0], &[]).unwrap();
+            let mut o0 = TensorBuf::from_slice(&[2, 2], &[9.0f32; 4]).unwrap();
+            mixed_mm_out::<AllDtypes>(ctx, &x0, &w0, &s0, None, &mut o0).unwrap();
+            assert_eq!(o0.data::<f32>().unwrap(), &[0.0; 4]);
             let s3 = TensorBuf::from_slice(&[3], &[1.0f32; 3]).unwrap();
             assert!(mixed_mm_out::<AllDtypes>(ctx, &x, &w, &s3, None, &mut o).is_err());
         });

@@ -36,14 +36,18 @@ pub mod quantize_per_tensor;
 pub mod quantize_per_tensor_tensor;
 pub mod quantize_per_token;
 
+mod chunk;
 mod embed;
+mod floats;
 mod qparams;
+
+pub(crate) use chunk::{dequantize_with, quantize_with};
 
 pub(crate) use qparams::{Params, Scales, Zeros};
 
-use et_runtime::{et_switch, f16, DtypeSelection, KernelError, KernelResult, ScalarType, Tensor};
+use et_runtime::{KernelError, KernelResult, ScalarType, Tensor};
 
-use crate::util::element::{Float, Num};
+use crate::util::element::Float;
 
 /// The representable range of a quantized dtype: the integer dtypes ExecuTorch's
 /// quantize and dequantize kernels accept (int64 is not one of them).
@@ -178,76 +182,6 @@ pub(crate) fn inv_scale(scale: f64) -> f32 {
 #[inline(always)]
 pub(crate) fn dequantize_val(q: i64, zero_point: i32, scale: f32) -> f32 {
     (q as i32).wrapping_sub(zero_point) as f32 * scale
-}
-
-/// Quantizes every element of `input` into `out` (same sizes and dim order) with the
-/// scale and zero point `params` gives each memory offset.
-pub(crate) fn quantize_with<Sel: DtypeSelection>(
-    input: &Tensor,
-    out: &mut Tensor,
-    qmin: i64,
-    qmax: i64,
-    params: &Params<'_>,
-) -> KernelResult {
-    fn run<F: Num, Q: Num>(input: &[F], out: &mut [Q], qmin: i64, qmax: i64, p: &Params<'_>) {
-        // The reciprocal is recomputed only when the channel changes.
-        let mut last = usize::MAX;
-        let (mut inv, mut zp) = (0.0f32, 0i32);
-        for (i, (o, &x)) in out.iter_mut().zip(input).enumerate() {
-            let c = p.channel(i);
-            if c != last {
-                last = c;
-                inv = inv_scale(p.scale(c));
-                zp = p.zero_point(c);
-            }
-            *o = Q::from_i64(quantize_val(inv, zp, x.to_f64(), qmin, qmax));
-        }
-    }
-    et_switch!(Sel, input.dtype(), [f16, f32, f64], F => {
-        let x = input.data::<F>()?;
-        et_switch!(Sel, out.dtype(), [u8, i8, u16, i16, i32], Q => {
-            run::<F, Q>(x, out.data_mut::<Q>()?, qmin, qmax, params);
-            Ok(())
-        })
-    })
-}
-
-/// Dequantizes every element of `input` into `out` (same sizes and dim order) with the
-/// scale and zero point `params` gives each memory offset. `wide` multiplies in float64
-/// instead (ExecuTorch's per-channel kernel does for 1-d float64 outs).
-pub(crate) fn dequantize_with<Sel: DtypeSelection>(
-    input: &Tensor,
-    out: &mut Tensor,
-    wide: bool,
-    params: &Params<'_>,
-) -> KernelResult {
-    fn run<Q: Num, O: Num>(input: &[Q], out: &mut [O], wide: bool, p: &Params<'_>) {
-        for (i, (o, &q)) in out.iter_mut().zip(input).enumerate() {
-            let c = p.channel(i);
-            let (scale, zp) = (p.scale(c) as f32, p.zero_point(c));
-            *o = if wide {
-                O::from_f64((q.to_i64() as i32).wrapping_sub(zp) as f64 * scale as f64)
-            } else {
-                O::from_f64(dequantize_val(q.to_i64(), zp, scale) as f64)
-            };
-        }
-    }
-    et_switch!(Sel, input.dtype(), [u8, i8, u16, i16, i32], Q => {
-        let q = input.data::<Q>()?;
-        et_switch!(Sel, out.dtype(), [f16, f32, f64], O => {
-            run::<Q, O>(q, out.data_mut::<O>()?, wide, params);
-            Ok(())
-        })
-    })
-}
-
-/// `v` rounded to `T` and back: one arithmetic step done in `T`. Computing a step of two
-/// float32 (or float16) operands in float64 and rounding once gives exactly the narrow
-/// type's own result (float64 has more than twice the precision, so the double rounding
-/// is innocuous), which lets one f64 loop stand for each C++ element type.
-#[inline(always)]
-pub(crate) fn round_as<T: Num>(v: f64) -> f64 {
-    T::from_f64(v).to_f64()
 }
 
 /// The number of rows ("tokens") of a per-token tensor: the product of every size but
