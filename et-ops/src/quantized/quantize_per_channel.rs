@@ -94,4 +94,52 @@ mod tests {
             assert!(call(&s3, &z, 1).is_err());
         });
     }
+
+    #[test]
+    fn channels_last_finds_each_position_s_channel() {
+        with_ctx(|ctx| {
+            use et_runtime::ShapeDynamism;
+            // [1, 2, 1, 2] in dim order (0, 2, 3, 1): memory holds (w0: c0, c1), (w1: c0,
+            // c1). Channel 1 has scale 0.5 and zero point 1.
+            let layout = |dtype| {
+                TensorBuf::with_layout(dtype, &[1, 2, 1, 2], &[0, 2, 3, 1], ShapeDynamism::Static)
+                    .unwrap()
+            };
+            let mut x = layout(ScalarType::Float);
+            x.data_mut::<f32>()
+                .unwrap()
+                .copy_from_slice(&[1.0, 1.0, 2.0, 2.0]);
+            let s = TensorBuf::from_slice(&[2], &[1.0f64, 0.5]).unwrap();
+            let z = TensorBuf::from_slice(&[2], &[0i64, 1]).unwrap();
+            let mut o = layout(ScalarType::Char);
+            quantize_per_channel_out::<AllDtypes>(
+                ctx,
+                &x,
+                &s,
+                &z,
+                1,
+                -128,
+                127,
+                ScalarType::Char,
+                &mut o,
+            )
+            .unwrap();
+            assert_eq!(o.data::<i8>().unwrap(), &[1, 3, 2, 5]);
+            // An out in another dim order is refused rather than mis-mapped.
+            let mut contiguous = TensorBuf::zeros(ScalarType::Char, &[1, 2, 1, 2]).unwrap();
+            let err = quantize_per_channel_out::<AllDtypes>(
+                ctx,
+                &x,
+                &s,
+                &z,
+                1,
+                -128,
+                127,
+                ScalarType::Char,
+                &mut contiguous,
+            )
+            .unwrap_err();
+            assert_eq!(err.message, "out must have the input's dim order");
+        });
+    }
 }
