@@ -37,7 +37,8 @@ pub(crate) fn scale_and_zero_point(
     // std::min(min, 0.f) / std::max(max, 0.f): a NaN bound stays NaN.
     let mut min = if 0.0 < min { 0.0 } else { min };
     let mut max = if max < 0.0 { 0.0 } else { max };
-    let levels = qmax - qmin;
+    // In i64: the full int32 range would overflow int32.
+    let levels = qmax as i64 - qmin as i64;
     let mut scale = (max as f64 - min as f64) / levels as f64;
     if scale as f32 == 0.0 || (1.0f32 / scale as f32).is_infinite() {
         scale = 0.1;
@@ -187,5 +188,8 @@ mod tests {
         assert!(choose(&[], -128, 127).is_err());
         assert!(choose(&[1.0], 5, 5).is_err());
         assert!(choose(&[1.0], 0, i64::MAX).is_err());
+        // The whole int32 range: scale 2 / (2^32 - 1) is under the threshold.
+        let (s, _) = choose(&[-1.0, 1.0], i32::MIN as i64, i32::MAX as i64).unwrap();
+        assert_eq!(s, SMALL_SCALE_THRESHOLD as f64);
     }
 }
