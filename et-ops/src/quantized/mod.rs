@@ -15,6 +15,13 @@
 //! dim order (checked); per-channel kernels find a position's channel from the axis's
 //! stride, which works for every dense dim order. Per-token, embedding and matmul kernels
 //! address rows directly and need contiguous tensors, as ExecuTorch's do.
+//!
+//! Where ExecuTorch aborts (`ET_CHECK`) these kernels return a `KernelError`: wrong
+//! dtypes, a scale tensor of the wrong length, an axis or index out of range, `quant_min
+//! > quant_max`. Where C++ is undefined (a NaN or huge value converted to an integer),
+//! Rust's saturating conversion decides (NaN becomes 0, then the clamp applies).
+//! ExecuTorch's `Bits16` quantized dtype is not accepted: etch has no element type for it
+//! (`UInt16` is).
 
 pub mod add;
 pub mod choose_qparams;
