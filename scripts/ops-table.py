@@ -3,7 +3,8 @@
 operator the cases call, the input dtypes of the cases that exercise it (all of which
 `cargo test -p etch-tests --test opcases` and `--test opcases_parity` run and check
 against PyTorch), then the operators no exported program can reach, which unit tests
-cover.
+cover; then the quantized library's table from the `q_*` cases of
+tests/fixtures/q_dq_ops.index.yaml (`--test quantized`) and its unit-tested operators.
 
 Usage: python3 scripts/ops-table.py > /tmp/table.md  (needs PyYAML: pip install pyyaml)
 """
@@ -55,3 +56,47 @@ for op in sorted(dtypes):
     print(f'| `{op}` | {ds} | {count[op]} | {NOTES.get(op, "")} |')
 for op, why in sorted(UNREACHABLE.items()):
     print(f'| `{op}` | — | 0 | {why} |')
+
+# ExecuTorch's quantized library (kernels/quantized/quantized.yaml): the q_* programs in
+# tests/fixtures (`cargo test -p etch-tests --test quantized`, compared with ExecuTorch's
+# own quantized kernels), and unit tests for the operators no case calls.
+fixtures = os.path.join(root, 'tests', 'fixtures')
+q_index = yaml.safe_load(open(os.path.join(fixtures, 'q_dq_ops.index.yaml')))
+q_dtypes = collections.defaultdict(set)
+q_count = collections.Counter()
+for entry in q_index:
+    io = yaml.safe_load(open(os.path.join(fixtures, entry['case'] + '.io.yaml')))
+    kinds = {t['dtype'] for t in io['inputs'] + io['outputs']}
+    for op in entry['operators']:
+        q_dtypes[op] |= kinds
+        q_count[op] += 1
+Q_UNIT = {
+    'quantized_decomposed::add.out': 'unit tests: uint8 to int64 data, ranges in [0, 255]',
+    'quantized_decomposed::embedding_2bit.out': 'unit tests: uint8 packing four values, '
+                                                'float32/16, bfloat16 params',
+    'quantized_decomposed::embedding_2bit.dtype_out': 'unit tests',
+    'quantized_decomposed::embedding_4bit.out': 'unit tests: uint8 packing two values, '
+                                                'float32/16, bfloat16 params',
+    'quantized_decomposed::embedding_4bit.dtype_out': 'unit tests',
+    'quantized_decomposed::embedding_byte.dtype_out': 'unit tests: scales in any of '
+                                                      'float32/16, bfloat16',
+    'quantized_decomposed::mixed_linear.out': 'unit tests: float32/16 input, int8 weight, '
+                                              'per-row or grouped scales; no zero points '
+                                              '(as ExecuTorch)',
+    'quantized_decomposed::mixed_mm.out': 'unit tests: float32/16 input, int8 weight; no '
+                                          'zero points (as ExecuTorch)',
+}
+print()
+print('## Quantized operators')
+print()
+print("ExecuTorch 1.5's quantized library (`kernels/quantized/quantized.yaml`, 19 operators,")
+print("`src/quantized/`), with ExecuTorch's arithmetic: float32 steps, half-to-even rounding,")
+print('saturation to `[quant_min, quant_max]`. Cases are the `q_*` programs of')
+print('`tests/fixtures/q_dq_ops.index.yaml`, compared exactly with ExecuTorch\'s quantized')
+print('kernels; `mv2_q8_portable` runs three of them 365 kernel calls deep.')
+print()
+print('| operator | dtypes covered by the cases | cases | notes |')
+print('|---|---|---|---|')
+for op in sorted(set(q_dtypes) | set(Q_UNIT)):
+    ds = ', '.join(sorted(q_dtypes[op], key=lambda d: order.index(d) if d in order else 99))
+    print(f'| `{op}` | {ds or "—"} | {q_count[op]} | {Q_UNIT.get(op, "")} |')

@@ -34,3 +34,6 @@ pub mod pool;
 pub mod reduce;
 pub mod softmax;
 pub mod upsample;
+
+// ExecuTorch's quantized library (`quantized_decomposed::*`).
+pub mod quantized;
