@@ -7,6 +7,7 @@
 #   ET_SELECT_OPS_MODEL=mv2.pte
 #   ET_SELECT_OPS_LIST=aten::add.out
 #   ET_SELECT_OPS_MODEL=mv2_xnnpack.pte  (XNNPACK node kinds)
+#   ET_SELECT_OPS_MODEL=mv2_q8_portable.pte  (the quantized operator library)
 #
 # Also checks that editing the selection file rebuilds with the new selection.
 set -euo pipefail
@@ -61,7 +62,8 @@ yaml=$(build yaml ET_SELECT_OPS_YAML="$fx/mv2.selected_operators.yaml")
 model=$(build model ET_SELECT_OPS_MODEL="$fx/mv2.pte")
 list=$(build list ET_SELECT_OPS_LIST=aten::add.out)
 xnnpack=$(build xnnpack ET_SELECT_OPS_MODEL="$fx/mv2_xnnpack.pte")
-for m in all yaml model list xnnpack; do
+quantized=$(build quantized ET_SELECT_OPS_MODEL="$fx/mv2_q8_portable.pte")
+for m in all yaml model list xnnpack quantized; do
   bin=${!m}
   size[$m]=$(stat -c %s "$bin")
   count[$m]=$(kernel_total "$bin")
@@ -91,6 +93,12 @@ for m in yaml model list; do
 done
 [ "$(node_kinds "$all" | wc -w)" -ge 40 ] || fail "the unselected build holds only $(node_kinds "$all")"
 check_run "$xnnpack" mv2_xnnpack xnnpack
+# The quantized portable model's build holds exactly its operators (the quantized
+# library's quantize/dequantize among them) and runs it within its tolerance.
+q8_ops=$(grep -E '^  [a-z_]+::' "$fx/mv2_q8_portable.selected_operators.yaml" | sed 's/^  //; s/:$//' | sort -u)
+[ "$(kernel_names "$quantized" | prim_ops -v | sort -u)" = "$q8_ops" ] || fail "quantized build registers $(kernel_names "$quantized" | prim_ops -v)"
+check_run "$quantized" mv2_q8_portable quantized
+expect_missing "$quantized" "$fx/mv2.pte" aten::_native_batch_norm_legit_no_training.out
 # A program needing other node kinds is refused at load, naming each of them.
 expect_missing "$xnnpack" "$fx/tiny_transformer_xnnpack.pte" BatchMatrixMultiply Div Softmax Gelu aten::native_layer_norm.out
 
@@ -121,4 +129,5 @@ echo "| ET_SELECT_OPS_YAML=mv2.selected_operators.yaml | ${size[yaml]} | ${count
 echo "| ET_SELECT_OPS_MODEL=mv2.pte | ${size[model]} | ${count[model]} |"
 echo "| ET_SELECT_OPS_LIST=aten::add.out | ${size[list]} | ${count[list]} |"
 echo "| ET_SELECT_OPS_MODEL=mv2_xnnpack.pte | ${size[xnnpack]} | ${count[xnnpack]} (+ 7 XNNPACK node kinds) |"
+echo "| ET_SELECT_OPS_MODEL=mv2_q8_portable.pte | ${size[quantized]} | ${count[quantized]} |"
 echo "selective builds: all checks passed (rebuild on edit: $before -> $after kernels)"
