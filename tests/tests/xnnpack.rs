@@ -36,6 +36,18 @@ fn mv2_xnnpack_matches_executorch() {
 }
 
 #[test]
+fn mv2_xnnpack_q8_matches_executorch() {
+    run_fixture("mv2_xnnpack_q8");
+    // XNNPACK's integer arithmetic followed exactly gives ExecuTorch's output bit for bit
+    // (the io.yaml tolerance of two steps leaves room for none of it to be off).
+    let dir = fixtures_dir();
+    let spec = IoSpec::read(&dir, "mv2_xnnpack_q8");
+    let got = run_case(&dir, &spec).unwrap();
+    let want = std::fs::read(dir.join(&spec.outputs[0].file)).unwrap();
+    assert!(got[0].bytes == want, "mv2_xnnpack_q8 is not bit-exact");
+}
+
+#[test]
 fn mlp_xnnpack_qd8_matches_executorch() {
     // Two linears on int8 weights with activations quantized per row at run time.
     run_fixture("mlp_xnnpack_qd8");

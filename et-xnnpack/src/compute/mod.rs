@@ -5,6 +5,8 @@ pub(crate) mod broadcast;
 pub(crate) mod depthwise;
 pub(crate) mod direct;
 pub(crate) mod permute;
+pub(crate) mod qconv;
+pub(crate) mod qelementwise;
 pub(crate) mod requant;
 pub(crate) mod sweep;
 pub(crate) mod window;

@@ -1,0 +1,225 @@
+//! Convolutions on int8 values in XNNPACK's arithmetic (qint8 input and output, per
+//! channel int8 weights, int32 bias): per output channel `acc = bias + sum over taps of
+//! (x - x_zero_point) * w`, then the fp32 requantization of [`Requant`].
+//!
+//! Taps outside the input read the input zero point (XNNPACK pads with it), so they add
+//! nothing; the kernels fold `-x_zero_point * sum(w)` into the bias at init (`bias`
+//! here is that adjusted bias) and take plain dot products of the stored int8s.
+
+use super::requant::{dot_i8, Requant};
+use super::window::Window;
+
+/// A convolution (any groups) over NHWC int8s, weights `[groups * group_out][k]` with
+/// `k = kh * kw * group_in` in (kh, kw, channel) order (XNNPACK's OHWI as stored).
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct QConv<'a> {
+    pub(crate) window: &'a Window,
+    pub(crate) groups: usize,
+    pub(crate) group_in: usize,
+    pub(crate) group_out: usize,
+    pub(crate) x_zero_point: i8,
+    pub(crate) weights: &'a [i8],
+    /// `bias - x_zero_point * sum(w)` per output channel.
+    pub(crate) bias: &'a [i32],
+    pub(crate) scales: &'a [f32],
+    pub(crate) requant: Requant,
+}
+
+impl QConv<'_> {
+    /// Scratch bytes [`run`](Self::run) takes: one gathered patch (whole floats, to the
+    /// 64 bytes `Frame::scratch` rounds to).
+    pub(crate) fn scratch_bytes(k: usize) -> usize {
+        k.div_ceil(4).saturating_mul(4).next_multiple_of(64)
+    }
+
+    /// Computes `out` (`[batch, out_h, out_w, groups * group_out]`) from `x`; `patch` holds
+    /// at least `kh * kw * group_in` bytes.
+    pub(crate) fn run(&self, x: &[i8], out: &mut [i8], patch: &mut [i8]) {
+        #[cfg(target_arch = "x86_64")]
+        if et_ops::gemm::avx2_fma_available() {
+            // SAFETY: the CPU supports AVX2 and FMA (checked just above); the function
+            // only compiles the same safe code for that instruction set.
+            unsafe { self.run_avx2(x, out, patch) };
+            return;
+        }
+        self.run_with(x, out, patch);
+    }
+
+    /// [`run_with`](Self::run_with) compiled for AVX2 (the dot products become 16-lane
+    /// `vpmaddwd`).
+    ///
+    /// # Safety
+    /// The CPU must support AVX2 and FMA.
+    #[cfg(target_arch = "x86_64")]
+    #[target_feature(enable = "avx2,fma")]
+    unsafe fn run_avx2(&self, x: &[i8], out: &mut [i8], patch: &mut [i8]) {
+        self.run_with(x, out, patch);
+    }
+
+    #[inline(always)]
+    fn run_with(&self, x: &[i8], out: &mut [i8], patch: &mut [i8]) {
+        let w = self.window;
+        let (gin, gout) = (self.group_in, self.group_out);
+        let (cin, cout) = (self.groups * gin, self.groups * gout);
+        let k = w.kernel_h * w.kernel_w * gin;
+        let pointwise = w.is_pointwise() && self.groups == 1;
+        let patch = &mut patch[..k];
+        let mut pixel = 0;
+        for n in 0..w.batch {
+            for oh in 0..w.out_h {
+                for ow in 0..w.out_w {
+                    let y = &mut out[pixel * cout..(pixel + 1) * cout];
+                    pixel += 1;
+                    if pointwise {
+                        let row = &x[(pixel - 1) * cin..pixel * cin];
+                        self.channels(row, 0, y);
+                        continue;
+                    }
+                    for g in 0..self.groups {
+                        self.gather(x, (n, oh, ow), g, cin, patch);
+                        self.channels(patch, g, &mut y[g * gout..(g + 1) * gout]);
+                    }
+                }
+            }
+        }
+    }
+
+    /// Group `g`'s outputs of one pixel from its patch.
+    #[inline(always)]
+    fn channels(&self, patch: &[i8], g: usize, y: &mut [i8]) {
+        let k = patch.len();
+        for (j, y) in y.iter_mut().enumerate() {
+            let o = g * self.group_out + j;
+            let acc = self.bias[o].wrapping_add(dot_i8(patch, &self.weights[o * k..o * k + k]));
+            *y = self.requant.apply(acc, self.scales[o]);
+        }
+    }
+
+    /// The taps of output pixel `(n, oh, ow)` for group `g`, the input zero point where a
+    /// tap falls outside the input.
+    #[inline(always)]
+    fn gather(
+        &self,
+        x: &[i8],
+        (n, oh, ow): (usize, usize, usize),
+        g: usize,
+        cin: usize,
+        patch: &mut [i8],
+    ) {
+        let w = self.window;
+        let gin = self.group_in;
+        let mut at = 0;
+        for kh in 0..w.kernel_h {
+            let ih = w.in_row(oh, kh);
+            for kw in 0..w.kernel_w {
+                let dst = &mut patch[at..at + gin];
+                at += gin;
+                match (ih, w.in_col(ow, kw)) {
+                    (Some(ih), Some(iw)) => {
+                        let src = ((n * w.in_h + ih) * w.in_w + iw) * cin + g * gin;
+                        dst.copy_from_slice(&x[src..src + gin]);
+                    }
+                    _ => dst.fill(self.x_zero_point),
+                }
+            }
+        }
+    }
+}
+
+/// A depthwise convolution: output channel `c` reads input channel `c / multiplier`,
+/// filter `[kh * kw][channels_out]` (XNNPACK's `1HWO` as stored).
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct QDepthwise<'a> {
+    pub(crate) window: &'a Window,
+    pub(crate) channels_in: usize,
+    pub(crate) multiplier: usize,
+    pub(crate) x_zero_point: i8,
+    pub(crate) filter: &'a [i8],
+    /// The bias as stored: taps outside the input are skipped rather than padded, so
+    /// the zero point is subtracted from each tap read instead of folded in.
+    pub(crate) bias: &'a [i32],
+    pub(crate) scales: &'a [f32],
+    pub(crate) requant: Requant,
+}
+
+impl QDepthwise<'_> {
+    /// Scratch bytes [`run`](Self::run) takes: one pixel's int32 accumulators.
+    pub(crate) fn scratch_bytes(channels_out: usize) -> usize {
+        channels_out.saturating_mul(4).next_multiple_of(64)
+    }
+
+    /// Computes `out` from `x`; `acc` holds at least `channels_out` int32s.
+    pub(crate) fn run(&self, x: &[i8], out: &mut [i8], acc: &mut [i32]) {
+        #[cfg(target_arch = "x86_64")]
+        if et_ops::gemm::avx2_fma_available() {
+            // SAFETY: the CPU supports AVX2 and FMA (checked just above); the function
+            // only compiles the same safe code for that instruction set.
+            unsafe { self.run_avx2(x, out, acc) };
+            return;
+        }
+        self.run_with(x, out, acc);
+    }
+
+    /// [`run_with`](Self::run_with) compiled for AVX2.
+    ///
+    /// # Safety
+    /// The CPU must support AVX2 and FMA.
+    #[cfg(target_arch = "x86_64")]
+    #[target_feature(enable = "avx2,fma")]
+    unsafe fn run_avx2(&self, x: &[i8], out: &mut [i8], acc: &mut [i32]) {
+        self.run_with(x, out, acc);
+    }
+
+    #[inline(always)]
+    fn run_with(&self, x: &[i8], out: &mut [i8], acc: &mut [i32]) {
+        let w = self.window;
+        let (cin, m) = (self.channels_in, self.multiplier);
+        let cout = cin * m;
+        let acc = &mut acc[..cout];
+        let zp = i32::from(self.x_zero_point);
+        let mut pixel = 0;
+        for n in 0..w.batch {
+            for oh in 0..w.out_h {
+                for ow in 0..w.out_w {
+                    acc.copy_from_slice(self.bias);
+                    for kh in 0..w.kernel_h {
+                        let Some(ih) = w.in_row(oh, kh) else { continue };
+                        for kw in 0..w.kernel_w {
+                            let Some(iw) = w.in_col(ow, kw) else { continue };
+                            let src = &x[((n * w.in_h + ih) * w.in_w + iw) * cin..][..cin];
+                            let taps = &self.filter[(kh * w.kernel_w + kw) * cout..][..cout];
+                            if m == 1 {
+                                for ((a, &v), &f) in acc.iter_mut().zip(src).zip(taps) {
+                                    *a = a.wrapping_add((i32::from(v) - zp) * i32::from(f));
+                                }
+                            } else {
+                                for (c, (a, &f)) in acc.iter_mut().zip(taps).enumerate() {
+                                    *a =
+                                        a.wrapping_add((i32::from(src[c / m]) - zp) * i32::from(f));
+                                }
+                            }
+                        }
+                    }
+                    let y = &mut out[pixel * cout..(pixel + 1) * cout];
+                    pixel += 1;
+                    for ((y, &a), &s) in y.iter_mut().zip(acc.iter()).zip(self.scales) {
+                        *y = self.requant.apply(a, s);
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// `bias[o] - x_zero_point * sum(w[o])` for weights of `k` per output channel: what the
+/// kernels start each accumulator from.
+pub(crate) fn fold_zero_point(bias: &mut [i32], weights: &[i8], k: usize, x_zero_point: i32) {
+    for (b, w) in bias.iter_mut().zip(weights.chunks_exact(k.max(1))) {
+        let sum: i32 = w.iter().map(|&v| i32::from(v)).sum();
+        *b = b.wrapping_sub(x_zero_point.wrapping_mul(sum));
+    }
+}
+
+#[cfg(test)]
+#[path = "qconv_tests.rs"]
+mod tests;

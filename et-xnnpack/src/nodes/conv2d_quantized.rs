@@ -1,0 +1,244 @@
+//! Conv2d and DepthwiseConv2d on qint8 values (qcint8 per-channel weights, qcint32
+//! bias), in XNNPACK's arithmetic (see `compute::qconv`): the requantization scale of
+//! channel `c` is `input_scale * weight_scale[c] / output_scale`, computed in that order
+//! in f32 as XNNPACK does, and the node's output range is quantized to the output's
+//! scale and zero point.
+
+use et_runtime::backend::DelegateError;
+use et_runtime::{Error, KernelResult};
+use et_schema::xnnpack::{Graph, NodeView};
+
+use super::conv2d::{ConvNode, Window, N};
+use super::{wrong_params, Clamp, Params, Step};
+use crate::compute::qconv::{fold_zero_point, QConv, QDepthwise};
+use crate::compute::requant::Requant;
+use crate::exec::Frame;
+use crate::plan::{graph_shape, Builder, Elem};
+
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct QuantizedConv {
+    input: u32,
+    output: u32,
+    window: Window,
+    groups: usize,
+    group_in: usize,
+    group_out: usize,
+    depthwise: bool,
+    x_zero_point: i8,
+    /// Conv2d: `[cout][k]`; depthwise: `[taps][cout]` (both as stored).
+    weights: *const i8,
+    /// Per output channel (adjusted for the zero point in Conv2d, see `compute::qconv`).
+    bias: *const i32,
+    scales: *const f32,
+    requant: Requant,
+}
+
+/// What both kinds check and copy: the requantization of each output channel, the
+/// weights, the int32 bias.
+struct Prepared {
+    x_zero_point: i32,
+    weights: &'static mut [i8],
+    bias: &'static mut [i32],
+    scales: &'static mut [f32],
+    requant: Requant,
+}
+
+fn prepare_common(
+    b: &mut Builder<'_, '_>,
+    node: &NodeView<'_>,
+    c: &ConvNode,
+) -> Result<Prepared, DelegateError> {
+    let cout = c.groups * c.group_out;
+    let (Elem::Qs8(x), Elem::Qc8(ws), Elem::Qs8(y)) = (
+        b.value(c.input).elem,
+        b.value(c.filter).elem,
+        b.value(c.output).elem,
+    ) else {
+        return Err(b.fail(
+            Error::NotSupported,
+            "this combination of convolution datatypes is not implemented (qint8 x qcint8 -> qint8 is)",
+        ));
+    };
+    let ws = ws.get();
+    if ws.len() != cout {
+        return Err(b.invalid("the filter does not have one scale per output channel"));
+    }
+    let raw = b
+        .constant_bytes(c.filter)
+        .ok_or_else(|| b.invalid("the filter is not constant"))?;
+    let numel = b.value(c.filter).numel();
+    if raw.len() < numel {
+        return Err(b.invalid("the filter's data is shorter than its sizes"));
+    }
+    let weights = b.alloc::<i8>(numel)?;
+    for (w, &r) in weights.iter_mut().zip(raw) {
+        *w = r as i8;
+    }
+    let bias = b.alloc::<i32>(cout)?;
+    if let Some(v) = c.bias {
+        let Elem::Qc32(_) = b.value(v).elem else {
+            return Err(b.fail(
+                Error::NotSupported,
+                "a qint8 convolution's bias is not qcint32",
+            ));
+        };
+        let data = b
+            .constant_bytes(v)
+            .filter(|d| d.len() >= cout * 4)
+            .ok_or_else(|| b.invalid("the bias is not a constant of one int32 per channel"))?;
+        for (q, d) in bias.iter_mut().zip(data.chunks_exact(4)) {
+            *q = i32::from_le_bytes([d[0], d[1], d[2], d[3]]);
+        }
+    }
+    let scales = b.alloc::<f32>(cout)?;
+    for (s, &w) in scales.iter_mut().zip(ws) {
+        *s = x.scale * w / y.scale;
+        // XNNPACK refuses such scales at operator creation.
+        if !s.is_finite() || *s >= 256.0 {
+            return Err(b.fail(
+                Error::NotSupported,
+                "a requantization scale is not below 256 (XNNPACK refuses it)",
+            ));
+        }
+    }
+    let clamp = Clamp::of(node);
+    if clamp.min > clamp.max {
+        return Err(b.invalid("the output range is empty"));
+    }
+    Ok(Prepared {
+        x_zero_point: x.zero_point,
+        weights,
+        bias,
+        scales,
+        requant: Requant::new(y.scale, y.zero_point, clamp.min, clamp.max),
+    })
+}
+
+fn step(c: &ConvNode, p: Prepared, depthwise: bool) -> Step {
+    Step {
+        run,
+        params: Params::QuantizedConv(QuantizedConv {
+            input: c.input,
+            output: c.output,
+            window: c.window,
+            groups: c.groups,
+            group_in: c.group_in,
+            group_out: c.group_out,
+            depthwise,
+            // In range: qint8 zero points are checked when the value is read.
+            x_zero_point: p.x_zero_point as i8,
+            weights: p.weights.as_ptr(),
+            bias: p.bias.as_ptr(),
+            scales: p.scales.as_ptr(),
+            requant: p.requant,
+        }),
+    }
+}
+
+/// Conv2d with a qint8 input (`c` read by `conv2d::read_conv`).
+pub(crate) fn prepare_conv(
+    b: &mut Builder<'_, '_>,
+    node: &NodeView<'_>,
+    c: &ConvNode,
+) -> Result<Step, DelegateError> {
+    let w = &c.window;
+    let k = w.kernel_h * w.kernel_w * c.group_in;
+    let expected = [c.groups * c.group_out, w.kernel_h, w.kernel_w, c.group_in];
+    if b.shape(c.filter).dims() != expected {
+        return Err(b.invalid("the filter is not [out channels, kh, kw, group input channels]"));
+    }
+    let p = prepare_common(b, node, c)?;
+    fold_zero_point(p.bias, p.weights, k, p.x_zero_point);
+    b.scratch(QConv::scratch_bytes(k));
+    Ok(step(c, p, false))
+}
+
+/// DepthwiseConv2d with a qint8 input.
+pub(crate) fn prepare_depthwise(
+    b: &mut Builder<'_, '_>,
+    node: &NodeView<'_>,
+    c: &ConvNode,
+) -> Result<Step, DelegateError> {
+    if c.group_in != 1 {
+        return Err(b.invalid("a depthwise convolution has more than one input channel per group"));
+    }
+    let w = &c.window;
+    let cout = c.groups * c.group_out;
+    if b.shape(c.filter).dims() != [1, w.kernel_h, w.kernel_w, cout] {
+        return Err(b.invalid("the filter is not [1, kh, kw, channels_out]"));
+    }
+    let p = prepare_common(b, node, c)?;
+    b.scratch(QDepthwise::scratch_bytes(cout));
+    Ok(step(c, p, true))
+}
+
+/// The scratch bound of a DepthwiseConv2d: the quantized variant's accumulators (the
+/// fp32 one takes none).
+pub(crate) fn depthwise_scratch(graph: &Graph<'_>, node: &NodeView<'_>) -> usize {
+    let channels = graph_shape(graph, node.u32(N::VT_OUTPUT_ID)).map_or(0, |s| s.last());
+    QDepthwise::scratch_bytes(channels)
+}
+
+fn run(step: &Step, frame: &Frame<'_>) -> KernelResult {
+    let Params::QuantizedConv(p) = step.params else {
+        return Err(wrong_params());
+    };
+    let w = &p.window;
+    let cout = p.groups * p.group_out;
+    let numel = w.kernel_h * w.kernel_w * p.group_in * cout;
+    // SAFETY: `numel` int8s, `cout` int32s and `cout` floats written at init in method
+    // memory, read-only since, living as long as the plan.
+    let (weights, bias, scales) = unsafe {
+        (
+            core::slice::from_raw_parts(p.weights, numel),
+            core::slice::from_raw_parts(p.bias, cout),
+            core::slice::from_raw_parts(p.scales, cout),
+        )
+    };
+    let x = frame.input::<i8>(p.input)?;
+    let out = frame.output::<i8>(p.output)?;
+    if p.depthwise {
+        // Sized at init by `QDepthwise::scratch_bytes` (4 bytes per output channel).
+        let (acc, _) = frame.scratch(cout)?;
+        QDepthwise {
+            window: w,
+            channels_in: p.groups,
+            multiplier: p.group_out,
+            x_zero_point: p.x_zero_point,
+            filter: weights,
+            bias,
+            scales,
+            requant: p.requant,
+        }
+        .run(x, out, f32_as_i32(acc));
+    } else {
+        // Sized at init by `QConv::scratch_bytes`.
+        let k = w.kernel_h * w.kernel_w * p.group_in;
+        let (patch, _) = frame.scratch(k.div_ceil(4))?;
+        QConv {
+            window: w,
+            groups: p.groups,
+            group_in: p.group_in,
+            group_out: p.group_out,
+            x_zero_point: p.x_zero_point,
+            weights,
+            bias,
+            scales,
+            requant: p.requant,
+        }
+        .run(x, out, f32_as_i8(patch));
+    }
+    Ok(())
+}
+
+pub(crate) fn f32_as_i32(x: &mut [f32]) -> &mut [i32] {
+    // SAFETY: f32 and i32 have the same size and alignment and every bit pattern is
+    // valid in both; the view replaces the borrow of the same memory.
+    unsafe { core::slice::from_raw_parts_mut(x.as_mut_ptr().cast::<i32>(), x.len()) }
+}
+
+fn f32_as_i8(x: &mut [f32]) -> &mut [i8] {
+    // SAFETY: the bytes of `x`, 4 per float, alignment 1 suffices for i8 and every bit
+    // pattern is an i8; the view replaces the borrow of the same memory.
+    unsafe { core::slice::from_raw_parts_mut(x.as_mut_ptr().cast::<i8>(), x.len() * 4) }
+}
