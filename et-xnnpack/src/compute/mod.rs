@@ -7,6 +7,7 @@ pub(crate) mod direct;
 pub(crate) mod permute;
 pub(crate) mod qconv;
 pub(crate) mod qelementwise;
+pub(crate) mod qgemm;
 pub(crate) mod requant;
 pub(crate) mod sweep;
 pub(crate) mod window;

@@ -6,13 +6,17 @@
 //! nothing; the kernels fold `-x_zero_point * sum(w)` into the bias at init (`bias`
 //! here is that adjusted bias) and take plain dot products of the stored int8s.
 
+use super::qgemm::{pairs, to_pairs, QGemm, MR};
 use super::requant::{dot_i8, Requant};
 use super::window::Window;
 
 /// A convolution (any groups) over NHWC int8s, weights `[groups * group_out][k]` with
-/// `k = kh * kw * group_in` in (kh, kw, channel) order (XNNPACK's OHWI as stored).
+/// `k = kh * kw * group_in` in (kh, kw, channel) order (XNNPACK's OHWI as stored). One
+/// group runs as tiles of [`MR`] pixels through the packed [`QGemm`] (`gemm`); several
+/// take a dot product per pixel and channel.
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct QConv<'a> {
+    pub(crate) gemm: Option<QGemm<'a>>,
     pub(crate) window: &'a Window,
     pub(crate) groups: usize,
     pub(crate) group_in: usize,
@@ -26,15 +30,28 @@ pub(crate) struct QConv<'a> {
 }
 
 impl QConv<'_> {
-    /// Scratch bytes [`run`](Self::run) takes: one gathered patch (whole floats, to the
-    /// 64 bytes `Frame::scratch` rounds to).
-    pub(crate) fn scratch_bytes(k: usize) -> usize {
-        k.div_ceil(4).saturating_mul(4).next_multiple_of(64)
+    /// The scratch [`run`](Self::run) takes, in 4-byte words: a tile of widened rows
+    /// and one gathered patch.
+    pub(crate) fn scratch_words(k: usize) -> (usize, usize) {
+        (MR * pairs(k), k.div_ceil(4))
     }
 
-    /// Computes `out` (`[batch, out_h, out_w, groups * group_out]`) from `x`; `patch` holds
-    /// at least `kh * kw * group_in` bytes.
-    pub(crate) fn run(&self, x: &[i8], out: &mut [i8], patch: &mut [i8]) {
+    /// [`scratch_words`](Self::scratch_words) in bytes, rounded to the 64 bytes
+    /// `Frame::scratch` rounds to.
+    pub(crate) fn scratch_bytes(k: usize) -> usize {
+        let (rows, patch) = Self::scratch_words(k);
+        rows.saturating_add(patch)
+            .saturating_mul(4)
+            .next_multiple_of(64)
+    }
+
+    /// Computes `out` (`[batch, out_h, out_w, groups * group_out]`) from `x`; `rows` and
+    /// `patch` are at least [`scratch_words`](Self::scratch_words) long.
+    pub(crate) fn run(&self, x: &[i8], out: &mut [i8], rows: &mut [i32], patch: &mut [i8]) {
+        if let Some(gemm) = self.gemm {
+            self.run_gemm(&gemm, x, out, rows, patch);
+            return;
+        }
         #[cfg(target_arch = "x86_64")]
         if et_ops::gemm::avx2_fma_available() {
             // SAFETY: the CPU supports AVX2 and FMA (checked just above); the function
@@ -54,6 +71,49 @@ impl QConv<'_> {
     #[target_feature(enable = "avx2,fma")]
     unsafe fn run_avx2(&self, x: &[i8], out: &mut [i8], patch: &mut [i8]) {
         self.run_with(x, out, patch);
+    }
+
+    /// One group: tiles of [`MR`] output pixels, each pixel's input (the pixel itself
+    /// for a pointwise convolution, else its gathered patch) widened into `rows`.
+    fn run_gemm(
+        &self,
+        gemm: &QGemm<'_>,
+        x: &[i8],
+        out: &mut [i8],
+        rows: &mut [i32],
+        patch: &mut [i8],
+    ) {
+        let w = self.window;
+        let (cin, cout) = (self.group_in, self.group_out);
+        let k = w.kernel_h * w.kernel_w * cin;
+        let kp = pairs(k);
+        let pointwise = w.is_pointwise();
+        let patch = &mut patch[..k];
+        let rows = &mut rows[..MR * kp];
+        let avx2 = avx2();
+        let pixels = w.batch * w.out_h * w.out_w;
+        let mut first = 0;
+        while first < pixels {
+            let count = (pixels - first).min(MR);
+            for r in 0..count {
+                let pixel = first + r;
+                let dst = &mut rows[r * kp..(r + 1) * kp];
+                if pointwise {
+                    to_pairs(&x[pixel * cin..(pixel + 1) * cin], dst);
+                } else {
+                    let (n, rest) = (pixel / (w.out_h * w.out_w), pixel % (w.out_h * w.out_w));
+                    self.gather(x, (n, rest / w.out_w, rest % w.out_w), 0, cin, patch);
+                    to_pairs(patch, dst);
+                }
+            }
+            gemm.tile(
+                rows,
+                count,
+                &mut out[first * cout..(first + count) * cout],
+                avx2,
+            );
+            first += count;
+        }
     }
 
     #[inline(always)]
@@ -123,6 +183,18 @@ impl QConv<'_> {
                 }
             }
         }
+    }
+}
+
+/// Whether the AVX2 kernels may run.
+fn avx2() -> bool {
+    #[cfg(target_arch = "x86_64")]
+    {
+        et_ops::gemm::avx2_fma_available()
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    {
+        false
     }
 }
 

@@ -6,6 +6,7 @@ extern crate std;
 use std::{vec, vec::Vec};
 
 use super::super::depthwise::tests::window;
+use super::super::qgemm::{pack, packed_len, padded};
 use super::*;
 
 /// Deterministic int8s covering the whole range.
@@ -110,26 +111,53 @@ fn check_conv(
     );
     let mut folded = bias.clone();
     fold_zero_point(&mut folded, &weights, k, i32::from(zp));
-    let mut patch = vec![0i8; k];
-    let mut out = vec![0i8; want.len()];
-    QConv {
-        window: &w,
-        groups,
-        group_in,
-        group_out,
-        x_zero_point: zp,
-        weights: &weights,
-        bias: &folded,
-        scales: &scales,
+    // The GEMM reads bias and scales for whole blocks of channels.
+    let mut padded_bias = folded.clone();
+    padded_bias.resize(padded(cout), 0);
+    let mut padded_scales = scales.clone();
+    padded_scales.resize(padded(cout), 0.0);
+    let mut packed = vec![0i16; packed_len(cout, k)];
+    pack(cout, k, |o, i| weights[o * k + i], &mut packed);
+    let gemm = QGemm {
+        k,
+        n: cout,
+        packed: &packed,
+        bias: &padded_bias,
+        scales: &padded_scales,
         requant,
+    };
+    let (rows, patch) = QConv::scratch_words(k);
+    let mut rows = vec![0i32; rows];
+    let mut patch = vec![0i8; patch * 4];
+    // The per-pixel dot products, and (one group) the GEMM.
+    let paths: &[Option<QGemm<'_>>] = if groups == 1 {
+        &[None, Some(gemm)]
+    } else {
+        &[None]
+    };
+    for &gemm in paths {
+        let mut out = vec![0i8; want.len()];
+        QConv {
+            gemm,
+            window: &w,
+            groups,
+            group_in,
+            group_out,
+            x_zero_point: zp,
+            weights: &weights,
+            bias: &folded,
+            scales: &scales,
+            requant,
+        }
+        .run(&x, &mut out, &mut rows, &mut patch);
+        let path = if gemm.is_some() { "gemm" } else { "dot" };
+        assert_eq!(
+            out, want,
+            "{path} {w:?} groups {groups} in {group_in} out {group_out} zp {zp}"
+        );
+        // Not all saturated: the test sees the arithmetic.
+        assert!(out.iter().any(|&v| v != out[0]));
     }
-    .run(&x, &mut out, &mut patch);
-    assert_eq!(
-        out, want,
-        "{w:?} groups {groups} in {group_in} out {group_out} zp {zp}"
-    );
-    // Not all saturated: the test sees the arithmetic.
-    assert!(out.iter().any(|&v| v != out[0]));
 }
 
 const ALL: (f32, f32) = (f32::NEG_INFINITY, f32::INFINITY);

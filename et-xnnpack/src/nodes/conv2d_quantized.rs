@@ -11,9 +11,19 @@ use et_schema::xnnpack::{Graph, NodeView};
 use super::conv2d::{ConvNode, Window, N};
 use super::{wrong_params, Clamp, Params, Step};
 use crate::compute::qconv::{fold_zero_point, QConv, QDepthwise};
+use crate::compute::qgemm::{pack, packed_len, padded, QGemm};
 use crate::compute::requant::Requant;
 use crate::exec::Frame;
 use crate::plan::{graph_shape, Builder, Elem};
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Kind {
+    /// One group: the packed GEMM.
+    Gemm,
+    /// Several groups of several channels.
+    Grouped,
+    Depthwise,
+}
 
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct QuantizedConv {
@@ -23,21 +33,21 @@ pub(crate) struct QuantizedConv {
     groups: usize,
     group_in: usize,
     group_out: usize,
-    depthwise: bool,
+    kind: Kind,
     x_zero_point: i8,
-    /// Conv2d: `[cout][k]`; depthwise: `[taps][cout]` (both as stored).
-    weights: *const i8,
+    /// `Gemm`: packed int16s (`compute::qgemm`); `Grouped`: int8 `[cout][k]`;
+    /// `Depthwise`: int8 `[taps][cout]` (both as stored).
+    weights: *const i16,
     /// Per output channel (adjusted for the zero point in Conv2d, see `compute::qconv`).
     bias: *const i32,
     scales: *const f32,
     requant: Requant,
 }
 
-/// What both kinds check and copy: the requantization of each output channel, the
-/// weights, the int32 bias.
+/// What both kinds check and copy: the int32 bias and the requantization of each
+/// output channel, `padded` entries (zero past the channels).
 struct Prepared {
     x_zero_point: i32,
-    weights: &'static mut [i8],
     bias: &'static mut [i32],
     scales: &'static mut [f32],
     requant: Requant,
@@ -47,6 +57,7 @@ fn prepare_common(
     b: &mut Builder<'_, '_>,
     node: &NodeView<'_>,
     c: &ConvNode,
+    padded: usize,
 ) -> Result<Prepared, DelegateError> {
     let cout = c.groups * c.group_out;
     let (Elem::Qs8(x), Elem::Qc8(ws), Elem::Qs8(y)) = (
@@ -63,18 +74,12 @@ fn prepare_common(
     if ws.len() != cout {
         return Err(b.invalid("the filter does not have one scale per output channel"));
     }
-    let raw = b
-        .constant_bytes(c.filter)
-        .ok_or_else(|| b.invalid("the filter is not constant"))?;
-    let numel = b.value(c.filter).numel();
-    if raw.len() < numel {
-        return Err(b.invalid("the filter's data is shorter than its sizes"));
+    if b.constant_bytes(c.filter)
+        .is_none_or(|raw| raw.len() < b.value(c.filter).numel())
+    {
+        return Err(b.invalid("the filter is not a constant as long as its sizes"));
     }
-    let weights = b.alloc::<i8>(numel)?;
-    for (w, &r) in weights.iter_mut().zip(raw) {
-        *w = r as i8;
-    }
-    let bias = b.alloc::<i32>(cout)?;
+    let bias = b.alloc::<i32>(padded)?;
     if let Some(v) = c.bias {
         let Elem::Qc32(_) = b.value(v).elem else {
             return Err(b.fail(
@@ -86,11 +91,11 @@ fn prepare_common(
             .constant_bytes(v)
             .filter(|d| d.len() >= cout * 4)
             .ok_or_else(|| b.invalid("the bias is not a constant of one int32 per channel"))?;
-        for (q, d) in bias.iter_mut().zip(data.chunks_exact(4)) {
+        for (q, d) in bias.iter_mut().zip(data.chunks_exact(4)).take(cout) {
             *q = i32::from_le_bytes([d[0], d[1], d[2], d[3]]);
         }
     }
-    let scales = b.alloc::<f32>(cout)?;
+    let scales = b.alloc::<f32>(padded)?;
     for (s, &w) in scales.iter_mut().zip(ws) {
         *s = x.scale * w / y.scale;
         // XNNPACK refuses such scales at operator creation.
@@ -102,19 +107,30 @@ fn prepare_common(
         }
     }
     let clamp = Clamp::of(node);
-    if clamp.min > clamp.max {
+    if clamp.min.is_nan() || clamp.max.is_nan() || clamp.min > clamp.max {
         return Err(b.invalid("the output range is empty"));
     }
     Ok(Prepared {
         x_zero_point: x.zero_point,
-        weights,
         bias,
         scales,
         requant: Requant::new(y.scale, y.zero_point, clamp.min, clamp.max),
     })
 }
 
-fn step(c: &ConvNode, p: Prepared, depthwise: bool) -> Step {
+/// The filter's int8s (checked by `prepare_common`).
+fn filter(b: &Builder<'_, '_>, c: &ConvNode) -> Result<&'static [i8], DelegateError> {
+    let raw = b
+        .constant_bytes(c.filter)
+        .ok_or_else(|| b.invalid("the filter is not constant"))?;
+    let copy = b.alloc::<i8>(b.value(c.filter).numel())?;
+    for (w, &r) in copy.iter_mut().zip(raw) {
+        *w = r as i8;
+    }
+    Ok(copy)
+}
+
+fn step(c: &ConvNode, p: Prepared, weights: *const i16, kind: Kind) -> Step {
     Step {
         run,
         params: Params::QuantizedConv(QuantizedConv {
@@ -124,10 +140,10 @@ fn step(c: &ConvNode, p: Prepared, depthwise: bool) -> Step {
             groups: c.groups,
             group_in: c.group_in,
             group_out: c.group_out,
-            depthwise,
+            kind,
             // In range: qint8 zero points are checked when the value is read.
             x_zero_point: p.x_zero_point as i8,
-            weights: p.weights.as_ptr(),
+            weights,
             bias: p.bias.as_ptr(),
             scales: p.scales.as_ptr(),
             requant: p.requant,
@@ -147,10 +163,33 @@ pub(crate) fn prepare_conv(
     if b.shape(c.filter).dims() != expected {
         return Err(b.invalid("the filter is not [out channels, kh, kw, group input channels]"));
     }
-    let p = prepare_common(b, node, c)?;
-    fold_zero_point(p.bias, p.weights, k, p.x_zero_point);
+    let cout = c.groups * c.group_out;
+    let gemm = c.groups == 1;
+    let p = prepare_common(b, node, c, if gemm { padded(cout) } else { cout })?;
+    let (weights, kind) = if gemm {
+        let raw = b
+            .constant_bytes(c.filter)
+            .ok_or_else(|| b.invalid("the filter is not constant"))?;
+        let packed = b.alloc::<i16>(packed_len(cout, k))?;
+        pack(cout, k, |o, i| raw[o * k + i] as i8, packed);
+        let sums = (0..cout).map(|o| {
+            raw[o * k..(o + 1) * k]
+                .iter()
+                .map(|&v| i32::from(v as i8))
+                .sum()
+        });
+        for (bias, sum) in p.bias.iter_mut().zip(sums) {
+            let sum: i32 = sum;
+            *bias = bias.wrapping_sub(p.x_zero_point.wrapping_mul(sum));
+        }
+        (packed.as_ptr(), Kind::Gemm)
+    } else {
+        let weights = filter(b, c)?;
+        fold_zero_point(p.bias, weights, k, p.x_zero_point);
+        (weights.as_ptr().cast::<i16>(), Kind::Grouped)
+    };
     b.scratch(QConv::scratch_bytes(k));
-    Ok(step(c, p, false))
+    Ok(step(c, p, weights, kind))
 }
 
 /// DepthwiseConv2d with a qint8 input.
@@ -167,9 +206,10 @@ pub(crate) fn prepare_depthwise(
     if b.shape(c.filter).dims() != [1, w.kernel_h, w.kernel_w, cout] {
         return Err(b.invalid("the filter is not [1, kh, kw, channels_out]"));
     }
-    let p = prepare_common(b, node, c)?;
+    let p = prepare_common(b, node, c, cout)?;
+    let weights = filter(b, c)?;
     b.scratch(QDepthwise::scratch_bytes(cout));
-    Ok(step(c, p, true))
+    Ok(step(c, p, weights.as_ptr().cast::<i16>(), Kind::Depthwise))
 }
 
 /// The scratch bound of a DepthwiseConv2d: the quantized variant's accumulators (the
@@ -185,19 +225,25 @@ fn run(step: &Step, frame: &Frame<'_>) -> KernelResult {
     };
     let w = &p.window;
     let cout = p.groups * p.group_out;
-    let numel = w.kernel_h * w.kernel_w * p.group_in * cout;
-    // SAFETY: `numel` int8s, `cout` int32s and `cout` floats written at init in method
-    // memory, read-only since, living as long as the plan.
-    let (weights, bias, scales) = unsafe {
+    let k = w.kernel_h * w.kernel_w * p.group_in;
+    let channels = if p.kind == Kind::Gemm {
+        padded(cout)
+    } else {
+        cout
+    };
+    // SAFETY: `channels` int32s and floats written at init in method memory, read-only
+    // since, living as long as the plan.
+    let (bias, scales) = unsafe {
         (
-            core::slice::from_raw_parts(p.weights, numel),
-            core::slice::from_raw_parts(p.bias, cout),
-            core::slice::from_raw_parts(p.scales, cout),
+            core::slice::from_raw_parts(p.bias, channels),
+            core::slice::from_raw_parts(p.scales, channels),
         )
     };
     let x = frame.input::<i8>(p.input)?;
     let out = frame.output::<i8>(p.output)?;
-    if p.depthwise {
+    if p.kind == Kind::Depthwise {
+        // SAFETY: `k * cout` int8s (k = taps) copied at init, read-only since.
+        let filter = unsafe { core::slice::from_raw_parts(p.weights.cast::<i8>(), k * cout) };
         // Sized at init by `QDepthwise::scratch_bytes` (4 bytes per output channel).
         let (acc, _) = frame.scratch(cout)?;
         QDepthwise {
@@ -205,29 +251,48 @@ fn run(step: &Step, frame: &Frame<'_>) -> KernelResult {
             channels_in: p.groups,
             multiplier: p.group_out,
             x_zero_point: p.x_zero_point,
-            filter: weights,
+            filter,
             bias,
             scales,
             requant: p.requant,
         }
         .run(x, out, f32_as_i32(acc));
-    } else {
-        // Sized at init by `QConv::scratch_bytes`.
-        let k = w.kernel_h * w.kernel_w * p.group_in;
-        let (patch, _) = frame.scratch(k.div_ceil(4))?;
-        QConv {
-            window: w,
-            groups: p.groups,
-            group_in: p.group_in,
-            group_out: p.group_out,
-            x_zero_point: p.x_zero_point,
-            weights,
+        return Ok(());
+    }
+    let (gemm, weights) = if p.kind == Kind::Gemm {
+        // SAFETY: `packed_len(cout, k)` int16s packed at init, read-only since.
+        let packed = unsafe { core::slice::from_raw_parts(p.weights, packed_len(cout, k)) };
+        let gemm = QGemm {
+            k,
+            n: cout,
+            packed,
             bias,
             scales,
             requant: p.requant,
-        }
-        .run(x, out, f32_as_i8(patch));
+        };
+        (Some(gemm), &[][..])
+    } else {
+        // SAFETY: `cout * k` int8s copied at init, read-only since.
+        let weights = unsafe { core::slice::from_raw_parts(p.weights.cast::<i8>(), cout * k) };
+        (None, weights)
+    };
+    // Sized at init by `QConv::scratch_bytes`.
+    let (rows, patch) = QConv::scratch_words(k);
+    let (scratch, _) = frame.scratch(rows + patch)?;
+    let (rows, patch) = scratch.split_at_mut(rows);
+    QConv {
+        gemm,
+        window: w,
+        groups: p.groups,
+        group_in: p.group_in,
+        group_out: p.group_out,
+        x_zero_point: p.x_zero_point,
+        weights,
+        bias,
+        scales,
+        requant: p.requant,
     }
+    .run(x, out, f32_as_i32(rows), f32_as_i8(patch));
     Ok(())
 }
 
