@@ -127,7 +127,7 @@ fn check_conv(
         requant,
     };
     let (rows, patch) = QConv::scratch_words(k);
-    let mut rows = vec![0i32; rows];
+    let mut rows = vec![0i16; rows * 2];
     let mut patch = vec![0i8; patch * 4];
     // The per-pixel dot products, and (one group) the GEMM.
     let paths: &[Option<QGemm<'_>>] = if groups == 1 {

@@ -3,7 +3,7 @@
 //! requantization fused in the store.
 //!
 //! Rows and weights are widened to int16 pairs (`k` rounded up to even, the odd tail
-//! zero): a pair of one row times the pairs of 8 channels is one `vpmaddwd` on AVX2,
+//! zero): a pair of one row (broadcast) times the pairs of 8 channels is one `vpmaddwd`,
 //! which multiplies and adds the pair into 8 int32 lanes exactly. The weights are packed
 //! at init in blocks of [`NR`] channels: for each pair index, channel `j`'s pair at
 //! int16 `(j / 8) * 16 + (j % 8) * 2` (so each block is two vectors per pair), channels
@@ -57,18 +57,15 @@ pub(crate) fn pack(n: usize, k: usize, weight: impl Fn(usize, usize) -> i8, out:
     }
 }
 
-/// Widens a row of int8s into int16 pairs, each pair one int32 (low half the even
-/// element), the odd tail paired with 0.
+/// Widens a row of int8s to int16s, the odd tail paired with 0 (`dst` holds
+/// `2 * pairs(src.len())`).
 #[inline(always)]
-pub(crate) fn to_pairs(src: &[i8], dst: &mut [i32]) {
-    let pair = |lo: i8, hi: i8| (i32::from(hi) << 16) | i32::from(lo as i16 as u16);
-    let mut chunks = src.chunks_exact(2);
-    let mut d = dst.iter_mut();
-    for (c, d) in (&mut chunks).zip(&mut d) {
-        *d = pair(c[0], c[1]);
+pub(crate) fn widen(src: &[i8], dst: &mut [i16]) {
+    for (d, &v) in dst.iter_mut().zip(src) {
+        *d = i16::from(v);
     }
-    if let ([last], Some(d)) = (chunks.remainder(), d.next()) {
-        *d = pair(*last, 0);
+    if src.len() % 2 == 1 {
+        dst[src.len()] = 0;
     }
 }
 
@@ -86,12 +83,12 @@ pub(crate) struct QGemm<'a> {
 
 impl QGemm<'_> {
     /// Computes `count` (at most [`MR`]) output rows: row `r` of `rows` (rows of
-    /// `pairs(k)` pairs, [`MR`] of them) into `out[r * n..][..n]`. Rows past `count` are
-    /// read but not stored, so they must be initialized (any values).
-    pub(crate) fn tile(&self, rows: &[i32], count: usize, out: &mut [i8], avx2: bool) {
+    /// `2 * pairs(k)` widened int8s, [`MR`] of them) into `out[r * n..][..n]`. Rows past
+    /// `count` are read but not stored, so they must be initialized (any values).
+    pub(crate) fn tile(&self, rows: &[i16], count: usize, out: &mut [i8], avx2: bool) {
         let kp = pairs(self.k);
         assert!(
-            rows.len() >= MR * kp
+            rows.len() >= MR * kp * 2
                 && out.len() >= count * self.n
                 && count <= MR
                 && self.packed.len() >= packed_len(self.n, self.k)
@@ -109,20 +106,19 @@ impl QGemm<'_> {
         self.tile_portable(rows, count, out);
     }
 
-    fn tile_portable(&self, rows: &[i32], count: usize, out: &mut [i8]) {
+    fn tile_portable(&self, rows: &[i16], count: usize, out: &mut [i8]) {
         let kp = pairs(self.k);
-        let half = |v: i32, high: bool| i32::from(if high { (v >> 16) as i16 } else { v as i16 });
         for r in 0..count {
-            let row = &rows[r * kp..(r + 1) * kp];
+            let row = &rows[r * kp * 2..(r + 1) * kp * 2];
             for c in 0..self.n {
                 let (block, j) = (c / NR, c % NR);
                 let w = &self.packed[block * kp * 2 * NR..];
                 let mut acc = self.bias[c];
-                for (p, &x) in row.iter().enumerate() {
+                for (p, x) in row.chunks_exact(2).enumerate() {
                     let at = p * 2 * NR + (j / 8) * 16 + (j % 8) * 2;
                     acc = acc
-                        .wrapping_add(half(x, false) * i32::from(w[at]))
-                        .wrapping_add(half(x, true) * i32::from(w[at + 1]));
+                        .wrapping_add(i32::from(x[0]) * i32::from(w[at]))
+                        .wrapping_add(i32::from(x[1]) * i32::from(w[at + 1]));
                 }
                 out[r * self.n + c] = self.requant.apply(acc, self.scales[c]);
             }
@@ -133,7 +129,7 @@ impl QGemm<'_> {
     /// The CPU must support AVX2; the lengths asserted in [`tile`](Self::tile) hold.
     #[cfg(target_arch = "x86_64")]
     #[target_feature(enable = "avx2,fma")]
-    unsafe fn tile_avx2(&self, rows: &[i32], count: usize, out: &mut [i8]) {
+    unsafe fn tile_avx2(&self, rows: &[i16], count: usize, out: &mut [i8]) {
         let kp = pairs(self.k);
         let n = self.n;
         let lo = _mm256_set1_ps(self.requant.lo);
@@ -141,7 +137,7 @@ impl QGemm<'_> {
         let zp = _mm256_set1_epi32(self.requant.zero_point);
         let x = rows.as_ptr();
         // SAFETY: AVX2 is available (the caller's contract). `packed` holds
-        // `padded(n) / NR` blocks of `kp * 2 * NR` int16s, `rows` `MR * kp` int32s, `bias`
+        // `padded(n) / NR` blocks of `kp * 2 * NR` int16s, `rows` `MR * kp` pairs of int16s, `bias`
         // and `scales` `padded(n)` entries (asserted in `tile`): every pointer read below
         // (block `block < padded(n) / NR`, pair `p < kp`, row `r < MR`, channels
         // `c0..c0 + 16` with `c0 + 16 <= padded(n)`) is inside those; the stores go to a
@@ -154,7 +150,9 @@ impl QGemm<'_> {
                     let w0 = _mm256_loadu_si256(w.add(p * 2 * NR).cast());
                     let w1 = _mm256_loadu_si256(w.add(p * 2 * NR + 16).cast());
                     for (r, acc) in acc.iter_mut().enumerate() {
-                        let xb = _mm256_set1_epi32(*x.add(r * kp + p));
+                        // One pair of int16s, as the int32 to broadcast.
+                        let pair = x.add((r * kp + p) * 2).cast::<i32>().read_unaligned();
+                        let xb = _mm256_set1_epi32(pair);
                         acc[0] = _mm256_add_epi32(acc[0], _mm256_madd_epi16(xb, w0));
                         acc[1] = _mm256_add_epi32(acc[1], _mm256_madd_epi16(xb, w1));
                     }
@@ -228,9 +226,9 @@ mod tests {
                 requant,
             };
             let x = bytes(MR * k, 9);
-            let mut rows = vec![0i32; MR * pairs(k)];
+            let mut rows = vec![0i16; MR * pairs(k) * 2];
             for r in 0..MR {
-                to_pairs(&x[r * k..(r + 1) * k], &mut rows[r * pairs(k)..]);
+                widen(&x[r * k..(r + 1) * k], &mut rows[r * pairs(k) * 2..]);
             }
             for count in [MR, 1, 3] {
                 let want: Vec<i8> = (0..count * n)

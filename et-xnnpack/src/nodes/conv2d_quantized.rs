@@ -292,7 +292,7 @@ fn run(step: &Step, frame: &Frame<'_>) -> KernelResult {
         scales,
         requant: p.requant,
     }
-    .run(x, out, f32_as_i32(rows), f32_as_i8(patch));
+    .run(x, out, f32_as_i16(rows), f32_as_i8(patch));
     Ok(())
 }
 
@@ -300,6 +300,12 @@ pub(crate) fn f32_as_i32(x: &mut [f32]) -> &mut [i32] {
     // SAFETY: f32 and i32 have the same size and alignment and every bit pattern is
     // valid in both; the view replaces the borrow of the same memory.
     unsafe { core::slice::from_raw_parts_mut(x.as_mut_ptr().cast::<i32>(), x.len()) }
+}
+
+fn f32_as_i16(x: &mut [f32]) -> &mut [i16] {
+    // SAFETY: the bytes of `x`, 2 int16s per float (alignment 4 suffices for int16);
+    // every bit pattern is an int16; the view replaces the borrow of the same memory.
+    unsafe { core::slice::from_raw_parts_mut(x.as_mut_ptr().cast::<i16>(), x.len() * 2) }
 }
 
 fn f32_as_i8(x: &mut [f32]) -> &mut [i8] {

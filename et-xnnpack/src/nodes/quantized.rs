@@ -151,6 +151,23 @@ pub(crate) fn prepare_mean(
     }))
 }
 
+#[inline(always)]
+fn add(params: &AddParams, a: &[i8], b: &[i8], out: &mut [i8]) {
+    for ((o, &a), &b) in out.iter_mut().zip(a).zip(b) {
+        *o = params.apply(a, b);
+    }
+}
+
+/// [`add`] compiled for AVX2 (8-lane `vpmulld`, which SSE2 lacks).
+///
+/// # Safety
+/// The CPU must support AVX2 and FMA.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2,fma")]
+unsafe fn add_avx2(params: &AddParams, a: &[i8], b: &[i8], out: &mut [i8]) {
+    add(params, a, b, out);
+}
+
 /// Scratch bytes of a mean over `channels`: one int32 accumulator each.
 pub(crate) fn mean_scratch(channels: usize) -> usize {
     channels.saturating_mul(4).next_multiple_of(64)
@@ -181,9 +198,14 @@ fn run(step: &Step, frame: &Frame<'_>) -> KernelResult {
         } => {
             let (a, b) = (frame.input::<i8>(a)?, frame.input::<i8>(b)?);
             let out = frame.output::<i8>(output)?;
-            for ((o, &a), &b) in out.iter_mut().zip(a).zip(b) {
-                *o = params.apply(a, b);
+            #[cfg(target_arch = "x86_64")]
+            if et_ops::gemm::avx2_fma_available() {
+                // SAFETY: the CPU supports AVX2 and FMA (checked just above); the
+                // function only compiles the same safe code for that instruction set.
+                unsafe { add_avx2(&params, a, b, out) };
+                return Ok(());
             }
+            add(&params, a, b, out);
         }
         Quantized::Mean {
             input,
