@@ -215,7 +215,7 @@ impl QConv<'_> {
 /// `(v - zero_point) * f` in int16, where it always fits: `|v - zero_point| <= 255` and
 /// `|f| <= 128` give at most 32640. Int16 lanes halve the vector work of int32 ones.
 #[inline(always)]
-fn product(v: i8, zero_point: i16, f: i8) -> i16 {
+pub(crate) fn product(v: i8, zero_point: i16, f: i8) -> i16 {
     (i16::from(v) - zero_point) * i16::from(f)
 }
 
@@ -256,7 +256,16 @@ impl QDepthwise<'_> {
     /// Computes `out` from `x`; `acc` holds at least `channels_out` int32s.
     pub(crate) fn run(&self, x: &[i8], out: &mut [i8], acc: &mut [i32]) {
         #[cfg(target_arch = "x86_64")]
-        if et_ops::gemm::avx2_fma_available() {
+        if self.multiplier == 1
+            && self.window.kernel_h * self.window.kernel_w <= super::qdepthwise_avx2::MAX_TAPS
+            && avx2()
+        {
+            // SAFETY: the CPU supports AVX2 and FMA (checked just above).
+            unsafe { super::qdepthwise_avx2::run(self, x, out) };
+            return;
+        }
+        #[cfg(target_arch = "x86_64")]
+        if avx2() {
             // SAFETY: the CPU supports AVX2 and FMA (checked just above); the function
             // only compiles the same safe code for that instruction set.
             unsafe { self.run_avx2(x, out, acc) };
