@@ -6,7 +6,7 @@
 //! nothing; the kernels fold `-x_zero_point * sum(w)` into the bias at init (`bias`
 //! here is that adjusted bias) and take plain dot products of the stored int8s.
 
-use super::qgemm::{pairs, widen, QGemm, MR};
+use super::qgemm::{pairs, QGemm, MR};
 use super::requant::{dot_i8, Requant};
 use super::window::Window;
 
@@ -99,7 +99,8 @@ impl QConv<'_> {
     }
 
     /// One group: tiles of [`MR`] output pixels, each pixel's input (the pixel itself
-    /// for a pointwise convolution, else its gathered patch) widened into `rows`.
+    /// for a pointwise convolution, else its gathered patch) put in `rows` as the GEMM reads
+    /// them.
     #[inline(always)]
     fn run_gemm(
         &self,
@@ -112,10 +113,10 @@ impl QConv<'_> {
         let w = self.window;
         let (cin, cout) = (self.group_in, self.group_out);
         let k = w.kernel_h * w.kernel_w * cin;
-        let kp = pairs(k);
+        let len = gemm.row_len();
         let pointwise = w.is_pointwise();
         let patch = &mut patch[..k];
-        let rows = &mut rows[..MR * kp * 2];
+        let rows = &mut rows[..MR * len];
         let avx2 = avx2();
         let pixels = w.batch * w.out_h * w.out_w;
         let mut first = 0;
@@ -123,13 +124,13 @@ impl QConv<'_> {
             let count = (pixels - first).min(MR);
             for r in 0..count {
                 let pixel = first + r;
-                let dst = &mut rows[r * kp * 2..(r + 1) * kp * 2];
+                let dst = &mut rows[r * len..(r + 1) * len];
                 if pointwise {
-                    widen(&x[pixel * cin..(pixel + 1) * cin], dst);
+                    gemm.fill_row(&x[pixel * cin..(pixel + 1) * cin], dst);
                 } else {
                     let (n, rest) = (pixel / (w.out_h * w.out_w), pixel % (w.out_h * w.out_w));
                     self.gather(x, (n, rest / w.out_w, rest % w.out_w), 0, cin, patch);
-                    widen(patch, dst);
+                    gemm.fill_row(patch, dst);
                 }
             }
             gemm.tile(

@@ -119,6 +119,7 @@ fn check_conv(
     let mut packed = vec![0i16; packed_len(cout, k)];
     pack(cout, k, |o, i| weights[o * k + i], &mut packed);
     let gemm = QGemm {
+        vnni: false,
         k,
         n: cout,
         packed: &packed,

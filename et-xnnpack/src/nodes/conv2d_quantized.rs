@@ -11,15 +11,17 @@ use et_schema::xnnpack::{Graph, NodeView};
 use super::conv2d::{ConvNode, Window, N};
 use super::{wrong_params, Clamp, Params, Step};
 use crate::compute::qconv::{fold_zero_point, QConv, QDepthwise};
-use crate::compute::qgemm::{pack, packed_len, padded, QGemm};
+use crate::compute::qgemm::{pack, pack_quads, packed_len, padded, vnni_available, QGemm};
 use crate::compute::requant::Requant;
 use crate::exec::Frame;
 use crate::plan::{graph_shape, Builder, Elem};
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Kind {
-    /// One group: the packed GEMM.
-    Gemm,
+    /// One group: the packed GEMM (packed for AVX-VNNI, or in int16 pairs).
+    Gemm {
+        vnni: bool,
+    },
     /// Several groups of several channels.
     Grouped,
     Depthwise,
@@ -171,18 +173,22 @@ pub(crate) fn prepare_conv(
             .constant_bytes(c.filter)
             .ok_or_else(|| b.invalid("the filter is not constant"))?;
         let packed = b.alloc::<i16>(packed_len(cout, k))?;
-        pack(cout, k, |o, i| raw[o * k + i] as i8, packed);
-        let sums = (0..cout).map(|o| {
-            raw[o * k..(o + 1) * k]
-                .iter()
-                .map(|&v| i32::from(v as i8))
-                .sum()
-        });
+        let weight = |o: usize, i: usize| raw[o * k + i] as i8;
+        let sums = (0..cout).map(|o| (0..k).map(|i| i32::from(weight(o, i))).sum::<i32>());
         for (bias, sum) in p.bias.iter_mut().zip(sums) {
-            let sum: i32 = sum;
             *bias = bias.wrapping_sub(p.x_zero_point.wrapping_mul(sum));
         }
-        (packed.as_ptr(), Kind::Gemm)
+        if vnni_available() {
+            pack_quads(cout, k, weight, packed, p.bias);
+        } else {
+            pack(cout, k, weight, packed);
+        }
+        (
+            packed.as_ptr(),
+            Kind::Gemm {
+                vnni: vnni_available(),
+            },
+        )
     } else {
         let weights = filter(b, c)?;
         fold_zero_point(p.bias, weights, k, p.x_zero_point);
@@ -226,7 +232,7 @@ fn run(step: &Step, frame: &Frame<'_>) -> KernelResult {
     let w = &p.window;
     let cout = p.groups * p.group_out;
     let k = w.kernel_h * w.kernel_w * p.group_in;
-    let channels = if p.kind == Kind::Gemm {
+    let channels = if matches!(p.kind, Kind::Gemm { .. }) {
         padded(cout)
     } else {
         cout
@@ -259,10 +265,11 @@ fn run(step: &Step, frame: &Frame<'_>) -> KernelResult {
         .run(x, out, f32_as_i32(acc));
         return Ok(());
     }
-    let (gemm, weights) = if p.kind == Kind::Gemm {
+    let (gemm, weights) = if let Kind::Gemm { vnni } = p.kind {
         // SAFETY: `packed_len(cout, k)` int16s packed at init, read-only since.
         let packed = unsafe { core::slice::from_raw_parts(p.weights, packed_len(cout, k)) };
         let gemm = QGemm {
+            vnni,
             k,
             n: cout,
             packed,
