@@ -249,6 +249,16 @@ pub fn load_and_run_bytes(bytes: &[u8]) {
 
 /// [`load_and_run_bytes`] with a `.ptd` data file from arbitrary bytes.
 pub fn load_and_run_with_data(bytes: &[u8], data: Option<&[u8]>) {
+    load_and_run_limited(bytes, data, 1 << 24);
+}
+
+/// [`load_and_run_bytes`] for programs whose methods take up to `limit` bytes (a large
+/// model's packed weights exceed the default 16 MiB).
+pub fn load_and_run_bytes_within(bytes: &[u8], limit: usize) {
+    load_and_run_limited(bytes, None, limit);
+}
+
+fn load_and_run_limited(bytes: &[u8], data: Option<&[u8]>, limit: usize) {
     let data_loader = FileLoader::from_bytes(data.unwrap_or(&[]));
     let data = match data.map(|_| DataFile::load(&data_loader, "data.ptd")) {
         Some(Err(_)) => return,
@@ -270,7 +280,7 @@ pub fn load_and_run_with_data(bytes: &[u8], data: Option<&[u8]>) {
         let Ok(estimate) = program.method_memory_estimate(name) else {
             continue;
         };
-        if sizes.iter().sum::<usize>() > 1 << 24 || estimate > 1 << 24 {
+        if sizes.iter().sum::<usize>() > limit || estimate > limit {
             continue;
         }
         let mut method_mem = vec![0u128; estimate.div_ceil(16)];

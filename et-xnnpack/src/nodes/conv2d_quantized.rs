@@ -60,6 +60,7 @@ fn prepare_common(
     node: &NodeView<'_>,
     c: &ConvNode,
     padded: usize,
+    depthwise: bool,
 ) -> Result<Prepared, DelegateError> {
     let cout = c.groups * c.group_out;
     let (Elem::Qs8(x), Elem::Qc8(ws), Elem::Qs8(y)) = (
@@ -72,9 +73,14 @@ fn prepare_common(
             "this combination of convolution datatypes is not implemented (qint8 x qcint8 -> qint8 is)",
         ));
     };
+    // Output channels run along the filter's dim 0 (OHWI) or, depthwise, dim 3 (1HWO).
+    let channel_dim = if depthwise { 3 } else { 0 };
+    let ws_dim = ws.dim;
     let ws = ws.get();
-    if ws.len() != cout {
-        return Err(b.invalid("the filter does not have one scale per output channel"));
+    if ws.len() != cout || usize::from(ws_dim) != channel_dim {
+        return Err(
+            b.invalid("the filter's scales do not run along its output channels, one per channel")
+        );
     }
     if b.constant_bytes(c.filter)
         .is_none_or(|raw| raw.len() < b.value(c.filter).numel())
@@ -167,7 +173,7 @@ pub(crate) fn prepare_conv(
     }
     let cout = c.groups * c.group_out;
     let gemm = c.groups == 1;
-    let p = prepare_common(b, node, c, if gemm { padded(cout) } else { cout })?;
+    let p = prepare_common(b, node, c, if gemm { padded(cout) } else { cout }, false)?;
     let (weights, kind) = if gemm {
         let raw = b
             .constant_bytes(c.filter)
@@ -212,7 +218,7 @@ pub(crate) fn prepare_depthwise(
     if b.shape(c.filter).dims() != [1, w.kernel_h, w.kernel_w, cout] {
         return Err(b.invalid("the filter is not [1, kh, kw, channels_out]"));
     }
-    let p = prepare_common(b, node, c, cout)?;
+    let p = prepare_common(b, node, c, cout, true)?;
     let weights = filter(b, c)?;
     b.scratch(QDepthwise::scratch_bytes(cout));
     Ok(step(c, p, weights.as_ptr().cast::<i16>(), Kind::Depthwise))
