@@ -226,6 +226,23 @@ fn check_depthwise(w: Window, channels_in: usize, multiplier: usize, zp: i8, ran
         "{w:?} channels {channels_in} x{multiplier} zp {zp}"
     );
     assert!(out.iter().any(|&v| v != out[0]));
+    // The portable loop too (`run` takes the AVX2 kernel where it can).
+    let mut portable = vec![0i8; want.len()];
+    QDepthwise {
+        window: &w,
+        channels_in,
+        multiplier,
+        x_zero_point: zp,
+        filter: &filter,
+        bias: &bias,
+        scales: &scales,
+        requant,
+    }
+    .run_with(&x, &mut portable, &mut acc);
+    assert_eq!(
+        portable, want,
+        "portable {w:?} channels {channels_in} zp {zp}"
+    );
 }
 
 #[test]
@@ -234,6 +251,7 @@ fn depthwise_matches_the_reference() {
     let strided = window(2, (7, 6), (3, 3), (2, 2), (1, 1), [1, 1, 1, 1]);
     for zp in [-128, 127, 0, 13] {
         check_depthwise(same, 19, 1, zp, ALL);
+        check_depthwise(same, 32, 1, zp, (0.0, 6.0));
         check_depthwise(strided, 5, 1, zp, (0.0, 6.0));
     }
     check_depthwise(strided, 3, 2, -50, ALL);
