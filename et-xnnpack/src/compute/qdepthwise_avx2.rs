@@ -40,9 +40,6 @@ pub(crate) unsafe fn run(d: &QDepthwise<'_>, x: &[i8], out: &mut [i8]) {
     let blocks = c / 16;
     let zp16 = i16::from(d.x_zero_point);
     let zpv = _mm256_set1_epi16(zp16);
-    let lo = _mm256_set1_ps(d.requant.lo);
-    let hi = _mm256_set1_ps(d.requant.hi);
-    let out_zp = _mm256_set1_epi32(d.requant.zero_point);
     assert!(
         w.kernel_h * w.kernel_w <= MAX_TAPS
             && d.filter.len() >= w.kernel_h * w.kernel_w * c
@@ -70,39 +67,18 @@ pub(crate) unsafe fn run(d: &QDepthwise<'_>, x: &[i8], out: &mut [i8]) {
                     }
                 }
                 let taps = &taps[..count];
-                for block in 0..blocks {
-                    let c0 = block * 16;
-                    // SAFETY: AVX2 (the caller's contract). Every pointer read covers
-                    // channels `c0..c0 + 16` with `c0 + 16 <= c` of a row checked above:
-                    // input rows `at..at + c` within `x`, filter rows within `filter`
-                    // (asserted), and `c` entries of bias and scales (asserted).
-                    unsafe {
-                        let bias = d.bias.as_ptr().add(c0);
-                        let mut acc0 = _mm256_loadu_si256(bias.cast());
-                        let mut acc1 = _mm256_loadu_si256(bias.add(8).cast());
-                        for &(at, tap) in taps {
-                            let src = x.as_ptr().add(at + c0);
-                            let f = d.filter.as_ptr().add(tap + c0);
-                            let xv = _mm256_cvtepi8_epi16(_mm_loadu_si128(src.cast()));
-                            let wv = _mm256_cvtepi8_epi16(_mm_loadu_si128(f.cast()));
-                            let p = _mm256_mullo_epi16(_mm256_sub_epi16(xv, zpv), wv);
-                            let p0 = _mm256_cvtepi16_epi32(_mm256_castsi256_si128(p));
-                            let p1 = _mm256_cvtepi16_epi32(_mm256_extracti128_si256(p, 1));
-                            acc0 = _mm256_add_epi32(acc0, p0);
-                            acc1 = _mm256_add_epi32(acc1, p1);
-                        }
-                        let scales = d.scales.as_ptr().add(c0);
-                        let q0 = requant8(acc0, _mm256_loadu_ps(scales), lo, hi, out_zp);
-                        let q1 = requant8(acc1, _mm256_loadu_ps(scales.add(8)), lo, hi, out_zp);
-                        // Within int8 after the clamp: the saturating packs keep the values;
-                        // the lane permute undoes packs' 128-bit interleave.
-                        let q = _mm256_permute4x64_epi64(_mm256_packs_epi32(q0, q1), 0xd8);
-                        let q = _mm_packs_epi16(
-                            _mm256_castsi256_si128(q),
-                            _mm256_extracti128_si256(q, 1),
-                        );
-                        _mm_storeu_si128(y[c0..c0 + 16].as_mut_ptr().cast(), q);
-                    }
+                // Two blocks at a time where there are (more work per tap visited),
+                // then the last one.
+                let mut block = 0;
+                while block + 2 <= blocks {
+                    // SAFETY: AVX2 (the caller's contract); blocks `block` and
+                    // `block + 1` are whole (`block + 2 <= c / 16`).
+                    unsafe { blocks_of::<2>(d, x, taps, block * 16, zpv, y) };
+                    block += 2;
+                }
+                if block < blocks {
+                    // SAFETY: as above, block `block < c / 16` is whole.
+                    unsafe { blocks_of::<1>(d, x, taps, block * 16, zpv, y) };
                 }
                 // The channels past the last block.
                 for ch in blocks * 16..c {
@@ -114,6 +90,61 @@ pub(crate) unsafe fn run(d: &QDepthwise<'_>, x: &[i8], out: &mut [i8]) {
                     y[ch] = d.requant.apply(acc, d.scales[ch]);
                 }
             }
+        }
+    }
+}
+
+/// `B` blocks of 16 channels from `c0` of one output pixel `y`, over its in-bounds `taps`
+/// (`(input offset, filter offset)` of whole rows of `channels_in`).
+///
+/// # Safety
+/// The CPU must support AVX2 and FMA; `c0 + 16 * B <= channels_in`, and every tap's
+/// rows lie within `x` and the filter (checked by [`run`]).
+#[target_feature(enable = "avx2,fma")]
+#[inline]
+unsafe fn blocks_of<const B: usize>(
+    d: &QDepthwise<'_>,
+    x: &[i8],
+    taps: &[(usize, usize)],
+    c0: usize,
+    zpv: __m256i,
+    y: &mut [i8],
+) {
+    let lo = _mm256_set1_ps(d.requant.lo);
+    let hi = _mm256_set1_ps(d.requant.hi);
+    let out_zp = _mm256_set1_epi32(d.requant.zero_point);
+    // SAFETY: every pointer read covers channels `c0..c0 + 16 * B` of a bias, scales,
+    // input or filter row of `channels_in` entries (the caller's contract).
+    unsafe {
+        let bias = d.bias.as_ptr().add(c0);
+        let mut acc = [[_mm256_setzero_si256(); 2]; B];
+        for (i, acc) in acc.iter_mut().enumerate() {
+            acc[0] = _mm256_loadu_si256(bias.add(16 * i).cast());
+            acc[1] = _mm256_loadu_si256(bias.add(16 * i + 8).cast());
+        }
+        for &(at, tap) in taps {
+            for (i, acc) in acc.iter_mut().enumerate() {
+                let src = x.as_ptr().add(at + c0 + 16 * i);
+                let f = d.filter.as_ptr().add(tap + c0 + 16 * i);
+                let xv = _mm256_cvtepi8_epi16(_mm_loadu_si128(src.cast()));
+                let wv = _mm256_cvtepi8_epi16(_mm_loadu_si128(f.cast()));
+                let p = _mm256_mullo_epi16(_mm256_sub_epi16(xv, zpv), wv);
+                let p0 = _mm256_cvtepi16_epi32(_mm256_castsi256_si128(p));
+                let p1 = _mm256_cvtepi16_epi32(_mm256_extracti128_si256(p, 1));
+                acc[0] = _mm256_add_epi32(acc[0], p0);
+                acc[1] = _mm256_add_epi32(acc[1], p1);
+            }
+        }
+        for (i, acc) in acc.iter().enumerate() {
+            let scales = d.scales.as_ptr().add(c0 + 16 * i);
+            let q0 = requant8(acc[0], _mm256_loadu_ps(scales), lo, hi, out_zp);
+            let q1 = requant8(acc[1], _mm256_loadu_ps(scales.add(8)), lo, hi, out_zp);
+            // Within int8 after the clamp: the saturating packs keep the values; the lane
+            // permute undoes packs' 128-bit interleave.
+            let q = _mm256_permute4x64_epi64(_mm256_packs_epi32(q0, q1), 0xd8);
+            let q = _mm_packs_epi16(_mm256_castsi256_si128(q), _mm256_extracti128_si256(q, 1));
+            let at = c0 + 16 * i;
+            _mm_storeu_si128(y[at..at + 16].as_mut_ptr().cast(), q);
         }
     }
 }
