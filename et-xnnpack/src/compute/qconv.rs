@@ -220,6 +220,12 @@ pub(crate) fn product(v: i8, zero_point: i16, f: i8) -> i16 {
     (i16::from(v) - zero_point) * i16::from(f)
 }
 
+fn i32_as_i8(x: &mut [i32]) -> &mut [i8] {
+    // SAFETY: the bytes of `x`, 4 per int32 (alignment 1 suffices); every bit pattern is
+    // an int8; the view replaces the borrow of the same memory.
+    unsafe { core::slice::from_raw_parts_mut(x.as_mut_ptr().cast::<i8>(), x.len() * 4) }
+}
+
 /// Whether the AVX2 kernels may run.
 fn avx2() -> bool {
     #[cfg(target_arch = "x86_64")]
@@ -241,8 +247,11 @@ pub(crate) struct QDepthwise<'a> {
     pub(crate) multiplier: usize,
     pub(crate) x_zero_point: i8,
     pub(crate) filter: &'a [i8],
-    /// The bias as stored: taps outside the input are skipped rather than padded, so
-    /// the zero point is subtracted from each tap read instead of folded in.
+    /// The filter packed by `qdepthwise_avx2::interleave` for the AVX2 kernel (empty
+    /// when not packed: the portable loop runs).
+    pub(crate) interleaved: &'a [i16],
+    /// The bias as stored: the zero point is subtracted from each tap read instead of
+    /// folded in (the portable loop skips taps outside the input).
     pub(crate) bias: &'a [i32],
     pub(crate) scales: &'a [f32],
     pub(crate) requant: Requant,
@@ -259,10 +268,13 @@ impl QDepthwise<'_> {
         #[cfg(target_arch = "x86_64")]
         if self.multiplier == 1
             && self.window.kernel_h * self.window.kernel_w <= super::qdepthwise_avx2::MAX_TAPS
+            && !self.interleaved.is_empty()
             && avx2()
         {
+            // The accumulators' scratch holds the kernel's zero-point row instead.
+            let zero_row = i32_as_i8(acc);
             // SAFETY: the CPU supports AVX2 and FMA (checked just above).
-            unsafe { super::qdepthwise_avx2::run(self, x, out) };
+            unsafe { super::qdepthwise_avx2::run(self, self.interleaved, x, out, zero_row) };
             return;
         }
         #[cfg(target_arch = "x86_64")]

@@ -210,12 +210,23 @@ fn check_depthwise(w: Window, channels_in: usize, multiplier: usize, zp: i8, ran
     );
     let mut acc = vec![0i32; cout];
     let mut out = vec![0i8; want.len()];
+    #[cfg(target_arch = "x86_64")]
+    let interleaved = {
+        use super::super::qdepthwise_avx2::{interleave, interleaved_len};
+        let taps = w.kernel_h * w.kernel_w;
+        let mut packed = vec![0i16; interleaved_len(cout, taps)];
+        interleave(&filter, cout, taps, &mut packed);
+        packed
+    };
+    #[cfg(not(target_arch = "x86_64"))]
+    let interleaved: Vec<i16> = Vec::new();
     QDepthwise {
         window: &w,
         channels_in,
         multiplier,
         x_zero_point: zp,
         filter: &filter,
+        interleaved: &interleaved,
         bias: &bias,
         scales: &scales,
         requant,
@@ -234,6 +245,7 @@ fn check_depthwise(w: Window, channels_in: usize, multiplier: usize, zp: i8, ran
         multiplier,
         x_zero_point: zp,
         filter: &filter,
+        interleaved: &[],
         bias: &bias,
         scales: &scales,
         requant,

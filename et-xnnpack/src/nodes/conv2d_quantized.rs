@@ -11,6 +11,8 @@ use et_schema::xnnpack::{Graph, NodeView};
 use super::conv2d::{ConvNode, Window, N};
 use super::{wrong_params, Clamp, Params, Step};
 use crate::compute::qconv::{fold_zero_point, QConv, QDepthwise};
+#[cfg(target_arch = "x86_64")]
+use crate::compute::qdepthwise_avx2::{interleave, interleaved_len, MAX_TAPS};
 use crate::compute::qgemm::{pack, pack_quads, packed_len, padded, vnni_available, QGemm};
 use crate::compute::requant::Requant;
 use crate::exec::Frame;
@@ -19,12 +21,12 @@ use crate::plan::{graph_shape, Builder, Elem};
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Kind {
     /// One group: the packed GEMM (packed for AVX-VNNI, or in int16 pairs).
-    Gemm {
-        vnni: bool,
-    },
+    Gemm { vnni: bool },
     /// Several groups of several channels.
     Grouped,
-    Depthwise,
+    /// With the filter packed for the AVX2 kernel (`interleaved_len` int16s; null when
+    /// the CPU has no AVX2 or the window too many taps).
+    Depthwise { interleaved: *const i16 },
 }
 
 #[derive(Clone, Copy, Debug)]
@@ -220,8 +222,24 @@ pub(crate) fn prepare_depthwise(
     }
     let p = prepare_common(b, node, c, cout, true)?;
     let weights = filter(b, c)?;
+    let taps = w.kernel_h * w.kernel_w;
+    #[cfg(target_arch = "x86_64")]
+    let interleaved = if c.group_out == 1 && taps <= MAX_TAPS && et_ops::gemm::avx2_fma_available()
+    {
+        let packed = b.alloc::<i16>(interleaved_len(cout, taps))?;
+        interleave(weights, cout, taps, packed);
+        packed.as_ptr()
+    } else {
+        core::ptr::null()
+    };
+    #[cfg(not(target_arch = "x86_64"))]
+    let interleaved = {
+        let _ = taps;
+        core::ptr::null()
+    };
     b.scratch(QDepthwise::scratch_bytes(cout));
-    Ok(step(c, p, weights.as_ptr().cast::<i16>(), Kind::Depthwise))
+    let kind = Kind::Depthwise { interleaved };
+    Ok(step(c, p, weights.as_ptr().cast::<i16>(), kind))
 }
 
 /// The scratch bound of a DepthwiseConv2d: the quantized variant's accumulators (the
@@ -253,9 +271,21 @@ fn run(step: &Step, frame: &Frame<'_>) -> KernelResult {
     };
     let x = frame.input::<i8>(p.input)?;
     let out = frame.output::<i8>(p.output)?;
-    if p.kind == Kind::Depthwise {
+    if let Kind::Depthwise { interleaved } = p.kind {
         // SAFETY: `k * cout` int8s (k = taps) copied at init, read-only since.
         let filter = unsafe { core::slice::from_raw_parts(p.weights.cast::<i8>(), k * cout) };
+        #[cfg(target_arch = "x86_64")]
+        let interleaved = if interleaved.is_null() {
+            &[][..]
+        } else {
+            // SAFETY: `interleaved_len(cout, k)` int16s packed at init, read-only since.
+            unsafe { core::slice::from_raw_parts(interleaved, interleaved_len(cout, k)) }
+        };
+        #[cfg(not(target_arch = "x86_64"))]
+        let interleaved: &[i16] = {
+            let _ = interleaved;
+            &[]
+        };
         // Sized at init by `QDepthwise::scratch_bytes` (4 bytes per output channel).
         let (acc, _) = frame.scratch(cout)?;
         QDepthwise {
@@ -264,6 +294,7 @@ fn run(step: &Step, frame: &Frame<'_>) -> KernelResult {
             multiplier: p.group_out,
             x_zero_point: p.x_zero_point,
             filter,
+            interleaved,
             bias,
             scales,
             requant: p.requant,
