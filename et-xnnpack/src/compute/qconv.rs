@@ -220,6 +220,7 @@ pub(crate) fn product(v: i8, zero_point: i16, f: i8) -> i16 {
     (i16::from(v) - zero_point) * i16::from(f)
 }
 
+#[cfg(target_arch = "x86_64")]
 fn i32_as_i8(x: &mut [i32]) -> &mut [i8] {
     // SAFETY: the bytes of `x`, 4 per int32 (alignment 1 suffices); every bit pattern is
     // an int8; the view replaces the borrow of the same memory.

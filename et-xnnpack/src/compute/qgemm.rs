@@ -260,47 +260,46 @@ impl QGemm<'_> {
     /// Adds the bias to the accumulators of channel block `block`, requantizes them and
     /// stores the `count` rows' valid channels.
     ///
+    /// Not a `target_feature` function so that it can be inlined (always) into the AVX2
+    /// kernels, whose accumulators then stay in registers; only they call it.
+    ///
     /// # Safety
     /// The CPU must support AVX2; `bias` and `scales` hold `padded(n)` entries.
     #[cfg(target_arch = "x86_64")]
-    #[target_feature(enable = "avx2,fma")]
-    #[inline]
+    #[inline(always)]
     unsafe fn store(&self, block: usize, acc: &[[__m256i; 2]; MR], count: usize, out: &mut [i8]) {
         let n = self.n;
         let c0 = block * NR;
-        let lo = _mm256_set1_ps(self.requant.lo);
-        let hi = _mm256_set1_ps(self.requant.hi);
-        let zp = _mm256_set1_epi32(self.requant.zero_point);
-        // SAFETY: channels `c0..c0 + 16` with `c0 + 16 <= padded(n)`, within `bias` and
-        // `scales` (the caller's contract).
-        let (bias, scale) = unsafe {
-            (
-                [
-                    _mm256_loadu_si256(self.bias.as_ptr().add(c0).cast()),
-                    _mm256_loadu_si256(self.bias.as_ptr().add(c0 + 8).cast()),
-                ],
-                [
-                    _mm256_loadu_ps(self.scales.as_ptr().add(c0)),
-                    _mm256_loadu_ps(self.scales.as_ptr().add(c0 + 8)),
-                ],
-            )
-        };
         let valid = (n - c0).min(NR);
-        for (r, acc) in acc.iter().enumerate().take(count) {
-            let q0 = requant8(_mm256_add_epi32(acc[0], bias[0]), scale[0], lo, hi, zp);
-            let q1 = requant8(_mm256_add_epi32(acc[1], bias[1]), scale[1], lo, hi, zp);
-            // Within int8 after the clamp; the permute undoes packs' lane interleave.
-            let q = _mm256_permute4x64_epi64(_mm256_packs_epi32(q0, q1), 0xd8);
-            let q = _mm_packs_epi16(_mm256_castsi256_si128(q), _mm256_extracti128_si256(q, 1));
-            let dst = &mut out[r * n + c0..r * n + c0 + valid];
-            if valid == NR {
-                // SAFETY: 16 bytes into a slice of 16.
-                unsafe { _mm_storeu_si128(dst.as_mut_ptr().cast(), q) };
-            } else {
-                let mut bytes = [0i8; NR];
-                // SAFETY: 16 bytes into a local array of 16.
-                unsafe { _mm_storeu_si128(bytes.as_mut_ptr().cast(), q) };
-                dst.copy_from_slice(&bytes[..valid]);
+        // SAFETY: AVX2 (the caller's contract) for every intrinsic; the loads read channels
+        // `c0..c0 + 16` with `c0 + 16 <= padded(n)`, within `bias` and `scales` (the
+        // caller's contract); the stores write 16 bytes into a slice or array of 16.
+        unsafe {
+            let lo = _mm256_set1_ps(self.requant.lo);
+            let hi = _mm256_set1_ps(self.requant.hi);
+            let zp = _mm256_set1_epi32(self.requant.zero_point);
+            let bias = [
+                _mm256_loadu_si256(self.bias.as_ptr().add(c0).cast()),
+                _mm256_loadu_si256(self.bias.as_ptr().add(c0 + 8).cast()),
+            ];
+            let scale = [
+                _mm256_loadu_ps(self.scales.as_ptr().add(c0)),
+                _mm256_loadu_ps(self.scales.as_ptr().add(c0 + 8)),
+            ];
+            for (r, acc) in acc.iter().enumerate().take(count) {
+                let q0 = requant8(_mm256_add_epi32(acc[0], bias[0]), scale[0], lo, hi, zp);
+                let q1 = requant8(_mm256_add_epi32(acc[1], bias[1]), scale[1], lo, hi, zp);
+                // Within int8 after the clamp; the permute undoes packs' lane interleave.
+                let q = _mm256_permute4x64_epi64(_mm256_packs_epi32(q0, q1), 0xd8);
+                let q = _mm_packs_epi16(_mm256_castsi256_si128(q), _mm256_extracti128_si256(q, 1));
+                let dst = &mut out[r * n + c0..r * n + c0 + valid];
+                if valid == NR {
+                    _mm_storeu_si128(dst.as_mut_ptr().cast(), q);
+                } else {
+                    let mut bytes = [0i8; NR];
+                    _mm_storeu_si128(bytes.as_mut_ptr().cast(), q);
+                    dst.copy_from_slice(&bytes[..valid]);
+                }
             }
         }
     }
