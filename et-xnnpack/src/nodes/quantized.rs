@@ -152,6 +152,24 @@ pub(crate) fn prepare_mean(
 }
 
 #[inline(always)]
+fn clamp(x: &[i8], out: &mut [i8], min: i8, max: i8) {
+    for (o, &v) in out.iter_mut().zip(x) {
+        *o = v.clamp(min, max);
+    }
+}
+
+/// [`clamp`] compiled for AVX2 (32-lane `vpmaxsb`/`vpminsb`; SSE2 has no signed byte
+/// min and max).
+///
+/// # Safety
+/// The CPU must support AVX2 and FMA.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2,fma")]
+unsafe fn clamp_avx2(x: &[i8], out: &mut [i8], min: i8, max: i8) {
+    clamp(x, out, min, max);
+}
+
+#[inline(always)]
 fn add(params: &AddParams, a: &[i8], b: &[i8], out: &mut [i8]) {
     for ((o, &a), &b) in out.iter_mut().zip(a).zip(b) {
         *o = params.apply(a, b);
@@ -186,9 +204,14 @@ fn run(step: &Step, frame: &Frame<'_>) -> KernelResult {
         } => {
             let x = frame.input::<i8>(input)?;
             let out = frame.output::<i8>(output)?;
-            for (o, &v) in out.iter_mut().zip(x) {
-                *o = v.clamp(min, max);
+            #[cfg(target_arch = "x86_64")]
+            if et_ops::gemm::avx2_fma_available() {
+                // SAFETY: the CPU supports AVX2 and FMA (checked just above); the
+                // function only compiles the same safe code for that instruction set.
+                unsafe { clamp_avx2(x, out, min, max) };
+                return Ok(());
             }
+            clamp(x, out, min, max);
         }
         Quantized::Add {
             a,
