@@ -3,8 +3,10 @@
 //! (x - x_zero_point) * w`, then the fp32 requantization of [`Requant`].
 //!
 //! Taps outside the input read the input zero point (XNNPACK pads with it), so they add
-//! nothing; the kernels fold `-x_zero_point * sum(w)` into the bias at init (`bias`
-//! here is that adjusted bias) and take plain dot products of the stored int8s.
+//! nothing. Conv2d folds `-x_zero_point * sum(w)` into the bias at init (`QConv::bias`
+//! is that adjusted bias) and takes plain dot products of the stored int8s; depthwise
+//! subtracts the zero point from each tap it reads (in int16, where the difference
+//! times a weight always fits).
 
 use super::qgemm::{pairs, QGemm, MR};
 use super::requant::{dot_i8, Requant};

@@ -39,10 +39,11 @@ pub(crate) struct QuantizedConv {
     group_out: usize,
     kind: Kind,
     x_zero_point: i8,
-    /// `Gemm`: packed int16s (`compute::qgemm`); `Grouped`: int8 `[cout][k]`;
-    /// `Depthwise`: int8 `[taps][cout]` (both as stored).
+    /// `Gemm`: packed by `compute::qgemm` (int16 pairs, or AVX-VNNI byte quads);
+    /// `Grouped`: int8 `[cout][k]`; `Depthwise`: int8 `[taps][cout]` (both as stored).
     weights: *const i16,
-    /// Per output channel (adjusted for the zero point in Conv2d, see `compute::qconv`).
+    /// Per output channel (`padded(cout)` for `Gemm`), adjusted in Conv2d for the zero
+    /// point (and, for AVX-VNNI, the +128 row offset): see `compute::qconv`, `qgemm`.
     bias: *const i32,
     scales: *const f32,
     requant: Requant,
@@ -186,17 +187,13 @@ pub(crate) fn prepare_conv(
         for (bias, sum) in p.bias.iter_mut().zip(sums) {
             *bias = bias.wrapping_sub(p.x_zero_point.wrapping_mul(sum));
         }
-        if vnni_available() {
+        let vnni = vnni_available();
+        if vnni {
             pack_quads(cout, k, weight, packed, p.bias);
         } else {
             pack(cout, k, weight, packed);
         }
-        (
-            packed.as_ptr(),
-            Kind::Gemm {
-                vnni: vnni_available(),
-            },
-        )
+        (packed.as_ptr(), Kind::Gemm { vnni })
     } else {
         let weights = filter(b, c)?;
         fold_zero_point(p.bias, weights, k, p.x_zero_point);
