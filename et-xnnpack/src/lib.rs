@@ -9,7 +9,9 @@
 //! binds the call's tensors and runs the nodes in order, in XNNPACK's layouts (NHWC
 //! activations; OHWI convolution filters; `[out, in]` fully connected weights).
 //!
-//! Supported: fp32 graphs with static shapes. Node kinds: see [`NODES`] (and the README).
+//! Supported: graphs with static shapes, on fp32 values and (for the kinds quantized
+//! programs use) XNNPACK's quantized datatypes in its integer arithmetic. Node kinds: see
+//! [`NODES`] (and the README).
 //! Size callers' method memory with `Program::method_memory_estimate`, which asks this
 //! backend for its bound.
 

@@ -2,7 +2,8 @@
 //! dispatch overhead per instruction on `many_adds.pte` (1000 one-element adds),
 //! `load_method` on `many_adds.pte` and `mv2.pte`, and single-threaded execute of
 //! `mv2.pte`, `tiny_transformer.pte` and, through the built-in XNNPACK backend,
-//! `mv2_xnnpack.pte` and `tiny_transformer_xnnpack.pte`.
+//! `mv2_xnnpack.pte`, `mv2_xnnpack_q8.pte` (statically quantized) and
+//! `tiny_transformer_xnnpack.pte`.
 //!
 //! A plain harness (no benchmarking crate): each measurement is repeated and the minimum
 //! and median are printed (`ETCH_BENCH=<substring>` runs only the matching measurements).
@@ -121,6 +122,16 @@ fn main() {
             execute_time("mv2_xnnpack.pte", "mv2_xnnpack", if quick { 1 } else { 20 });
         println!(
             "mv2_xnnpack execute (etch's XNNPACK backend, single thread): min {min:?}, median {median:?} (budget 7.2 ms: 2x ExecuTorch+XNNPACK)"
+        );
+    }
+    if wanted("mv2_xnnpack_q8 execute") {
+        let (min, median, _) = execute_time(
+            "mv2_xnnpack_q8.pte",
+            "mv2_xnnpack_q8",
+            if quick { 1 } else { 20 },
+        );
+        println!(
+            "mv2_xnnpack_q8 execute (etch's XNNPACK backend, qint8, single thread): min {min:?}, median {median:?}"
         );
     }
     if wanted("tiny_transformer_xnnpack execute") {

@@ -243,6 +243,16 @@ pub fn load_and_run_bytes(bytes: &[u8]) {
 
 /// [`load_and_run_bytes`] with a `.ptd` data file from arbitrary bytes.
 pub fn load_and_run_with_data(bytes: &[u8], data: Option<&[u8]>) {
+    load_and_run_limited(bytes, data, 1 << 24);
+}
+
+/// [`load_and_run_bytes`] for programs whose methods take up to `limit` bytes (a large
+/// model's packed weights exceed the default 16 MiB).
+pub fn load_and_run_bytes_within(bytes: &[u8], limit: usize) {
+    load_and_run_limited(bytes, None, limit);
+}
+
+fn load_and_run_limited(bytes: &[u8], data: Option<&[u8]>, limit: usize) {
     let data_loader = FileLoader::from_bytes(data.unwrap_or(&[]));
     let data = match data.map(|_| DataFile::load(&data_loader, "data.ptd")) {
         Some(Err(_)) => return,
@@ -260,7 +270,7 @@ pub fn load_and_run_with_data(bytes: &[u8], data: Option<&[u8]>) {
         let Ok(sizes) = MethodBufferSizes::for_program_method(&program, name, 16 << 10) else {
             continue;
         };
-        let Ok(mut buffers) = MethodBuffers::allocate(&sizes, 1 << 24) else {
+        let Ok(mut buffers) = MethodBuffers::allocate(&sizes, limit) else {
             continue;
         };
         let (method_mem, mut planned, scratch) = buffers.split();

@@ -36,6 +36,18 @@ fn mv2_xnnpack_matches_executorch() {
 }
 
 #[test]
+fn mv2_xnnpack_q8_matches_executorch() {
+    run_fixture("mv2_xnnpack_q8");
+    // XNNPACK's integer arithmetic followed exactly gives ExecuTorch's output bit for bit
+    // (the io.yaml tolerance of two steps leaves room for none of it to be off).
+    let dir = fixtures_dir();
+    let spec = IoSpec::read(&dir, "mv2_xnnpack_q8");
+    let got = run_case(&dir, &spec).unwrap();
+    let want = std::fs::read(dir.join(&spec.outputs[0].file)).unwrap();
+    assert!(got[0].bytes == want, "mv2_xnnpack_q8 is not bit-exact");
+}
+
+#[test]
 fn mlp_xnnpack_qd8_matches_executorch() {
     // Two linears on int8 weights with activations quantized per row at run time.
     run_fixture("mlp_xnnpack_qd8");
@@ -133,6 +145,38 @@ fn corrupted_payloads_fail_cleanly() {
             bytes[at] = next() as u8;
         }
         load_and_run_bytes(&bytes);
+    }
+}
+
+#[test]
+fn corrupted_quantized_graphs_fail_cleanly() {
+    // Bytes of mv2_xnnpack_q8's flatbuffer graph (not its constant data, where a change
+    // is just another weight): quantization parameters, datatypes, shapes and node fields
+    // of the quantized kinds.
+    let original = std::fs::read(fixture("mv2_xnnpack_q8.pte")).unwrap();
+    let payload = payload_range(&original);
+    let le32 = |at: usize| {
+        let b = &original[payload.start + at..payload.start + at + 4];
+        u32::from_le_bytes([b[0], b[1], b[2], b[3]]) as usize
+    };
+    // The XNNPACK header: flatbuffer offset at 10 and size at 14.
+    let graph = payload.start + le32(10)..payload.start + le32(10) + le32(14);
+    let mut state = 0x9e37_79b9_7f4a_7c15u64;
+    let mut next = move || {
+        state ^= state << 13;
+        state ^= state >> 7;
+        state ^= state << 17;
+        state
+    };
+    for _ in 0..300 {
+        let mut bytes = original.clone();
+        for _ in 0..(1 + next() % 4) {
+            let at = graph.start + (next() as usize) % graph.len();
+            bytes[at] = next() as u8;
+        }
+        // Its estimate is about 290 MB (every value's worst case); the pages it touches
+        // are a fraction.
+        etch_tests::load_and_run_bytes_within(&bytes, 1 << 29);
     }
 }
 

@@ -3,7 +3,7 @@
 use crate::plan::{Shape, MAX_RANK};
 
 /// `out[i0, i1, ..] = x[.. i_k at dim perm[k] ..]`, both dense.
-pub(crate) fn permute(x: &[f32], in_shape: &Shape, perm: &[usize], out: &mut [f32]) {
+pub(crate) fn permute<T: Copy>(x: &[T], in_shape: &Shape, perm: &[usize], out: &mut [T]) {
     let rank = in_shape.rank();
     if rank == 0 {
         out.copy_from_slice(x);

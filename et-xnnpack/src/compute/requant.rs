@@ -53,7 +53,7 @@ impl Requant {
 
 /// XNNPACK's `xnn_qs8_quantize` of an output bound: `val / scale + zero_point`, clamped
 /// to int8, rounded half to even.
-fn quantize_bound(val: f32, scale: f32, zero_point: i32) -> i32 {
+pub(crate) fn quantize_bound(val: f32, scale: f32, zero_point: i32) -> i32 {
     round_half_even((val / scale + zero_point as f32).clamp(-128.0, 127.0))
 }
 

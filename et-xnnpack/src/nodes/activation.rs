@@ -10,7 +10,7 @@ use et_schema::xnnpack::NodeView;
 
 use super::{check_flags, register, wrong_params, Clamp, Params, Step};
 use crate::exec::Frame;
-use crate::plan::Builder;
+use crate::plan::{Builder, Elem};
 
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub(crate) enum UnaryOp {
@@ -77,7 +77,6 @@ macro_rules! simple {
 }
 
 simple! {
-    prepare_clamp => UnaryOp::Clamp;
     prepare_abs => UnaryOp::Abs;
     prepare_negate => UnaryOp::Negate;
     prepare_square => UnaryOp::Square;
@@ -93,6 +92,18 @@ simple! {
     prepare_hardswish => UnaryOp::Hardswish;
     prepare_sin => UnaryOp::Sin;
     prepare_cos => UnaryOp::Cos;
+}
+
+/// Clamp: on fp32, or (when the input is quantized) the integer clamp of
+/// `quantized::prepare_clamp`.
+fn prepare_clamp(b: &mut Builder<'_, '_>, node: &NodeView<'_>) -> Result<Step, DelegateError> {
+    let input = b.read_any(node.u32(N1::VT_INPUT_ID))?;
+    if b.value(input).elem != Elem::F32 {
+        check_flags(b, node.u32(N1::VT_FLAGS), 0)?;
+        let output = b.write_any(node.u32(N1::VT_OUTPUT_ID), &[input])?;
+        return super::quantized::prepare_clamp(b, node, input, output);
+    }
+    prepare_with(b, node, UnaryOp::Clamp, FIELDS_1X1)
 }
 
 fn prepare_elu(b: &mut Builder<'_, '_>, node: &NodeView<'_>) -> Result<Step, DelegateError> {

@@ -10,7 +10,7 @@ use et_schema::xnnpack::NodeView;
 use super::{check_flags, register, wrong_params, Clamp, Params, Step};
 use crate::compute::broadcast::{broadcast_shape, for_each_run};
 use crate::exec::Frame;
-use crate::plan::Builder;
+use crate::plan::{Builder, Elem};
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum BinaryOp {
@@ -39,6 +39,18 @@ fn prepare(
 ) -> Result<Step, DelegateError> {
     type N<'a> = xf::_XNNNode2x1<'a>;
     check_flags(b, node.u32(N::VT_FLAGS), 0)?;
+    let x = b.read_any(node.u32(N::VT_INPUT1_ID))?;
+    if b.value(x).elem != Elem::F32 {
+        if op != BinaryOp::Add {
+            return Err(b.fail(
+                et_runtime::Error::NotSupported,
+                "of the binary kinds, only Add is implemented on quantized values",
+            ));
+        }
+        let y = b.read_any(node.u32(N::VT_INPUT2_ID))?;
+        let output = b.write_any(node.u32(N::VT_OUTPUT_ID), &[x, y])?;
+        return super::quantized::prepare_add(b, node, x, y, output);
+    }
     let x = b.read(node.u32(N::VT_INPUT1_ID))?;
     let y = b.read(node.u32(N::VT_INPUT2_ID))?;
     let output = b.write(node.u32(N::VT_OUTPUT_ID), &[x, y])?;

@@ -16,7 +16,7 @@ use super::{check_flags, register, wrong_params, Clamp, Params, Step};
 use crate::compute::direct::{Direct, MAX_CIN};
 pub(crate) use crate::compute::window::Window;
 use crate::exec::Frame;
-use crate::plan::{graph_shape, Builder};
+use crate::plan::{graph_shape, Builder, Elem};
 
 /// Output pixels per im2col tile for patches of `k` floats: about 64 KiB of patches, so
 /// a tile stays in cache, and 64 to 600 rows. Short patches (a first layer's 27) get long
@@ -66,6 +66,8 @@ pub(crate) struct ConvNode {
     pub(crate) groups: usize,
     pub(crate) group_in: usize,
     pub(crate) group_out: usize,
+    /// The input is quantized (the quantized variants check the other values' types).
+    pub(crate) quantized: bool,
 }
 
 /// Reads and checks a convolution node's values and geometry: NHWC input with
@@ -79,18 +81,24 @@ pub(crate) fn read_conv(
     if node.u32(N::VT_ADJUSTMENT_HEIGHT) != 0 || node.u32(N::VT_ADJUSTMENT_WIDTH) != 0 {
         return Err(b.invalid("a convolution has output adjustment (only transposed ones do)"));
     }
-    let input = b.read(node.u32(N::VT_INPUT1_ID))?;
-    let filter = b.read(node.u32(N::VT_FILTER_ID))?;
+    let input = b.read_any(node.u32(N::VT_INPUT1_ID))?;
+    let quantized = b.value(input).elem != Elem::F32;
+    let filter = b.read_any(node.u32(N::VT_FILTER_ID))?;
     let bias_id = node.u32(N::VT_BIAS_ID);
     let bias = if bias_id == INVALID_ID {
         None
     } else {
-        Some(b.read(bias_id)?)
+        Some(b.read_any(bias_id)?)
     };
-    let output = b.write(
+    let output = b.write_any(
         node.u32(N::VT_OUTPUT_ID),
         &[input, filter, bias.unwrap_or(filter)],
     )?;
+    if !quantized {
+        for v in [filter, output, bias.unwrap_or(filter)] {
+            b.require_f32(v)?;
+        }
+    }
     let groups = node.u32(N::VT_GROUPS) as usize;
     let group_in = node.u32(N::VT_GROUP_INPUT_CHANNELS) as usize;
     let group_out = node.u32(N::VT_GROUP_OUTPUT_CHANNELS) as usize;
@@ -130,6 +138,7 @@ pub(crate) fn read_conv(
         groups,
         group_in,
         group_out,
+        quantized,
     })
 }
 
@@ -148,6 +157,9 @@ pub(crate) fn bias_ptr(
 
 fn prepare(b: &mut Builder<'_, '_>, node: &NodeView<'_>) -> Result<Step, DelegateError> {
     let c = read_conv(b, node)?;
+    if c.quantized {
+        return super::conv2d_quantized::prepare_conv(b, node, &c);
+    }
     let w = &c.window;
     let taps = w.kernel_h * w.kernel_w;
     let k = taps * c.group_in;

@@ -3,18 +3,43 @@
 //! one dim XNNPACK infers).
 
 use et_runtime::backend::DelegateError;
-use et_runtime::KernelResult;
+use et_runtime::{Error, KernelResult};
 use et_schema::xnnpack::fields as xf;
 use et_schema::xnnpack::NodeView;
 
 use super::{check_flags, register, wrong_params, Params, Step};
 use crate::exec::Frame;
-use crate::plan::Builder;
+use crate::plan::{Builder, Elem};
 
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct Copy {
     input: u32,
     output: u32,
+}
+
+/// Checks that a value moved as is keeps its meaning: input and output of the same type
+/// and quantization, fp32 or 8-bit per tensor (the types whose bytes are just their
+/// elements). Whether the elements are single bytes.
+pub(crate) fn same_plain_elem(
+    b: &Builder<'_, '_>,
+    input: u32,
+    output: u32,
+) -> Result<bool, DelegateError> {
+    let elem = b.value(input).elem;
+    if elem != b.value(output).elem {
+        return Err(b.fail(
+            Error::NotSupported,
+            "the input and output datatypes or quantization differ (a data move cannot requantize)",
+        ));
+    }
+    match elem {
+        Elem::F32 => Ok(false),
+        Elem::Qs8(_) | Elem::Qu8(_) => Ok(true),
+        _ => Err(b.fail(
+            Error::NotSupported,
+            "moving values of this datatype is not implemented (fp32, qint8 and quint8 are)",
+        )),
+    }
 }
 
 fn prepare_with(
@@ -23,8 +48,9 @@ fn prepare_with(
     (input, output, flags): (u16, u16, u16),
 ) -> Result<Step, DelegateError> {
     check_flags(b, node.u32(flags), 0)?;
-    let input = b.read(node.u32(input))?;
-    let output = b.write(node.u32(output), &[input])?;
+    let input = b.read_any(node.u32(input))?;
+    let output = b.write_any(node.u32(output), &[input])?;
+    same_plain_elem(b, input, output)?;
     if b.value(input).numel() != b.value(output).numel() {
         return Err(b.invalid("the output has a different number of elements than the input"));
     }
@@ -69,7 +95,9 @@ fn run(step: &Step, frame: &Frame<'_>) -> KernelResult {
     let Params::Copy(p) = step.params else {
         return Err(wrong_params());
     };
-    let ([x], out) = frame.operands([p.input], p.output)?;
+    // Bytes: the same for every element type this runs on (see `same_plain_elem`).
+    let x = frame.input::<u8>(p.input)?;
+    let out = frame.output::<u8>(p.output)?;
     out.copy_from_slice(x);
     Ok(())
 }

@@ -27,6 +27,9 @@ pub(crate) struct Depthwise {
 
 fn prepare(b: &mut Builder<'_, '_>, node: &NodeView<'_>) -> Result<Step, DelegateError> {
     let c = read_conv(b, node)?;
+    if c.quantized {
+        return super::conv2d_quantized::prepare_depthwise(b, node, &c);
+    }
     if c.group_in != 1 {
         return Err(b.invalid("a depthwise convolution has more than one input channel per group"));
     }
@@ -56,7 +59,7 @@ fn prepare(b: &mut Builder<'_, '_>, node: &NodeView<'_>) -> Result<Step, Delegat
 }
 
 register! {
-    XNNDepthwiseConv2d => prepare;
+    XNNDepthwiseConv2d => prepare, scratch = super::conv2d_quantized::depthwise_scratch;
 }
 
 fn run(step: &Step, frame: &Frame<'_>) -> KernelResult {

@@ -216,13 +216,26 @@ fn run(step: &Step, frame: &Frame<'_>) -> KernelResult {
                 )
             };
             let out = frame.output::<i8>(p.output)?;
-            for (row, y) in x.chunks_exact(k).zip(out.chunks_exact_mut(n)).take(m) {
-                for (o, y) in y.iter_mut().enumerate() {
-                    let w = &weights[o * k..o * k + k];
-                    let acc = bias[o] + dot_i8(row, w) - input_zero_point * sums[o];
-                    *y = requant.apply(acc, scales[o]);
-                }
+            let s = StaticFc {
+                x,
+                weights,
+                sums,
+                bias,
+                scales,
+                input_zero_point,
+                requant,
+                rows: m,
+                k,
+                n,
+            };
+            #[cfg(target_arch = "x86_64")]
+            if et_ops::gemm::avx2_fma_available() {
+                // SAFETY: the CPU supports AVX2 and FMA (checked just above); the
+                // function only compiles the same safe code for that instruction set.
+                unsafe { s.run_avx2(out) };
+                return Ok(());
             }
+            s.run(out);
         }
         Arithmetic::Dynamic {
             weight_scales,
@@ -269,6 +282,49 @@ fn run(step: &Step, frame: &Frame<'_>) -> KernelResult {
         }
     }
     Ok(())
+}
+
+/// The operands of a static (qint8) FullyConnected's run.
+struct StaticFc<'a> {
+    x: &'a [i8],
+    weights: &'a [i8],
+    sums: &'a [i32],
+    bias: &'a [i32],
+    scales: &'a [f32],
+    input_zero_point: i32,
+    requant: Requant,
+    rows: usize,
+    k: usize,
+    n: usize,
+}
+
+impl StaticFc<'_> {
+    #[inline(always)]
+    fn run(&self, out: &mut [i8]) {
+        let (k, n) = (self.k, self.n);
+        let rows = self
+            .x
+            .chunks_exact(k)
+            .zip(out.chunks_exact_mut(n))
+            .take(self.rows);
+        for (row, y) in rows {
+            for (o, y) in y.iter_mut().enumerate() {
+                let w = &self.weights[o * k..o * k + k];
+                let acc = self.bias[o] + dot_i8(row, w) - self.input_zero_point * self.sums[o];
+                *y = self.requant.apply(acc, self.scales[o]);
+            }
+        }
+    }
+
+    /// [`run`](Self::run) compiled for AVX2 (16-lane `vpmaddwd` dot products).
+    ///
+    /// # Safety
+    /// The CPU must support AVX2 and FMA.
+    #[cfg(target_arch = "x86_64")]
+    #[target_feature(enable = "avx2,fma")]
+    unsafe fn run_avx2(&self, out: &mut [i8]) {
+        self.run(out);
+    }
 }
 
 fn i8_as_u8(x: &[i8]) -> &[u8] {

@@ -4,11 +4,11 @@
 use et_runtime::backend::DelegateError;
 use et_runtime::KernelResult;
 use et_schema::xnnpack::fields as xf;
-use et_schema::xnnpack::NodeView;
+use et_schema::xnnpack::{Graph, NodeView};
 
 use super::{check_flags, register, wrong_params, Clamp, Params, Step};
 use crate::exec::Frame;
-use crate::plan::Builder;
+use crate::plan::{graph_shape, Builder, Elem};
 
 /// `XNN_FLAG_KEEP_DIMS`: the output keeps the pooled dims as size 1.
 pub(crate) const KEEP_DIMS: u32 = 0x40;
@@ -26,8 +26,12 @@ pub(crate) struct GlobalAvg {
 fn prepare(b: &mut Builder<'_, '_>, node: &NodeView<'_>) -> Result<Step, DelegateError> {
     type N<'a> = xf::_XNNNode1x1<'a>;
     check_flags(b, node.u32(N::VT_FLAGS), KEEP_DIMS)?;
-    let input = b.read(node.u32(N::VT_INPUT_ID))?;
-    let output = b.write(node.u32(N::VT_OUTPUT_ID), &[input])?;
+    let input = b.read_any(node.u32(N::VT_INPUT_ID))?;
+    let output = b.write_any(node.u32(N::VT_OUTPUT_ID), &[input])?;
+    let quantized = b.value(input).elem != Elem::F32;
+    if !quantized {
+        b.require_f32(output)?;
+    }
     let is = b.shape(input);
     if is.rank() != 4 {
         return Err(b.invalid("the input is not 4-D (NHWC)"));
@@ -36,6 +40,9 @@ fn prepare(b: &mut Builder<'_, '_>, node: &NodeView<'_>) -> Result<Step, Delegat
     let os = b.shape(output);
     if os.dims() != [batch, 1, 1, channels] && os.dims() != [batch, channels] {
         return Err(b.invalid("the output is not [n, 1, 1, c] or [n, c]"));
+    }
+    if quantized {
+        return super::quantized::prepare_mean(b, node, input, output);
     }
     Ok(Step {
         run,
@@ -50,8 +57,15 @@ fn prepare(b: &mut Builder<'_, '_>, node: &NodeView<'_>) -> Result<Step, Delegat
     })
 }
 
+/// The quantized variant's accumulators (the fp32 one takes no scratch).
+fn scratch(graph: &Graph<'_>, node: &NodeView<'_>) -> usize {
+    type N<'a> = xf::_XNNNode1x1<'a>;
+    let channels = graph_shape(graph, node.u32(N::VT_OUTPUT_ID)).map_or(0, |s| s.last());
+    super::quantized::mean_scratch(channels)
+}
+
 register! {
-    XNNGlobalAvgPooling2d => prepare;
+    XNNGlobalAvgPooling2d => prepare, scratch = scratch;
 }
 
 fn run(step: &Step, frame: &Frame<'_>) -> KernelResult {

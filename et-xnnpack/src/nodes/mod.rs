@@ -18,6 +18,7 @@ mod batch_matmul;
 mod binary;
 mod concatenate;
 mod conv2d;
+mod conv2d_quantized;
 mod convert;
 mod copy;
 mod depthwise_conv2d;
@@ -25,6 +26,7 @@ mod fully_connected;
 mod fully_connected_quantized;
 mod global_avg_pooling;
 mod max_pooling;
+mod quantized;
 mod softmax;
 mod static_slice;
 mod static_transpose;
@@ -179,6 +181,8 @@ pub(crate) enum Params {
     Depthwise(depthwise_conv2d::Depthwise),
     FullyConnected(fully_connected::FullyConnected),
     QuantizedFc(fully_connected_quantized::QuantizedFc),
+    QuantizedConv(conv2d_quantized::QuantizedConv),
+    Quantized(quantized::Quantized),
     BatchMatmul(batch_matmul::BatchMatmul),
     MaxPool(max_pooling::MaxPool),
     GlobalAvg(global_avg_pooling::GlobalAvg),

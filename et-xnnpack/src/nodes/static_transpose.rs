@@ -16,13 +16,16 @@ pub(crate) struct Transpose {
     input: u32,
     output: u32,
     perm: [u8; MAX_RANK],
+    /// The elements are single bytes (qint8, quint8), not floats.
+    bytes: bool,
 }
 
 fn prepare(b: &mut Builder<'_, '_>, node: &NodeView<'_>) -> Result<Step, DelegateError> {
     type T<'a> = xf::XNNStaticTranspose<'a>;
     check_flags(b, node.u32(T::VT_FLAGS), 0)?;
-    let input = b.read(node.u32(T::VT_INPUT_ID))?;
-    let output = b.write(node.u32(T::VT_OUTPUT_ID), &[input])?;
+    let input = b.read_any(node.u32(T::VT_INPUT_ID))?;
+    let output = b.write_any(node.u32(T::VT_OUTPUT_ID), &[input])?;
+    let bytes = super::copy::same_plain_elem(b, input, output)?;
     let (is, os) = (b.shape(input), b.shape(output));
     let list = node.table.vector(T::VT_PERM);
     let rank = is.rank();
@@ -50,6 +53,7 @@ fn prepare(b: &mut Builder<'_, '_>, node: &NodeView<'_>) -> Result<Step, Delegat
             input,
             output,
             perm,
+            bytes,
         }),
     })
 }
@@ -63,8 +67,14 @@ fn run(step: &Step, frame: &Frame<'_>) -> KernelResult {
         return Err(wrong_params());
     };
     let shape = frame.shape(p.input);
-    let ([x], out) = frame.operands([p.input], p.output)?;
     let perm: [usize; MAX_RANK] = p.perm.map(usize::from);
-    permute(x, &shape, &perm[..shape.rank()], out);
+    if p.bytes {
+        let x = frame.input::<u8>(p.input)?;
+        let out = frame.output::<u8>(p.output)?;
+        permute(x, &shape, &perm[..shape.rank()], out);
+    } else {
+        let ([x], out) = frame.operands([p.input], p.output)?;
+        permute(x, &shape, &perm[..shape.rank()], out);
+    }
     Ok(())
 }

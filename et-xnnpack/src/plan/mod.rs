@@ -102,7 +102,7 @@ impl Builder<'_, '_> {
     }
 
     /// Refuses a value that is not fp32: for node kinds (or variants) that run on floats.
-    fn require_f32(&self, i: u32) -> Result<u32, DelegateError> {
+    pub(crate) fn require_f32(&self, i: u32) -> Result<u32, DelegateError> {
         if self.values[i as usize].elem != Elem::F32 {
             return Err(self.fail(
                 Error::NotSupported,

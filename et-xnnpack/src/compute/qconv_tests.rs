@@ -1,0 +1,272 @@
+//! The int8 convolution kernels against a direct loop over every output, channel and tap
+//! that subtracts the zero point from in-bounds taps and skips the others.
+
+extern crate std;
+
+use std::{vec, vec::Vec};
+
+use super::super::depthwise::tests::window;
+use super::super::qgemm::{pack, packed_len, padded};
+use super::*;
+
+/// Deterministic int8s covering the whole range.
+fn bytes(len: usize, seed: u32) -> Vec<i8> {
+    let mut s = seed.wrapping_mul(2_654_435_761).wrapping_add(7);
+    (0..len)
+        .map(|_| {
+            s = s.wrapping_mul(1_664_525).wrapping_add(1_013_904_223);
+            (s >> 24) as u8 as i8
+        })
+        .collect()
+}
+
+/// Deterministic int32 biases in [-2^14, 2^14).
+fn biases(len: usize, seed: u32) -> Vec<i32> {
+    bytes(len * 2, seed)
+        .chunks_exact(2)
+        .map(|p| i32::from(p[0]) * 128 + i32::from(p[1]))
+        .collect()
+}
+
+/// `[cout][kh][kw][group_in]` weights (or `[kh][kw][cout]` for depthwise) applied to
+/// every tap of output channel `o`, in group `g`, reading input channel `ci(o, j)` for
+/// the `j`-th of the tap's channels.
+#[allow(clippy::too_many_arguments, reason = "test geometry, spelled out")]
+fn reference(
+    w: &Window,
+    x: &[i8],
+    cin: usize,
+    cout: usize,
+    zp: i32,
+    bias: &[i32],
+    scales: &[f32],
+    requant: Requant,
+    weight: impl Fn(usize, usize, usize, usize) -> i32,
+    taps_in: usize,
+    ci: impl Fn(usize, usize) -> usize,
+) -> Vec<i8> {
+    let mut out = vec![0i8; w.batch * w.out_h * w.out_w * cout];
+    let mut at = 0;
+    for n in 0..w.batch {
+        for oh in 0..w.out_h {
+            for ow in 0..w.out_w {
+                for o in 0..cout {
+                    let mut acc = bias[o];
+                    for kh in 0..w.kernel_h {
+                        for kw in 0..w.kernel_w {
+                            let ih =
+                                (oh * w.stride_h + kh * w.dilation_h) as isize - w.pad_top as isize;
+                            let iw = (ow * w.stride_w + kw * w.dilation_w) as isize
+                                - w.pad_left as isize;
+                            if ih < 0 || iw < 0 || ih >= w.in_h as isize || iw >= w.in_w as isize {
+                                continue;
+                            }
+                            let px = ((n * w.in_h + ih as usize) * w.in_w + iw as usize) * cin;
+                            for j in 0..taps_in {
+                                let v = i32::from(x[px + ci(o, j)]) - zp;
+                                acc += v * weight(o, kh, kw, j);
+                            }
+                        }
+                    }
+                    out[at] = requant.apply(acc, scales[o]);
+                    at += 1;
+                }
+            }
+        }
+    }
+    out
+}
+
+fn scales(n: usize) -> Vec<f32> {
+    (0..n).map(|i| 0.0004 + 0.00007 * (i % 11) as f32).collect()
+}
+
+fn check_conv(
+    w: Window,
+    groups: usize,
+    group_in: usize,
+    group_out: usize,
+    zp: i8,
+    range: (f32, f32),
+) {
+    let (cin, cout) = (groups * group_in, groups * group_out);
+    let k = w.kernel_h * w.kernel_w * group_in;
+    let x = bytes(w.batch * w.in_h * w.in_w * cin, 1);
+    let weights = bytes(cout * k, 2);
+    let bias = biases(cout, 3);
+    let scales = scales(cout);
+    let requant = Requant::new(0.05, 3, range.0, range.1);
+    let want = reference(
+        &w,
+        &x,
+        cin,
+        cout,
+        i32::from(zp),
+        &bias,
+        &scales,
+        requant,
+        |o, kh, kw, j| i32::from(weights[o * k + (kh * w.kernel_w + kw) * group_in + j]),
+        group_in,
+        |o, j| (o / group_out) * group_in + j,
+    );
+    let mut folded = bias.clone();
+    fold_zero_point(&mut folded, &weights, k, i32::from(zp));
+    // The GEMM reads bias and scales for whole blocks of channels.
+    let mut padded_bias = folded.clone();
+    padded_bias.resize(padded(cout), 0);
+    let mut padded_scales = scales.clone();
+    padded_scales.resize(padded(cout), 0.0);
+    let mut packed = vec![0i16; packed_len(cout, k)];
+    pack(cout, k, |o, i| weights[o * k + i], &mut packed);
+    let gemm = QGemm {
+        vnni: false,
+        k,
+        n: cout,
+        packed: &packed,
+        bias: &padded_bias,
+        scales: &padded_scales,
+        requant,
+    };
+    let (rows, patch) = QConv::scratch_words(k);
+    let mut rows = vec![0i16; rows * 2];
+    let mut patch = vec![0i8; patch * 4];
+    // The per-pixel dot products, and (one group) the GEMM.
+    let paths: &[Option<QGemm<'_>>] = if groups == 1 {
+        &[None, Some(gemm)]
+    } else {
+        &[None]
+    };
+    for &gemm in paths {
+        let mut out = vec![0i8; want.len()];
+        QConv {
+            gemm,
+            window: &w,
+            groups,
+            group_in,
+            group_out,
+            x_zero_point: zp,
+            weights: &weights,
+            bias: &folded,
+            scales: &scales,
+            requant,
+        }
+        .run(&x, &mut out, &mut rows, &mut patch);
+        let path = if gemm.is_some() { "gemm" } else { "dot" };
+        assert_eq!(
+            out, want,
+            "{path} {w:?} groups {groups} in {group_in} out {group_out} zp {zp}"
+        );
+        // Not all saturated: the test sees the arithmetic.
+        assert!(out.iter().any(|&v| v != out[0]));
+    }
+}
+
+const ALL: (f32, f32) = (f32::NEG_INFINITY, f32::INFINITY);
+
+#[test]
+fn pointwise_conv_matches_the_reference() {
+    let w = window(2, (3, 5), (1, 1), (1, 1), (1, 1), [0; 4]);
+    for zp in [-128, 0, 127, 5] {
+        check_conv(w, 1, 13, 7, zp, ALL);
+    }
+    check_conv(w, 1, 40, 33, -7, (0.0, 6.0));
+}
+
+#[test]
+fn padded_strided_and_grouped_convs_match_the_reference() {
+    // 3x3 stride 2, padding 1 each side (MobileNet's first layer), odd channels.
+    let w = window(1, (7, 6), (3, 3), (2, 2), (1, 1), [1, 1, 1, 1]);
+    for zp in [-128, 127, -3] {
+        check_conv(w, 1, 3, 5, zp, ALL);
+    }
+    check_conv(w, 1, 3, 9, 11, (0.0, 6.0));
+    // Asymmetric padding, dilation, groups.
+    let w = window(2, (6, 5), (2, 3), (1, 2), (2, 1), [0, 2, 1, 1]);
+    check_conv(w, 3, 2, 3, -100, ALL);
+    // A 1x1 with stride 2 gathers instead of reading pixels in place.
+    let w = window(1, (5, 5), (1, 1), (2, 2), (1, 1), [0; 4]);
+    check_conv(w, 1, 9, 4, 60, ALL);
+}
+
+fn check_depthwise(w: Window, channels_in: usize, multiplier: usize, zp: i8, range: (f32, f32)) {
+    let cout = channels_in * multiplier;
+    let x = bytes(w.batch * w.in_h * w.in_w * channels_in, 4);
+    let filter = bytes(w.kernel_h * w.kernel_w * cout, 5);
+    let bias = biases(cout, 6);
+    let scales: Vec<f32> = scales(cout).iter().map(|s| s * 8.0).collect();
+    let requant = Requant::new(0.05, -9, range.0, range.1);
+    let want = reference(
+        &w,
+        &x,
+        channels_in,
+        cout,
+        i32::from(zp),
+        &bias,
+        &scales,
+        requant,
+        |o, kh, kw, _| i32::from(filter[(kh * w.kernel_w + kw) * cout + o]),
+        1,
+        |o, _| o / multiplier,
+    );
+    let mut acc = vec![0i32; cout];
+    let mut out = vec![0i8; want.len()];
+    #[cfg(target_arch = "x86_64")]
+    let interleaved = {
+        use super::super::qdepthwise_avx2::{interleave, interleaved_len};
+        let taps = w.kernel_h * w.kernel_w;
+        let mut packed = vec![0i16; interleaved_len(cout, taps)];
+        interleave(&filter, cout, taps, &mut packed);
+        packed
+    };
+    #[cfg(not(target_arch = "x86_64"))]
+    let interleaved: Vec<i16> = Vec::new();
+    QDepthwise {
+        window: &w,
+        channels_in,
+        multiplier,
+        x_zero_point: zp,
+        filter: &filter,
+        interleaved: &interleaved,
+        bias: &bias,
+        scales: &scales,
+        requant,
+    }
+    .run(&x, &mut out, &mut acc);
+    assert_eq!(
+        out, want,
+        "{w:?} channels {channels_in} x{multiplier} zp {zp}"
+    );
+    assert!(out.iter().any(|&v| v != out[0]));
+    // The portable loop too (`run` takes the AVX2 kernel where it can).
+    let mut portable = vec![0i8; want.len()];
+    QDepthwise {
+        window: &w,
+        channels_in,
+        multiplier,
+        x_zero_point: zp,
+        filter: &filter,
+        interleaved: &[],
+        bias: &bias,
+        scales: &scales,
+        requant,
+    }
+    .run_with(&x, &mut portable, &mut acc);
+    assert_eq!(
+        portable, want,
+        "portable {w:?} channels {channels_in} zp {zp}"
+    );
+}
+
+#[test]
+fn depthwise_matches_the_reference() {
+    let same = window(1, (6, 7), (3, 3), (1, 1), (1, 1), [1, 1, 1, 1]);
+    let strided = window(2, (7, 6), (3, 3), (2, 2), (1, 1), [1, 1, 1, 1]);
+    for zp in [-128, 127, 0, 13] {
+        check_depthwise(same, 19, 1, zp, ALL);
+        check_depthwise(same, 32, 1, zp, (0.0, 6.0));
+        check_depthwise(strided, 5, 1, zp, (0.0, 6.0));
+    }
+    check_depthwise(strided, 3, 2, -50, ALL);
+    let odd = window(1, (5, 4), (2, 3), (1, 2), (2, 1), [0, 1, 2, 1]);
+    check_depthwise(odd, 7, 3, 99, ALL);
+}

@@ -1,0 +1,356 @@
+//! Conv2d and DepthwiseConv2d on qint8 values (qcint8 per-channel weights, qcint32
+//! bias), in XNNPACK's arithmetic (see `compute::qconv`): the requantization scale of
+//! channel `c` is `input_scale * weight_scale[c] / output_scale`, computed in that order
+//! in f32 as XNNPACK does, and the node's output range is quantized to the output's
+//! scale and zero point.
+
+use et_runtime::backend::DelegateError;
+use et_runtime::{Error, KernelResult};
+use et_schema::xnnpack::{Graph, NodeView};
+
+use super::conv2d::{ConvNode, Window, N};
+use super::{wrong_params, Clamp, Params, Step};
+use crate::compute::qconv::{fold_zero_point, QConv, QDepthwise};
+#[cfg(target_arch = "x86_64")]
+use crate::compute::qdepthwise_avx2::{interleave, interleaved_len, MAX_TAPS};
+use crate::compute::qgemm::{pack, pack_quads, packed_len, padded, vnni_available, QGemm};
+use crate::compute::requant::Requant;
+use crate::exec::Frame;
+use crate::plan::{graph_shape, Builder, Elem};
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Kind {
+    /// One group: the packed GEMM (packed for AVX-VNNI, or in int16 pairs).
+    Gemm { vnni: bool },
+    /// Several groups of several channels.
+    Grouped,
+    /// With the filter packed for the AVX2 kernel (`interleaved_len` int16s; null when
+    /// the CPU has no AVX2 or the window too many taps).
+    Depthwise { interleaved: *const i16 },
+}
+
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct QuantizedConv {
+    input: u32,
+    output: u32,
+    window: Window,
+    groups: usize,
+    group_in: usize,
+    group_out: usize,
+    kind: Kind,
+    x_zero_point: i8,
+    /// `Gemm`: packed by `compute::qgemm` (int16 pairs, or AVX-VNNI byte quads);
+    /// `Grouped`: int8 `[cout][k]`; `Depthwise`: int8 `[taps][cout]` (both as stored).
+    weights: *const i16,
+    /// Per output channel (`padded(cout)` for `Gemm`), adjusted in Conv2d for the zero
+    /// point (and, for AVX-VNNI, the +128 row offset): see `compute::qconv`, `qgemm`.
+    bias: *const i32,
+    scales: *const f32,
+    requant: Requant,
+}
+
+/// What both kinds check and copy: the int32 bias and the requantization of each
+/// output channel, `padded` entries (zero past the channels).
+struct Prepared {
+    x_zero_point: i32,
+    bias: &'static mut [i32],
+    scales: &'static mut [f32],
+    requant: Requant,
+}
+
+fn prepare_common(
+    b: &mut Builder<'_, '_>,
+    node: &NodeView<'_>,
+    c: &ConvNode,
+    padded: usize,
+    depthwise: bool,
+) -> Result<Prepared, DelegateError> {
+    let cout = c.groups * c.group_out;
+    let (Elem::Qs8(x), Elem::Qc8(ws), Elem::Qs8(y)) = (
+        b.value(c.input).elem,
+        b.value(c.filter).elem,
+        b.value(c.output).elem,
+    ) else {
+        return Err(b.fail(
+            Error::NotSupported,
+            "this combination of convolution datatypes is not implemented (qint8 x qcint8 -> qint8 is)",
+        ));
+    };
+    // Output channels run along the filter's dim 0 (OHWI) or, depthwise, dim 3 (1HWO).
+    let channel_dim = if depthwise { 3 } else { 0 };
+    let ws_dim = ws.dim;
+    let ws = ws.get();
+    if ws.len() != cout || usize::from(ws_dim) != channel_dim {
+        return Err(
+            b.invalid("the filter's scales do not run along its output channels, one per channel")
+        );
+    }
+    if b.constant_bytes(c.filter)
+        .is_none_or(|raw| raw.len() < b.value(c.filter).numel())
+    {
+        return Err(b.invalid("the filter is not a constant as long as its sizes"));
+    }
+    let bias = b.alloc::<i32>(padded)?;
+    if let Some(v) = c.bias {
+        let Elem::Qc32(_) = b.value(v).elem else {
+            return Err(b.fail(
+                Error::NotSupported,
+                "a qint8 convolution's bias is not qcint32",
+            ));
+        };
+        let data = b
+            .constant_bytes(v)
+            .filter(|d| d.len() >= cout * 4)
+            .ok_or_else(|| b.invalid("the bias is not a constant of one int32 per channel"))?;
+        for (q, d) in bias.iter_mut().zip(data.chunks_exact(4)).take(cout) {
+            *q = i32::from_le_bytes([d[0], d[1], d[2], d[3]]);
+        }
+    }
+    let scales = b.alloc::<f32>(padded)?;
+    for (s, &w) in scales.iter_mut().zip(ws) {
+        *s = x.scale * w / y.scale;
+        // XNNPACK refuses such scales at operator creation.
+        if !s.is_finite() || *s >= 256.0 {
+            return Err(b.fail(
+                Error::NotSupported,
+                "a requantization scale is not below 256 (XNNPACK refuses it)",
+            ));
+        }
+    }
+    let clamp = Clamp::of(node);
+    if clamp.min.is_nan() || clamp.max.is_nan() || clamp.min > clamp.max {
+        return Err(b.invalid("the output range is empty"));
+    }
+    Ok(Prepared {
+        x_zero_point: x.zero_point,
+        bias,
+        scales,
+        requant: Requant::new(y.scale, y.zero_point, clamp.min, clamp.max),
+    })
+}
+
+/// The filter's int8s (checked by `prepare_common`).
+fn filter(b: &Builder<'_, '_>, c: &ConvNode) -> Result<&'static [i8], DelegateError> {
+    let raw = b
+        .constant_bytes(c.filter)
+        .ok_or_else(|| b.invalid("the filter is not constant"))?;
+    let copy = b.alloc::<i8>(b.value(c.filter).numel())?;
+    for (w, &r) in copy.iter_mut().zip(raw) {
+        *w = r as i8;
+    }
+    Ok(copy)
+}
+
+fn step(c: &ConvNode, p: Prepared, weights: *const i16, kind: Kind) -> Step {
+    Step {
+        run,
+        params: Params::QuantizedConv(QuantizedConv {
+            input: c.input,
+            output: c.output,
+            window: c.window,
+            groups: c.groups,
+            group_in: c.group_in,
+            group_out: c.group_out,
+            kind,
+            // In range: qint8 zero points are checked when the value is read.
+            x_zero_point: p.x_zero_point as i8,
+            weights,
+            bias: p.bias.as_ptr(),
+            scales: p.scales.as_ptr(),
+            requant: p.requant,
+        }),
+    }
+}
+
+/// Conv2d with a qint8 input (`c` read by `conv2d::read_conv`).
+pub(crate) fn prepare_conv(
+    b: &mut Builder<'_, '_>,
+    node: &NodeView<'_>,
+    c: &ConvNode,
+) -> Result<Step, DelegateError> {
+    let w = &c.window;
+    let k = w.kernel_h * w.kernel_w * c.group_in;
+    let expected = [c.groups * c.group_out, w.kernel_h, w.kernel_w, c.group_in];
+    if b.shape(c.filter).dims() != expected {
+        return Err(b.invalid("the filter is not [out channels, kh, kw, group input channels]"));
+    }
+    let cout = c.groups * c.group_out;
+    let gemm = c.groups == 1;
+    let p = prepare_common(b, node, c, if gemm { padded(cout) } else { cout }, false)?;
+    let (weights, kind) = if gemm {
+        let raw = b
+            .constant_bytes(c.filter)
+            .ok_or_else(|| b.invalid("the filter is not constant"))?;
+        let packed = b.alloc::<i16>(packed_len(cout, k))?;
+        let weight = |o: usize, i: usize| raw[o * k + i] as i8;
+        let sums = (0..cout).map(|o| (0..k).map(|i| i32::from(weight(o, i))).sum::<i32>());
+        for (bias, sum) in p.bias.iter_mut().zip(sums) {
+            *bias = bias.wrapping_sub(p.x_zero_point.wrapping_mul(sum));
+        }
+        let vnni = vnni_available();
+        if vnni {
+            pack_quads(cout, k, weight, packed, p.bias);
+        } else {
+            pack(cout, k, weight, packed);
+        }
+        (packed.as_ptr(), Kind::Gemm { vnni })
+    } else {
+        let weights = filter(b, c)?;
+        fold_zero_point(p.bias, weights, k, p.x_zero_point);
+        (weights.as_ptr().cast::<i16>(), Kind::Grouped)
+    };
+    b.scratch(QConv::scratch_bytes(k));
+    Ok(step(c, p, weights, kind))
+}
+
+/// DepthwiseConv2d with a qint8 input.
+pub(crate) fn prepare_depthwise(
+    b: &mut Builder<'_, '_>,
+    node: &NodeView<'_>,
+    c: &ConvNode,
+) -> Result<Step, DelegateError> {
+    if c.group_in != 1 {
+        return Err(b.invalid("a depthwise convolution has more than one input channel per group"));
+    }
+    let w = &c.window;
+    let cout = c.groups * c.group_out;
+    if b.shape(c.filter).dims() != [1, w.kernel_h, w.kernel_w, cout] {
+        return Err(b.invalid("the filter is not [1, kh, kw, channels_out]"));
+    }
+    let p = prepare_common(b, node, c, cout, true)?;
+    let weights = filter(b, c)?;
+    let taps = w.kernel_h * w.kernel_w;
+    #[cfg(target_arch = "x86_64")]
+    let interleaved = if c.group_out == 1 && taps <= MAX_TAPS && et_ops::gemm::avx2_fma_available()
+    {
+        let packed = b.alloc::<i16>(interleaved_len(cout, taps))?;
+        interleave(weights, cout, taps, packed);
+        packed.as_ptr()
+    } else {
+        core::ptr::null()
+    };
+    #[cfg(not(target_arch = "x86_64"))]
+    let interleaved = {
+        let _ = taps;
+        core::ptr::null()
+    };
+    b.scratch(QDepthwise::scratch_bytes(cout));
+    let kind = Kind::Depthwise { interleaved };
+    Ok(step(c, p, weights.as_ptr().cast::<i16>(), kind))
+}
+
+/// The scratch bound of a DepthwiseConv2d: the quantized variant's accumulators (the
+/// fp32 one takes none).
+pub(crate) fn depthwise_scratch(graph: &Graph<'_>, node: &NodeView<'_>) -> usize {
+    let channels = graph_shape(graph, node.u32(N::VT_OUTPUT_ID)).map_or(0, |s| s.last());
+    QDepthwise::scratch_bytes(channels)
+}
+
+fn run(step: &Step, frame: &Frame<'_>) -> KernelResult {
+    let Params::QuantizedConv(p) = step.params else {
+        return Err(wrong_params());
+    };
+    let w = &p.window;
+    let cout = p.groups * p.group_out;
+    let k = w.kernel_h * w.kernel_w * p.group_in;
+    let channels = if matches!(p.kind, Kind::Gemm { .. }) {
+        padded(cout)
+    } else {
+        cout
+    };
+    // SAFETY: `channels` int32s and floats written at init in method memory, read-only
+    // since, living as long as the plan.
+    let (bias, scales) = unsafe {
+        (
+            core::slice::from_raw_parts(p.bias, channels),
+            core::slice::from_raw_parts(p.scales, channels),
+        )
+    };
+    let x = frame.input::<i8>(p.input)?;
+    let out = frame.output::<i8>(p.output)?;
+    if let Kind::Depthwise { interleaved } = p.kind {
+        // SAFETY: `k * cout` int8s (k = taps) copied at init, read-only since.
+        let filter = unsafe { core::slice::from_raw_parts(p.weights.cast::<i8>(), k * cout) };
+        #[cfg(target_arch = "x86_64")]
+        let interleaved = if interleaved.is_null() {
+            &[][..]
+        } else {
+            // SAFETY: `interleaved_len(cout, k)` int16s packed at init, read-only since.
+            unsafe { core::slice::from_raw_parts(interleaved, interleaved_len(cout, k)) }
+        };
+        #[cfg(not(target_arch = "x86_64"))]
+        let interleaved: &[i16] = {
+            let _ = interleaved;
+            &[]
+        };
+        // Sized at init by `QDepthwise::scratch_bytes` (4 bytes per output channel).
+        let (acc, _) = frame.scratch(cout)?;
+        QDepthwise {
+            window: w,
+            channels_in: p.groups,
+            multiplier: p.group_out,
+            x_zero_point: p.x_zero_point,
+            filter,
+            interleaved,
+            bias,
+            scales,
+            requant: p.requant,
+        }
+        .run(x, out, f32_as_i32(acc));
+        return Ok(());
+    }
+    let (gemm, weights) = if let Kind::Gemm { vnni } = p.kind {
+        // SAFETY: `packed_len(cout, k)` int16s packed at init, read-only since.
+        let packed = unsafe { core::slice::from_raw_parts(p.weights, packed_len(cout, k)) };
+        let gemm = QGemm {
+            vnni,
+            k,
+            n: cout,
+            packed,
+            bias,
+            scales,
+            requant: p.requant,
+        };
+        (Some(gemm), &[][..])
+    } else {
+        // SAFETY: `cout * k` int8s copied at init, read-only since.
+        let weights = unsafe { core::slice::from_raw_parts(p.weights.cast::<i8>(), cout * k) };
+        (None, weights)
+    };
+    // Sized at init by `QConv::scratch_bytes`.
+    let (rows, patch) = QConv::scratch_words(k);
+    let (scratch, _) = frame.scratch(rows + patch)?;
+    let (rows, patch) = scratch.split_at_mut(rows);
+    QConv {
+        gemm,
+        window: w,
+        groups: p.groups,
+        group_in: p.group_in,
+        group_out: p.group_out,
+        x_zero_point: p.x_zero_point,
+        weights,
+        bias,
+        scales,
+        requant: p.requant,
+    }
+    .run(x, out, f32_as_i16(rows), f32_as_i8(patch));
+    Ok(())
+}
+
+pub(crate) fn f32_as_i32(x: &mut [f32]) -> &mut [i32] {
+    // SAFETY: f32 and i32 have the same size and alignment and every bit pattern is
+    // valid in both; the view replaces the borrow of the same memory.
+    unsafe { core::slice::from_raw_parts_mut(x.as_mut_ptr().cast::<i32>(), x.len()) }
+}
+
+fn f32_as_i16(x: &mut [f32]) -> &mut [i16] {
+    // SAFETY: the bytes of `x`, 2 int16s per float (alignment 4 suffices for int16);
+    // every bit pattern is an int16; the view replaces the borrow of the same memory.
+    unsafe { core::slice::from_raw_parts_mut(x.as_mut_ptr().cast::<i16>(), x.len() * 2) }
+}
+
+fn f32_as_i8(x: &mut [f32]) -> &mut [i8] {
+    // SAFETY: the bytes of `x`, 4 per float, alignment 1 suffices for i8 and every bit
+    // pattern is an i8; the view replaces the borrow of the same memory.
+    unsafe { core::slice::from_raw_parts_mut(x.as_mut_ptr().cast::<i8>(), x.len() * 4) }
+}
