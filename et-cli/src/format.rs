@@ -144,25 +144,19 @@ fn nest(out: &mut String, elems: &[String], sizes: &[usize], summarize: bool) {
 /// The `k` largest elements of a float or integer tensor with their flat indices,
 /// largest first (ties: lower index first; NaN is not ranked).
 pub fn top_k(t: &Tensor, k: usize) -> Result<Vec<(usize, String)>, String> {
-    let elems = elements(t)?;
-    let mut ranked: Vec<(usize, f64)> = elems
-        .iter()
+    let bytes = t.to_row_major_bytes().map_err(|e| e.to_string())?;
+    let (dtype, es) = (t.dtype(), t.dtype().element_size());
+    let show = element_formatter(dtype)?;
+    let mut ranked: Vec<(usize, f64)> = bytes
+        .chunks_exact(es)
         .enumerate()
-        .filter_map(|(i, e)| match e.as_str() {
-            "true" => Some((i, 1.0)),
-            "false" => Some((i, 0.0)),
-            e => e
-                .parse::<f64>()
-                .ok()
-                .filter(|v| !v.is_nan())
-                .map(|v| (i, v)),
-        })
+        .filter_map(|(i, e)| dtype.read_f64(e).filter(|v| !v.is_nan()).map(|v| (i, v)))
         .collect();
     ranked.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
     Ok(ranked
         .into_iter()
         .take(k)
-        .map(|(i, _)| (i, elems[i].clone()))
+        .map(|(i, _)| (i, show(&bytes[i * es..(i + 1) * es])))
         .collect())
 }
 
