@@ -8,7 +8,8 @@ use et_runtime::{Arena, Error, KernelContext, KernelError, KernelResult, ScalarT
 
 use core::mem::{align_of, size_of};
 
-use crate::plan::{Plain, Plan, Shape, Storage, Value};
+use crate::plain::Plain;
+use crate::plan::{Plan, Shape, Storage, Value};
 
 fn fail(error: Error, message: &'static str) -> KernelError {
     KernelError::new(error, message)

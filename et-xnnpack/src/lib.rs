@@ -22,6 +22,7 @@ mod backend;
 mod compute;
 mod exec;
 mod nodes;
+mod plain;
 mod plan;
 
 pub use backend::XnnpackBackend;

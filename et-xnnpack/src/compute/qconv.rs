@@ -222,13 +222,6 @@ pub(crate) fn product(v: i8, zero_point: i16, f: i8) -> i16 {
     (i16::from(v) - zero_point) * i16::from(f)
 }
 
-#[cfg(target_arch = "x86_64")]
-fn i32_as_i8(x: &mut [i32]) -> &mut [i8] {
-    // SAFETY: the bytes of `x`, 4 per int32 (alignment 1 suffices); every bit pattern is
-    // an int8; the view replaces the borrow of the same memory.
-    unsafe { core::slice::from_raw_parts_mut(x.as_mut_ptr().cast::<i8>(), x.len() * 4) }
-}
-
 /// Whether the AVX2 kernels may run.
 fn avx2() -> bool {
     #[cfg(target_arch = "x86_64")]
@@ -275,7 +268,7 @@ impl QDepthwise<'_> {
             && avx2()
         {
             // The accumulators' scratch holds the kernel's zero-point row instead.
-            let zero_row = i32_as_i8(acc);
+            let zero_row = crate::plain::cast_mut::<i32, i8>(acc);
             // SAFETY: the CPU supports AVX2 and FMA (checked just above).
             unsafe { super::qdepthwise_avx2::run(self, self.interleaved, x, out, zero_row) };
             return;

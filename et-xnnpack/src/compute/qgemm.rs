@@ -15,6 +15,7 @@ use core::arch::x86_64::*;
 #[cfg(target_arch = "x86_64")]
 use super::qdepthwise_avx2::requant8;
 use super::requant::Requant;
+use crate::plain::cast_mut;
 
 /// Rows per tile.
 pub(crate) const MR: usize = 4;
@@ -71,7 +72,7 @@ pub(crate) fn pack_quads(
     bias: &mut [i32],
 ) {
     let kq = quads(k);
-    let bytes = i16_as_i8(out);
+    let bytes = cast_mut::<i16, i8>(out);
     let w = |c: usize, i: usize| if c < n && i < k { weight(c, i) } else { 0 };
     for (block, dst) in bytes.chunks_exact_mut(kq * 4 * NR).enumerate() {
         for q in 0..kq {
@@ -87,12 +88,6 @@ pub(crate) fn pack_quads(
         let sum: i32 = (0..k).map(|i| i32::from(weight(c, i))).sum();
         *b = b.wrapping_sub(sum.wrapping_mul(128));
     }
-}
-
-fn i16_as_i8(x: &mut [i16]) -> &mut [i8] {
-    // SAFETY: the bytes of `x`, 2 per int16 (alignment 1 suffices); every bit pattern is
-    // an int8; the view replaces the borrow of the same memory.
-    unsafe { core::slice::from_raw_parts_mut(x.as_mut_ptr().cast::<i8>(), x.len() * 2) }
 }
 
 /// Packs `[n][k]` int8 weights (`weight(c, i)`) into `out` (`packed_len(n, k)` int16s).
@@ -162,7 +157,7 @@ impl QGemm<'_> {
         if !self.vnni {
             return widen(src, dst);
         }
-        let bytes = i16_as_i8(dst);
+        let bytes = cast_mut::<i16, i8>(dst);
         for (d, &v) in bytes.iter_mut().zip(src) {
             *d = v ^ i8::MIN;
         }

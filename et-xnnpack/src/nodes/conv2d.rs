@@ -170,7 +170,7 @@ fn prepare(b: &mut Builder<'_, '_>, node: &NodeView<'_>) -> Result<Step, Delegat
     let filter = b
         .constant(c.filter)
         .ok_or_else(|| b.invalid("the filter is not 4-byte aligned"))?;
-    let packed = b.alloc_f32(c.groups * k * c.group_out)?;
+    let packed = b.alloc::<f32>(c.groups * k * c.group_out)?;
     for g in 0..c.groups {
         let dst = &mut packed[g * k * c.group_out..(g + 1) * k * c.group_out];
         for o in 0..c.group_out {

@@ -16,6 +16,7 @@ use crate::compute::qdepthwise_avx2::{interleave, interleaved_len, MAX_TAPS};
 use crate::compute::qgemm::{pack, pack_quads, packed_len, padded, vnni_available, QGemm};
 use crate::compute::requant::Requant;
 use crate::exec::Frame;
+use crate::plain::cast_mut;
 use crate::plan::{graph_shape, Builder, Elem};
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -296,7 +297,7 @@ fn run(step: &Step, frame: &Frame<'_>) -> KernelResult {
             scales,
             requant: p.requant,
         }
-        .run(x, out, f32_as_i32(acc));
+        .run(x, out, cast_mut::<f32, i32>(acc));
         return Ok(());
     }
     let (gemm, weights) = if let Kind::Gemm { vnni } = p.kind {
@@ -333,24 +334,11 @@ fn run(step: &Step, frame: &Frame<'_>) -> KernelResult {
         scales,
         requant: p.requant,
     }
-    .run(x, out, f32_as_i16(rows), f32_as_i8(patch));
+    .run(
+        x,
+        out,
+        cast_mut::<f32, i16>(rows),
+        cast_mut::<f32, i8>(patch),
+    );
     Ok(())
-}
-
-pub(crate) fn f32_as_i32(x: &mut [f32]) -> &mut [i32] {
-    // SAFETY: f32 and i32 have the same size and alignment and every bit pattern is
-    // valid in both; the view replaces the borrow of the same memory.
-    unsafe { core::slice::from_raw_parts_mut(x.as_mut_ptr().cast::<i32>(), x.len()) }
-}
-
-fn f32_as_i16(x: &mut [f32]) -> &mut [i16] {
-    // SAFETY: the bytes of `x`, 2 int16s per float (alignment 4 suffices for int16);
-    // every bit pattern is an int16; the view replaces the borrow of the same memory.
-    unsafe { core::slice::from_raw_parts_mut(x.as_mut_ptr().cast::<i16>(), x.len() * 2) }
-}
-
-fn f32_as_i8(x: &mut [f32]) -> &mut [i8] {
-    // SAFETY: the bytes of `x`, 4 per float, alignment 1 suffices for i8 and every bit
-    // pattern is an i8; the view replaces the borrow of the same memory.
-    unsafe { core::slice::from_raw_parts_mut(x.as_mut_ptr().cast::<i8>(), x.len() * 4) }
 }

@@ -137,7 +137,7 @@ fn prepare(b: &mut Builder<'_, '_>, node: &NodeView<'_>) -> Result<Step, Delegat
     } = read_operands(b, node, input, transposed, false)?;
     let filter = match b.constant(filter) {
         Some(w) => {
-            let packed = b.alloc_f32(in_features * out_features)?;
+            let packed = b.alloc::<f32>(in_features * out_features)?;
             for o in 0..out_features {
                 for i in 0..in_features {
                     packed[i * out_features + o] = if transposed {

@@ -20,6 +20,7 @@ use super::fully_connected::{read_operands, Operands};
 use super::{wrong_params, Clamp, Params, Step};
 use crate::compute::requant::{dot_i8, Requant};
 use crate::exec::Frame;
+use crate::plain::cast;
 use crate::plan::{qd8_params_offset, Builder, Elem, Scales};
 
 #[derive(Clone, Copy, Debug)]
@@ -253,7 +254,7 @@ fn run(step: &Step, frame: &Frame<'_>) -> KernelResult {
             // SAFETY: `n` floats of a constant checked at init.
             let bias = bias.map(|b| unsafe { core::slice::from_raw_parts(b, n) });
             let scales = weight_scales.get();
-            let params = i8_as_u8(params);
+            let params = cast::<i8, u8>(params);
             let out = frame.output::<f32>(p.output)?;
             let rows = data.chunks_exact(k).zip(out.chunks_exact_mut(n)).take(m);
             for (r, (row, y)) in rows.enumerate() {
@@ -325,10 +326,4 @@ impl StaticFc<'_> {
     unsafe fn run_avx2(&self, out: &mut [i8]) {
         self.run(out);
     }
-}
-
-fn i8_as_u8(x: &[i8]) -> &[u8] {
-    // SAFETY: i8 and u8 have the same size and alignment and every bit pattern is valid
-    // in both; the view covers the same memory with the same lifetime.
-    unsafe { core::slice::from_raw_parts(x.as_ptr().cast::<u8>(), x.len()) }
 }

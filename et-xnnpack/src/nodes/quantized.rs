@@ -243,7 +243,7 @@ fn run(step: &Step, frame: &Frame<'_>) -> KernelResult {
             // A sum per channel, one pixel at a time: the int32 accumulators live in the
             // scratch (`channels` of them, registered at init).
             let (acc, _) = frame.scratch(channels)?;
-            let acc = super::conv2d_quantized::f32_as_i32(acc);
+            let acc = crate::plain::cast_mut::<f32, i32>(acc);
             for n in 0..batch {
                 acc.fill(0);
                 let image = &x[n * pixels * channels..(n + 1) * pixels * channels];

@@ -14,6 +14,7 @@ use et_runtime::Error;
 use et_schema::xnnpack::{Datatype, Graph, NodeKind};
 
 use crate::nodes::{self, Step};
+use crate::plain::Plain;
 
 mod elem;
 mod liveness;
@@ -190,21 +191,6 @@ impl Builder<'_, '_> {
         }
     }
 
-    /// `n` floats of method memory for packed weights, valid as long as the method.
-    pub(crate) fn alloc_f32(&self, n: usize) -> Result<&'static mut [f32], DelegateError> {
-        let bytes = n
-            .checked_mul(4)
-            .ok_or(self.invalid("packed weights overflow"))?;
-        let p = self
-            .ctx
-            .allocate(bytes.max(1), ALIGN)
-            .map_err(|e| self.fail(e, "method memory is too small for the packed weights"))?;
-        // SAFETY: `allocate` returned `bytes` fresh bytes aligned to 64, part of method
-        // memory, which outlives every step that uses them (the plan lives in the same
-        // memory); no one else holds them. Every bit pattern is an `f32`.
-        Ok(unsafe { core::slice::from_raw_parts_mut(p.cast::<f32>(), n) })
-    }
-
     /// `n` zeroed elements of method memory (packed integer weights, requantization
     /// tables), valid as long as the method.
     pub(crate) fn alloc<T: Plain>(&self, n: usize) -> Result<&'static mut [T], DelegateError> {
@@ -229,14 +215,6 @@ impl Builder<'_, '_> {
         self.scratch = self.scratch.max(bytes);
     }
 }
-
-/// Plain numbers: every bit pattern (all-zero included) is a valid value.
-pub(crate) trait Plain: Copy {}
-impl Plain for f32 {}
-impl Plain for i32 {}
-impl Plain for i16 {}
-impl Plain for i8 {}
-impl Plain for u8 {}
 
 /// `n` elements of method memory for a table, uninitialized.
 fn arena_raw<T>(ctx: &BackendInitContext<'_>, n: usize) -> Result<NonNull<T>, DelegateError> {
