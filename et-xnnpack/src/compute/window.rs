@@ -76,6 +76,26 @@ impl Window {
     }
 
     /// A 1x1 window with unit stride and no padding: the output pixels are the input's.
+    /// The 1x1 window over `pixels` one-pixel images: a matrix product, one row per
+    /// pixel (a FullyConnected seen as a convolution).
+    pub(crate) fn pointwise(pixels: usize) -> Window {
+        Window {
+            batch: pixels,
+            in_h: 1,
+            in_w: 1,
+            out_h: 1,
+            out_w: 1,
+            kernel_h: 1,
+            kernel_w: 1,
+            stride_h: 1,
+            stride_w: 1,
+            dilation_h: 1,
+            dilation_w: 1,
+            pad_top: 0,
+            pad_left: 0,
+        }
+    }
+
     pub(crate) fn is_pointwise(&self) -> bool {
         self.kernel_h == 1
             && self.kernel_w == 1

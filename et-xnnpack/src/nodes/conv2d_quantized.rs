@@ -170,11 +170,23 @@ pub(crate) fn prepare_conv(
     c: &ConvNode,
 ) -> Result<Step, DelegateError> {
     let w = &c.window;
-    let k = w.kernel_h * w.kernel_w * c.group_in;
     let expected = [c.groups * c.group_out, w.kernel_h, w.kernel_w, c.group_in];
     if b.shape(c.filter).dims() != expected {
         return Err(b.invalid("the filter is not [out channels, kh, kw, group input channels]"));
     }
+    prepare_dense(b, node, c)
+}
+
+/// A qint8 convolution whose filter holds `kh * kw * group_in` weights per output
+/// channel (checked by the caller): Conv2d, and a qint8 FullyConnected as the pointwise
+/// convolution of its rows ([`Window::pointwise`]).
+pub(crate) fn prepare_dense(
+    b: &mut Builder<'_, '_>,
+    node: &NodeView<'_>,
+    c: &ConvNode,
+) -> Result<Step, DelegateError> {
+    let w = &c.window;
+    let k = w.kernel_h * w.kernel_w * c.group_in;
     let cout = c.groups * c.group_out;
     let gemm = c.groups == 1;
     let p = prepare_common(b, node, c, if gemm { padded(cout) } else { cout }, false)?;

@@ -11,6 +11,7 @@ use et_schema::xnnpack::fields as xf;
 use et_schema::xnnpack::{Graph, NodeView, INVALID_ID};
 
 use super::{check_flags, register, wrong_params, Clamp, Params, Step};
+use crate::compute::qconv::QConv;
 use crate::exec::Frame;
 use crate::plan::{graph_shape, Builder, Elem};
 
@@ -192,7 +193,8 @@ fn scratch(graph: &Graph<'_>, node: &NodeView<'_>) -> usize {
         (Some(f), Some(i)) if f.rank() == 2 => {
             let (n, k) = (f.dims()[0].max(f.dims()[1]), i.last());
             let m = i.numel().unwrap_or(0) / k.max(1);
-            sgemm_scratch_bytes(m, n, k)
+            // A qint8 FullyConnected runs as a pointwise convolution (its row tiles).
+            sgemm_scratch_bytes(m, n, k).max(QConv::scratch_bytes(k))
         }
         _ => 0,
     }

@@ -1,47 +1,29 @@
 //! FullyConnected on quantized values, in XNNPACK's arithmetic:
 //!
-//! - static (`qint8` input and output, `qcint8` weights, `qcint32` bias): the int32
-//!   accumulator `bias + sum((x - x_zero_point) * w)` requantized with the per-channel
-//!   scale `input_scale * weight_scale[o] / output_scale`;
+//! - static (`qint8` input and output, `qcint8` weights, `qcint32` bias): the pointwise
+//!   convolution of the input's rows, run by the quantized Conv2d's packed int8 GEMM
+//!   (`conv2d_quantized::prepare_dense`);
 //! - dynamic (`qdint8` input quantized per row at run time, `qcint8` or `qbint4`
 //!   weights, fp32 bias and output): `sum((x - row_zero_point) * w)` times the row's
 //!   scale and the channel's (or, for 4-bit weights, each block's) scale, plus the bias,
-//!   clamped to the node's range.
-//!
-//! Weights are unpacked once at init to int8 rows `[out][in]` (4-bit ones less their zero
-//! point 8), with each channel's weight sum for the zero-point correction.
+//!   clamped to the node's range. Weights are unpacked once at init to int8 rows
+//!   `[out][in]` (4-bit ones less their zero point 8), with each channel's (or block's)
+//!   weight sum for the zero-point correction.
 
 use et_runtime::backend::DelegateError;
 use et_runtime::{Error, KernelResult};
 use et_schema::xnnpack::NodeView;
 
+use super::conv2d::{ConvNode, Window};
 use super::convert::row_params;
 use super::fully_connected::{read_operands, Operands};
 use super::{wrong_params, Clamp, Params, Step};
-use crate::compute::requant::{dot_i8, Requant};
+use crate::compute::requant::dot_i8;
 use crate::exec::Frame;
 use crate::plain::cast;
 use crate::plan::{qd8_params_offset, Builder, Elem, Scales};
 
-#[derive(Clone, Copy, Debug)]
-pub(crate) enum Arithmetic {
-    /// qint8 in and out: per-channel requantization scales, the output range.
-    Static {
-        input_zero_point: i32,
-        bias: *const i32,
-        scales: *const f32,
-        requant: Requant,
-    },
-    /// qdint8 in, fp32 out; `block` elements share a weight scale (`in_features` for
-    /// per-channel weights).
-    Dynamic {
-        weight_scales: Scales,
-        block: usize,
-        bias: Option<*const f32>,
-        clamp: Clamp,
-    },
-}
-
+/// A dynamically quantized FullyConnected: qdint8 rows times int8 weights, fp32 out.
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct QuantizedFc {
     input: u32,
@@ -53,7 +35,12 @@ pub(crate) struct QuantizedFc {
     rows: usize,
     in_features: usize,
     out_features: usize,
-    arithmetic: Arithmetic,
+    /// One scale per block of `block` weights of a channel (`in_features` for
+    /// per-channel weights).
+    weight_scales: Scales,
+    block: usize,
+    bias: Option<*const f32>,
+    clamp: Clamp,
 }
 
 /// Prepares a FullyConnected whose input `input` (already read) is quantized.
@@ -78,6 +65,24 @@ pub(crate) fn prepare(
         in_features,
         out_features,
     } = read_operands(b, node, input, false, true)?;
+    if let (Elem::Qs8(_), Elem::Qc8(_), Elem::Qs8(_)) = (
+        b.value(input).elem,
+        b.value(filter).elem,
+        b.value(output).elem,
+    ) {
+        let conv = ConvNode {
+            input,
+            output,
+            filter,
+            bias,
+            window: Window::pointwise(rows),
+            groups: 1,
+            group_in: in_features,
+            group_out: out_features,
+            quantized: true,
+        };
+        return super::conv2d_quantized::prepare_dense(b, node, &conv);
+    }
     let not_constant = || {
         b.fail(
             Error::NotSupported,
@@ -117,57 +122,31 @@ pub(crate) fn prepare(
     for (sum, part) in weight_sums.iter_mut().zip(weights.chunks_exact(block)) {
         *sum = part.iter().map(|&w| i32::from(w)).sum();
     }
-    let arithmetic = match (b.value(input).elem, filter_elem, b.value(output).elem) {
-        (Elem::Qs8(x), Elem::Qc8(ws), Elem::Qs8(y)) => {
-            let bias_q = b.alloc::<i32>(out_features)?;
-            if let Some(v) = bias {
-                let Elem::Qc32(_) = b.value(v).elem else {
-                    return Err(b.fail(Error::NotSupported, "a qint8 FullyConnected's bias is not qcint32"));
-                };
-                let data = b.constant_bytes(v).ok_or_else(not_constant)?;
-                for (q, c) in bias_q.iter_mut().zip(data.chunks_exact(4)) {
-                    *q = i32::from_le_bytes([c[0], c[1], c[2], c[3]]);
-                }
-            }
-            let scales = b.alloc::<f32>(out_features)?;
-            let ws = ws.get();
-            if ws.len() != out_features {
-                return Err(b.invalid("the weights do not have one scale per output channel"));
-            }
-            for (s, &w) in scales.iter_mut().zip(ws) {
-                *s = x.scale * w / y.scale;
-            }
-            let clamp = Clamp::of(node);
-            Arithmetic::Static {
-                input_zero_point: x.zero_point,
-                bias: bias_q.as_ptr(),
-                scales: scales.as_ptr(),
-                requant: Requant::new(y.scale, y.zero_point, clamp.min, clamp.max),
-            }
-        }
-        (Elem::Qd8 { .. }, Elem::Qc8(weight_scales) | Elem::Qb4 { scales: weight_scales, .. }, Elem::F32) => {
-            if weight_scales.get().len() != out_features * blocks {
-                return Err(b.invalid("the weights do not have one scale per channel or block"));
-            }
-            let bias = match bias {
-                None => None,
-                Some(v) => {
-                    Some(b.constant(v).ok_or_else(|| b.fail(Error::NotSupported, "the bias is not an fp32 constant"))?.as_ptr())
-                }
-            };
-            Arithmetic::Dynamic {
-                weight_scales,
-                block,
-                bias,
-                clamp: Clamp::of(node),
-            }
-        }
-        _ => {
-            return Err(b.fail(
-                Error::NotSupported,
-                "this combination of FullyConnected datatypes is not implemented (qint8 x qcint8 -> qint8, qdint8 x qcint8 or qbint4 -> fp32 are)",
-            ))
-        }
+    let (
+        Elem::Qd8 { .. },
+        Elem::Qc8(weight_scales)
+        | Elem::Qb4 {
+            scales: weight_scales,
+            ..
+        },
+        Elem::F32,
+    ) = (b.value(input).elem, filter_elem, b.value(output).elem)
+    else {
+        return Err(b.fail(
+            Error::NotSupported,
+            "this combination of FullyConnected datatypes is not implemented (qint8 x qcint8 -> qint8, qdint8 x qcint8 or qbint4 -> fp32 are)",
+        ));
+    };
+    if weight_scales.get().len() != out_features * blocks {
+        return Err(b.invalid("the weights do not have one scale per channel or block"));
+    }
+    let bias = match bias {
+        None => None,
+        Some(v) => Some(
+            b.constant(v)
+                .ok_or_else(|| b.fail(Error::NotSupported, "the bias is not an fp32 constant"))?
+                .as_ptr(),
+        ),
     };
     Ok(Step {
         run,
@@ -179,7 +158,10 @@ pub(crate) fn prepare(
             rows,
             in_features,
             out_features,
-            arithmetic,
+            weight_scales,
+            block,
+            bias,
+            clamp: Clamp::of(node),
         }),
     })
 }
@@ -188,142 +170,51 @@ fn run(step: &Step, frame: &Frame<'_>) -> KernelResult {
     let Params::QuantizedFc(p) = step.params else {
         return Err(wrong_params());
     };
-    let (m, k, n) = (p.rows, p.in_features, p.out_features);
-    let blocks = match p.arithmetic {
-        Arithmetic::Dynamic { block, .. } => k / block.max(1),
-        Arithmetic::Static { .. } => 1,
-    };
-    // SAFETY: `n * k` int8s and `n * blocks` int32s written at init in method memory,
-    // read-only since, living as long as the plan.
-    let (weights, sums) = unsafe {
+    let (m, k, n, block) = (p.rows, p.in_features, p.out_features, p.block);
+    let blocks = k / block.max(1);
+    // SAFETY: `n * k` int8s, `n * blocks` int32s and (with a bias) `n` floats of a
+    // constant, written or checked at init in method memory, read-only since, living as
+    // long as the plan.
+    let (weights, sums, bias) = unsafe {
         (
             core::slice::from_raw_parts(p.weights, n * k),
             core::slice::from_raw_parts(p.weight_sums, n * blocks),
+            p.bias.map(|b| core::slice::from_raw_parts(b, n)),
         )
     };
     let x = frame.input::<i8>(p.input)?;
-    match p.arithmetic {
-        Arithmetic::Static {
-            input_zero_point,
-            bias,
-            scales,
-            requant,
-        } => {
-            // SAFETY: `n` values each, written at init, read-only since.
-            let (bias, scales) = unsafe {
-                (
-                    core::slice::from_raw_parts(bias, n),
-                    core::slice::from_raw_parts(scales, n),
-                )
-            };
-            let out = frame.output::<i8>(p.output)?;
-            let s = StaticFc {
-                x,
-                weights,
-                sums,
-                bias,
-                scales,
-                input_zero_point,
-                requant,
-                rows: m,
-                k,
-                n,
-            };
-            #[cfg(target_arch = "x86_64")]
-            if et_ops::gemm::avx2_fma_available() {
-                // SAFETY: the CPU supports AVX2 and FMA (checked just above); the
-                // function only compiles the same safe code for that instruction set.
-                unsafe { s.run_avx2(out) };
-                return Ok(());
-            }
-            s.run(out);
-        }
-        Arithmetic::Dynamic {
-            weight_scales,
-            block,
-            bias,
-            clamp,
-        } => {
-            let params_at = qd8_params_offset(m * k).unwrap_or(usize::MAX);
-            let (data, params) =
-                x.split_at_checked(params_at)
-                    .ok_or(et_runtime::KernelError::new(
-                        Error::Internal,
-                        "qdint8 value too small",
-                    ))?;
-            // SAFETY: `n` floats of a constant checked at init.
-            let bias = bias.map(|b| unsafe { core::slice::from_raw_parts(b, n) });
-            let scales = weight_scales.get();
-            let params = cast::<i8, u8>(params);
-            let out = frame.output::<f32>(p.output)?;
-            let rows = data.chunks_exact(k).zip(out.chunks_exact_mut(n)).take(m);
-            for (r, (row, y)) in rows.enumerate() {
-                let (row_scale, zero_point) = row_params(params, r);
-                for (o, y) in y.iter_mut().enumerate() {
-                    let w = &weights[o * k..o * k + k];
-                    let correct = |blk: usize| zero_point * sums[o * blocks + blk];
-                    // XNNPACK's order: per channel, the integer sum times the row's scale
-                    // then the channel's; per block, each block's sum times its scale,
-                    // then the row's.
-                    let acc = if blocks == 1 {
-                        (dot_i8(row, w) - correct(0)) as f32 * row_scale * scales[o]
-                    } else {
-                        let mut acc = 0.0f32;
-                        for blk in 0..blocks {
-                            let span = blk * block..(blk + 1) * block;
-                            let dot = dot_i8(&row[span.clone()], &w[span]) - correct(blk);
-                            acc += dot as f32 * scales[o * blocks + blk];
-                        }
-                        acc * row_scale
-                    };
-                    *y = acc + bias.map_or(0.0, |b| b[o]);
+    let params_at = qd8_params_offset(m * k).unwrap_or(usize::MAX);
+    let (data, params) = x
+        .split_at_checked(params_at)
+        .ok_or(et_runtime::KernelError::new(
+            Error::Internal,
+            "qdint8 value too small",
+        ))?;
+    let scales = p.weight_scales.get();
+    let params = cast::<i8, u8>(params);
+    let out = frame.output::<f32>(p.output)?;
+    let rows = data.chunks_exact(k).zip(out.chunks_exact_mut(n)).take(m);
+    for (r, (row, y)) in rows.enumerate() {
+        let (row_scale, zero_point) = row_params(params, r);
+        for (o, y) in y.iter_mut().enumerate() {
+            let w = &weights[o * k..o * k + k];
+            let correct = |blk: usize| zero_point * sums[o * blocks + blk];
+            // XNNPACK's order: per channel, the integer sum times the row's scale then
+            // the channel's; per block, each block's sum times its scale, then the row's.
+            let acc = if blocks == 1 {
+                (dot_i8(row, w) - correct(0)) as f32 * row_scale * scales[o]
+            } else {
+                let mut acc = 0.0f32;
+                for blk in 0..blocks {
+                    let span = blk * block..(blk + 1) * block;
+                    let dot = dot_i8(&row[span.clone()], &w[span]) - correct(blk);
+                    acc += dot as f32 * scales[o * blocks + blk];
                 }
-                clamp.apply(y);
-            }
+                acc * row_scale
+            };
+            *y = acc + bias.map_or(0.0, |b| b[o]);
         }
+        p.clamp.apply(y);
     }
     Ok(())
-}
-
-/// The operands of a static (qint8) FullyConnected's run.
-struct StaticFc<'a> {
-    x: &'a [i8],
-    weights: &'a [i8],
-    sums: &'a [i32],
-    bias: &'a [i32],
-    scales: &'a [f32],
-    input_zero_point: i32,
-    requant: Requant,
-    rows: usize,
-    k: usize,
-    n: usize,
-}
-
-impl StaticFc<'_> {
-    #[inline(always)]
-    fn run(&self, out: &mut [i8]) {
-        let (k, n) = (self.k, self.n);
-        let rows = self
-            .x
-            .chunks_exact(k)
-            .zip(out.chunks_exact_mut(n))
-            .take(self.rows);
-        for (row, y) in rows {
-            for (o, y) in y.iter_mut().enumerate() {
-                let w = &self.weights[o * k..o * k + k];
-                let acc = self.bias[o] + dot_i8(row, w) - self.input_zero_point * self.sums[o];
-                *y = self.requant.apply(acc, self.scales[o]);
-            }
-        }
-    }
-
-    /// [`run`](Self::run) compiled for AVX2 (16-lane `vpmaddwd` dot products).
-    ///
-    /// # Safety
-    /// The CPU must support AVX2 and FMA.
-    #[cfg(target_arch = "x86_64")]
-    #[target_feature(enable = "avx2,fma")]
-    unsafe fn run_avx2(&self, out: &mut [i8]) {
-        self.run(out);
-    }
 }
