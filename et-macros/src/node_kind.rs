@@ -31,8 +31,8 @@ fn expand(attr: TokenStream, item: TokenStream) -> syn::Result<TokenStream> {
     let ident = kind.to_string();
     // The schema's member name (`XNNConv2d`) or the name tools print (`Conv2d`).
     let name = ident.strip_prefix("XNN").unwrap_or(&ident);
-    if NodeKind::named(name).is_none_or(|k| k.name() != name) {
-        let known: Vec<&str> = NodeKind::all().map(NodeKind::name).collect();
+    if NodeKind::from_name(name).is_none() {
+        let known: Vec<&str> = NodeKind::names().collect();
         return Err(syn::Error::new(
             kind.span(),
             format!(

@@ -371,12 +371,12 @@ impl Selection {
             .xnnpack_node_kinds()
             .iter()
             .map(String::as_str)
-            .filter(|k| NodeKind::named(k).is_none_or(|n| n.name() != *k))
+            .filter(|k| NodeKind::from_name(k).is_none())
             .collect();
         if unknown.is_empty() {
             return Ok(());
         }
-        let known: Vec<&str> = NodeKind::all().map(NodeKind::name).collect();
+        let known: Vec<&str> = NodeKind::names().collect();
         Err(Error::Yaml {
             message: format!(
                 "kernel_metadata.{XNNPACK_NODE_KINDS_KEY}: {} not an XNNPACK node kind (names \

@@ -10,7 +10,7 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use et_schema::xnnpack::{Graph, NodeKind};
+use et_schema::xnnpack::Graph;
 use et_schema::{ProgramView, Verification};
 
 use crate::error::Error;
@@ -75,7 +75,7 @@ pub(crate) fn read_program(bytes: &[u8], label: &str) -> Result<ProgramOps, Erro
                     .map_err(|e| in_delegate(format!("node {n}: {e}")))?;
                 // A tag the schema does not define has no kernel in any build: nothing to
                 // select (`etch check` names it).
-                if NodeKind::all().any(|k| k == node.kind) {
+                if node.kind.is_defined() {
                     ops.xnnpack_node_kinds.insert(node.kind.name().to_owned());
                 }
             }

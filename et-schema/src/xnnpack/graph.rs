@@ -38,8 +38,23 @@ impl NodeKind {
 
     /// The kind named `name` (with or without the `XNN` prefix).
     pub fn named(name: &str) -> Option<NodeKind> {
-        let name = name.strip_prefix("XNN").unwrap_or(name);
+        NodeKind::from_name(name.strip_prefix("XNN").unwrap_or(name))
+    }
+
+    /// The kind whose name is exactly `name`, as [`name`](Self::name) spells it
+    /// (`Conv2d`, no prefix): how selection files and build attributes name kinds.
+    pub fn from_name(name: &str) -> Option<NodeKind> {
         NodeKind::all().find(|k| k.name() == name)
+    }
+
+    /// Whether the schema defines this kind.
+    pub fn is_defined(self) -> bool {
+        NodeKind::all().any(|k| k == self)
+    }
+
+    /// Every defined kind's name, in tag order (for messages that list the choices).
+    pub fn names() -> impl Iterator<Item = &'static str> {
+        NodeKind::all().map(NodeKind::name)
     }
 }
 
