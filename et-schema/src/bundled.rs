@@ -29,20 +29,8 @@ pub fn is_bundled(file: &[u8]) -> bool {
     file.get(4..8) == Some(FILE_IDENTIFIER.as_slice())
 }
 
-/// What was wrong with a bundled program, and where.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct BundledError {
-    /// The error code.
-    pub error: Error,
-    /// What was wrong.
-    pub reason: &'static str,
-}
-
-impl core::fmt::Display for BundledError {
-    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
-        write!(f, "{} ({})", self.reason, self.error)
-    }
-}
+/// What was wrong with a bundled program.
+pub type BundledError = crate::header::ProgramError;
 
 fn malformed(reason: &'static str) -> BundledError {
     BundledError {

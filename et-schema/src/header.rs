@@ -66,7 +66,9 @@ fn read_u64(b: &[u8], at: usize) -> Option<u64> {
     Some(u64::from_le_bytes(b.get(at..at + 8)?.try_into().ok()?))
 }
 
-/// Why a file was rejected as a program (`Program::load` in et-runtime).
+/// Why a file was rejected as a program (`Program::load` in et-runtime), or a part of
+/// one as what it claims to be (a delegate payload, a bundled program): the code and
+/// what was wrong.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct ProgramError {
     /// ExecuTorch's error code.

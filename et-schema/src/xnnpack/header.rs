@@ -31,20 +31,9 @@ pub struct PayloadLayout {
     pub constants: core::ops::Range<usize>,
 }
 
-/// Why a payload's framing was refused.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct HeaderError {
-    /// The code to report.
-    pub error: Error,
-    /// What was wrong.
-    pub reason: &'static str,
-}
-
-impl core::fmt::Display for HeaderError {
-    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
-        write!(f, "{}: {}", self.reason, self.error)
-    }
-}
+/// Why a payload's framing or graph was refused: the error code and what was wrong, as
+/// for a whole program.
+pub type HeaderError = crate::header::ProgramError;
 
 fn bad(reason: &'static str) -> HeaderError {
     HeaderError {
