@@ -8,7 +8,9 @@ use et_runtime::{
     BufferLoader, DataLoader, EValue, MemoryManager, MethodBufferSizes, MethodBuffers, MmapLoader,
     Program, ScalarType,
 };
-use et_schema::bundled::{is_bundled, BundledProgram, BundledTensor, BundledValue};
+use et_schema::bundled::{
+    is_bundled, BundledProgram, BundledTensor, BundledValue, TestCase, TestSuite,
+};
 
 use crate::{format, Failure};
 
@@ -59,10 +61,10 @@ pub fn verify(req: &VerifyRequest<'_>) -> Result<(), Failure> {
         let suite = bundle
             .suite(s)
             .map_err(|e| Failure(format!("{shown}: suite {s}: {e}")))?;
-        for c in 0..suite.num_cases() {
+        for (c, result) in run_suite(&program, &suite, req).into_iter().enumerate() {
             let label = format!("{} case {c}", suite.method);
             cases += 1;
-            match run_case(&program, &bundle, s, c, req) {
+            match result {
                 Ok(max_error) => println!("{label}: ok (largest error {max_error:.2e})"),
                 Err(why) => {
                     println!("{label}: FAILED: {why}");
@@ -91,27 +93,46 @@ pub fn verify(req: &VerifyRequest<'_>) -> Result<(), Failure> {
     }
 }
 
-/// Runs case `c` of suite `s`; the largest absolute error over its outputs, or why it
-/// failed.
-fn run_case(
+/// Loads the suite's method once (each case sets every input before it runs) and runs
+/// every case: one result per case (a method that does not load fails them all).
+fn run_suite(
     program: &Program<'_>,
-    bundle: &BundledProgram<'_>,
-    s: usize,
-    c: usize,
+    suite: &TestSuite<'_>,
     req: &VerifyRequest<'_>,
-) -> Result<f64, String> {
-    let suite = bundle.suite(s).map_err(|e| e.to_string())?;
-    let case = suite.case(c).map_err(|e| e.to_string())?;
+) -> Vec<Result<f64, String>> {
     let name = suite.method;
-    let sizes = MethodBufferSizes::for_program_method(program, name, 64 << 20)
-        .map_err(|e| format!("method `{name}`: {e}"))?;
-    let mut buffers = MethodBuffers::allocate(&sizes, req.max_memory_mib.saturating_mul(1 << 20))
-        .map_err(|e| format!("method `{name}`: {e} (--max-memory-mib)"))?;
+    let all_fail = |why: String| vec![Err(why); suite.num_cases()];
+    let buffers = MethodBufferSizes::for_program_method(program, name, 64 << 20)
+        .map_err(|e| format!("method `{name}`: {e}"))
+        .and_then(|sizes| {
+            MethodBuffers::allocate(&sizes, req.max_memory_mib.saturating_mul(1 << 20))
+                .map_err(|e| format!("method `{name}`: {e} (--max-memory-mib)"))
+        });
+    let mut buffers = match buffers {
+        Ok(b) => b,
+        Err(why) => return all_fail(why),
+    };
     let (method_mem, mut planned, scratch) = buffers.split();
     let mut memory = MemoryManager::new(method_mem, &mut planned, scratch);
-    let mut method = program
-        .load_method(name, &mut memory)
-        .map_err(|e| format!("cannot load method `{name}`: {e}"))?;
+    let mut method = match program.load_method(name, &mut memory) {
+        Ok(m) => m,
+        Err(e) => return all_fail(format!("cannot load method `{name}`: {e}")),
+    };
+    (0..suite.num_cases())
+        .map(|c| {
+            let case = suite.case(c).map_err(|e| e.to_string())?;
+            run_case(&mut method, &case, req)
+        })
+        .collect()
+}
+
+/// Runs one test case on its loaded method; the largest absolute error over its
+/// outputs, or why it failed.
+fn run_case(
+    method: &mut et_runtime::Method<'_>,
+    case: &TestCase<'_>,
+    req: &VerifyRequest<'_>,
+) -> Result<f64, String> {
     if case.num_inputs() != method.num_inputs() {
         return Err(format!(
             "{} inputs given, the method takes {}",
@@ -121,7 +142,7 @@ fn run_case(
     }
     for i in 0..case.num_inputs() {
         let value = case.input(i).map_err(|e| format!("input {i}: {e}"))?;
-        set_input(&mut method, i, value).map_err(|e| format!("input {i}: {e}"))?;
+        set_input(method, i, value).map_err(|e| format!("input {i}: {e}"))?;
     }
     method
         .execute()
