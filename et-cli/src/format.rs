@@ -95,11 +95,17 @@ pub const EDGE_ITEMS: usize = 3;
 pub fn describe(v: &EValue<'_>, printing: Printing) -> Result<String, String> {
     Ok(match v {
         EValue::Tensor(t) => {
-            let elems = elements(t)?;
-            let summarize =
-                matches!(printing, Printing::Summary) && elems.len() > SUMMARY_THRESHOLD;
+            // Only the elements shown are formatted: a summary of a large tensor costs
+            // its few edge items, not one string per element.
+            let bytes = t.to_row_major_bytes().map_err(|e| e.to_string())?;
+            let element = Element {
+                bytes: &bytes,
+                size: t.dtype().element_size(),
+                show: element_formatter(t.dtype())?,
+            };
+            let summarize = matches!(printing, Printing::Summary) && t.numel() > SUMMARY_THRESHOLD;
             let mut body = String::new();
-            nest(&mut body, &elems, t.sizes(), summarize);
+            nest(&mut body, &element, 0, t.sizes(), summarize);
             format!("tensor(sizes={:?}, dtype={}, {body})", t.sizes(), t.dtype())
         }
         EValue::None => "None".into(),
@@ -111,11 +117,27 @@ pub fn describe(v: &EValue<'_>, printing: Printing) -> Result<String, String> {
     })
 }
 
-/// Writes `elems` (row-major, of `sizes`) as nested lists; with `summarize`, a dim longer
-/// than twice [`EDGE_ITEMS`] shows its first and last items around `...`.
-fn nest(out: &mut String, elems: &[String], sizes: &[usize], summarize: bool) {
+/// A tensor's row-major bytes and how to print one element.
+struct Element<'a> {
+    bytes: &'a [u8],
+    size: usize,
+    show: fn(&[u8]) -> String,
+}
+
+impl Element<'_> {
+    fn at(&self, i: usize) -> String {
+        self.bytes
+            .get(i * self.size..(i + 1) * self.size)
+            .map_or_else(String::new, self.show)
+    }
+}
+
+/// Writes the elements from flat index `first` on, of `sizes`, as nested lists; with
+/// `summarize`, a dim longer than twice [`EDGE_ITEMS`] shows its first and last items
+/// around `...`.
+fn nest(out: &mut String, elems: &Element<'_>, first: usize, sizes: &[usize], summarize: bool) {
     let Some((&n, inner)) = sizes.split_first() else {
-        out.push_str(elems.first().map_or("", String::as_str));
+        out.push_str(&elems.at(first));
         return;
     };
     let stride: usize = inner.iter().product();
@@ -134,7 +156,7 @@ fn nest(out: &mut String, elems: &[String], sizes: &[usize], summarize: bool) {
             out.push_str(", ");
         }
         match item {
-            Some(i) => nest(out, &elems[i * stride..(i + 1) * stride], inner, summarize),
+            Some(i) => nest(out, elems, first + i * stride, inner, summarize),
             None => out.push_str("..."),
         }
     }
