@@ -31,16 +31,13 @@ impl Frame<'_> {
         self.value(v).shape
     }
 
-    fn ptr(&self, v: u32) -> *mut f32 {
+    fn ptr(&self, v: u32) -> *mut u8 {
         // SAFETY: as in `value`: `v < num_values`, and `data` has `num_values` entries.
-        unsafe { *self.plan.data.as_ptr().add(v as usize) }.cast::<f32>()
+        unsafe { *self.plan.data.as_ptr().add(v as usize) }
     }
 
-    /// The data of a step's inputs and its output. The plan guarantees what makes this
-    /// sound: the output is none of the inputs, intermediate values live at the same node
-    /// never share bytes (liveness), constants are never written, and the call's output
-    /// tensors overlap none of its inputs (checked by [`bind`]); so the `&mut` aliases
-    /// nothing handed out here, and the borrows end with the step.
+    /// The data of an fp32 step's inputs and its output ([`input`](Self::input) and
+    /// [`output`](Self::output) for each).
     #[allow(
         clippy::mut_from_ref,
         reason = "the output's bytes are disjoint from everything else a step can reach"
@@ -52,30 +49,21 @@ impl Frame<'_> {
     ) -> KernelResult<([&[f32]; N], &mut [f32])> {
         // Proved at init by `Builder::write`; not re-checked per step.
         debug_assert!(!inputs.contains(&output));
-        let ins = inputs.map(|v| {
-            // SAFETY: `ptr(v)` points to `numel` f32s (bound externals, constants checked
-            // at init, or a slice of the intermediate buffer sized by liveness), 4-aligned
-            // (the plan only keeps aligned constants; buffers are 64-aligned; tensors of
-            // dtype float are 4-aligned), valid while the step runs; see above for aliasing.
-            unsafe { core::slice::from_raw_parts(self.ptr(v), self.value(v).numel()) }
-        });
-        let out = self.value(output);
-        if out.is_constant() || matches!(out.storage, Storage::Input { .. }) {
-            return Err(fail(
-                Error::Internal,
-                "a step writes a constant or an input",
-            ));
+        let mut ins: [&[f32]; N] = [&[]; N];
+        for (slot, v) in ins.iter_mut().zip(inputs) {
+            *slot = self.input(v)?;
         }
-        // SAFETY: as for the inputs; no other reference to the output's bytes exists while
-        // the step runs (see above).
-        let out = unsafe { core::slice::from_raw_parts_mut(self.ptr(output), out.numel()) };
-        Ok((ins, out))
+        Ok((ins, self.output(output)?))
     }
 
-    /// Input `v`'s data as `T`s, for steps whose inputs are of different types (the
-    /// quantized kinds). `T` must be the value's element type or bytes; a value whose
-    /// bytes do not divide into aligned `T`s is an internal error. Aliasing as for
-    /// [`operands`](Self::operands): `output` hands out the only mutable view.
+    /// Input `v`'s data as `T`s. `T` must be the value's element type or bytes; a value
+    /// whose bytes do not divide into aligned `T`s is an internal error.
+    ///
+    /// The plan guarantees what makes the views sound: a step's output is none of its
+    /// inputs, intermediate values live at the same node never share bytes (liveness),
+    /// constants are never written, and the call's output tensors overlap none of its
+    /// inputs (checked by [`bind`]); so the one mutable view, [`output`](Self::output),
+    /// aliases nothing else handed out, and the borrows end with the step.
     pub(crate) fn input<T: Plain>(&self, v: u32) -> KernelResult<&[T]> {
         let (ptr, len) = self.typed::<T>(v)?;
         // SAFETY: `ptr` points to the value's `bytes()` bytes (bound externals, constants
