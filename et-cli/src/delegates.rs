@@ -25,11 +25,11 @@ pub fn summarize(program: &Program<'_>, name: &str) -> Result<Vec<DelegateSummar
         if d.backend_id == "XnnpackBackend" {
             let graph = Graph::parse(d.payload)
                 .map_err(|e| Failure(format!("method {name}, delegate {index}: {e}")))?;
-            for i in 0..graph.num_nodes() {
-                let node = graph.node(i).map_err(|e| {
+            for kind in graph.node_kinds() {
+                let kind = kind.map_err(|(i, e)| {
                     Failure(format!("method {name}, delegate {index}, node {i}: {e}"))
                 })?;
-                *node_kinds.entry(node.kind.name()).or_insert(0) += 1;
+                *node_kinds.entry(kind.name()).or_insert(0) += 1;
             }
         }
         out.push(DelegateSummary {

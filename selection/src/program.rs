@@ -69,14 +69,12 @@ pub(crate) fn read_program(bytes: &[u8], label: &str) -> Result<ProgramOps, Erro
                 .payload(bytes, delegate.payload)
                 .map_err(|e| in_delegate(format!("payload: {e}")))?;
             let graph = Graph::parse(payload).map_err(|e| in_delegate(e.to_string()))?;
-            for n in 0..graph.num_nodes() {
-                let node = graph
-                    .node(n)
-                    .map_err(|e| in_delegate(format!("node {n}: {e}")))?;
+            for kind in graph.node_kinds() {
+                let kind = kind.map_err(|(n, e)| in_delegate(format!("node {n}: {e}")))?;
                 // A tag the schema does not define has no kernel in any build: nothing to
                 // select (`etch check` names it).
-                if node.kind.is_defined() {
-                    ops.xnnpack_node_kinds.insert(node.kind.name().to_owned());
+                if kind.is_defined() {
+                    ops.xnnpack_node_kinds.insert(kind.name().to_owned());
                 }
             }
         }

@@ -306,6 +306,11 @@ impl<'a> Graph<'a> {
         })
     }
 
+    /// Each node's kind, in order; a node that cannot be read gives its index and why.
+    pub fn node_kinds(&self) -> impl Iterator<Item = Result<NodeKind, (usize, HeaderError)>> + '_ {
+        (0..self.num_nodes()).map(|i| self.node(i).map(|n| n.kind).map_err(|e| (i, e)))
+    }
+
     /// Where constant `idx` (a value's `constant_buffer_idx`, 1-based) is.
     pub fn constant(&self, idx: u32) -> Result<ConstantRef<'a>, HeaderError> {
         type C<'x> = xf::ConstantDataOffset<'x>;
