@@ -5,6 +5,7 @@ mod data;
 mod delegates;
 mod format;
 mod input;
+mod profile;
 mod run;
 
 use std::path::{Path, PathBuf};
@@ -72,6 +73,16 @@ enum Command {
         /// (for classifier outputs).
         #[arg(long, value_name = "N")]
         top_k: Option<usize>,
+        /// Time every KernelCall, DelegateCall and delegate node, and print a table per
+        /// operator (calls, total, mean, min, max, share of the run) and the slowest
+        /// calls (with --json, a "profile" member). Execute times then include the
+        /// recording, two clock reads per call.
+        #[arg(long)]
+        profile: bool,
+        /// Write an ETDump (.etdp) of the load and every execute to FILE, for
+        /// ExecuTorch's Inspector.
+        #[arg(long, value_name = "FILE")]
+        etdump: Option<PathBuf>,
     },
     /// Run every test case of a bundled program (.bpte) and compare each output with the
     /// expected one; exit 1 naming each case, output and largest error that fails.
@@ -152,6 +163,8 @@ fn main() -> ExitCode {
             max_memory_mib,
             full,
             top_k,
+            profile,
+            etdump,
         } => run::run(&run::RunRequest {
             model: &model,
             method: method.as_deref(),
@@ -168,6 +181,8 @@ fn main() -> ExitCode {
                 format::Printing::Summary
             },
             top_k,
+            profile,
+            etdump: etdump.as_deref(),
         }),
         Command::Verify {
             model,

@@ -4,6 +4,7 @@
 use std::path::Path;
 use std::time::Instant;
 
+use et_runtime::etdump::EventTracer;
 use et_runtime::{
     BufferError, EValue, MemoryManager, Method, MethodBufferSizes, MethodBuffers, MethodMeta,
     Program, Tag,
@@ -11,7 +12,7 @@ use et_runtime::{
 
 use crate::data::{load_program, DataFiles};
 use crate::input::{self, InputData};
-use crate::{format, open, Failure};
+use crate::{format, open, profile, Failure};
 
 /// What `etch run` was asked to do.
 pub struct RunRequest<'a> {
@@ -27,6 +28,10 @@ pub struct RunRequest<'a> {
     pub printing: format::Printing,
     /// Also list each tensor output's `k` largest elements with their indices.
     pub top_k: Option<usize>,
+    /// Print the per-operator profile.
+    pub profile: bool,
+    /// Write an ETDump of the load and every execute here.
+    pub etdump: Option<&'a Path>,
 }
 
 pub fn run(req: &RunRequest<'_>) -> Result<(), Failure> {
@@ -52,8 +57,19 @@ pub fn run(req: &RunRequest<'_>) -> Result<(), Failure> {
     })?;
     let (method_mem, mut planned, scratch) = buffers.split();
     let mut memory = MemoryManager::new(method_mem, &mut planned, scratch);
+    let tracing = req.profile || req.etdump.is_some();
+    let mut records = if tracing {
+        profile::record_buffer(&program, &meta, name, req.iterations)
+    } else {
+        Vec::new()
+    };
+    let tracer = EventTracer::new(&mut records, profile::clock());
     let started = Instant::now();
-    let loaded = program.load_method(name, &mut memory);
+    let loaded = if tracing {
+        program.load_method_traced(name, &mut memory, &tracer)
+    } else {
+        program.load_method(name, &mut memory)
+    };
     let load_us = started.elapsed().as_secs_f64() * 1e6;
     let mut method = loaded.map_err(|e| {
         let mut msg = format!("{}: cannot load method `{name}`: {e}", model.display());
@@ -77,9 +93,12 @@ pub fn run(req: &RunRequest<'_>) -> Result<(), Failure> {
     for run in 1..=req.iterations {
         set_inputs(&mut method, &meta, &data)?;
         let t0 = Instant::now();
-        method
-            .execute()
-            .map_err(|e| Failure(format!("{}: execute failed: {e}", model.display())))?;
+        let executed = if tracing {
+            method.execute_traced(&tracer)
+        } else {
+            method.execute()
+        };
+        executed.map_err(|e| Failure(format!("{}: execute failed: {e}", model.display())))?;
         times.push(t0.elapsed().as_secs_f64() * 1e6);
         let outputs = output_bits(&method)?;
         if run == 1 {
@@ -96,6 +115,10 @@ pub fn run(req: &RunRequest<'_>) -> Result<(), Failure> {
     if let Some(dir) = req.output_dir {
         write_outputs(&first, dir)?;
     }
+    if let Some(path) = req.etdump {
+        profile::write_etdump(&method, &tracer, path)?;
+    }
+    let profile = req.profile.then(|| profile::Profile::new(&method, &tracer));
     let iterations = req.iterations;
     if req.json {
         let outputs = (0..method.num_outputs())
@@ -114,8 +137,11 @@ pub fn run(req: &RunRequest<'_>) -> Result<(), Failure> {
                 Ok(json)
             })
             .collect::<Result<Vec<_>, Failure>>()?;
+        let profile = profile
+            .map(|p| format!(",\"profile\":{}", p.json()))
+            .unwrap_or_default();
         println!(
-            "{{\"model\":{},\"method\":{},\"iterations\":{iterations},\"load_method_us\":{load_us:.1},\"execute_us\":{{\"min\":{min:.1},\"median\":{median:.1},\"max\":{max:.1}}},\"outputs\":[{}]}}",
+            "{{\"model\":{},\"method\":{},\"iterations\":{iterations},\"load_method_us\":{load_us:.1},\"execute_us\":{{\"min\":{min:.1},\"median\":{median:.1},\"max\":{max:.1}}},\"outputs\":[{}]{profile}}}",
             format::json_str(&model.display().to_string()),
             format::json_str(name),
             outputs.join(",")
@@ -140,6 +166,9 @@ pub fn run(req: &RunRequest<'_>) -> Result<(), Failure> {
             println!(
                 "load_method: {load_us:.1} us; execute over {iterations} runs (inputs set before each, outputs identical): min {min:.1} us, median {median:.1} us, max {max:.1} us"
             );
+        }
+        if let Some(profile) = profile {
+            print!("\n{}", profile.text());
         }
     }
     Ok(())

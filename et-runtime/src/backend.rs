@@ -214,6 +214,19 @@ pub trait Backend: Sync {
 
     /// Releases the handle when the method is dropped.
     fn destroy(&self, _handle: DelegateHandle) {}
+
+    /// Names step `index` of the delegate, as its `execute` recorded it with
+    /// [`KernelContext::step_end`], for profiles (ETDump's delegate debug identifier,
+    /// `etch run --profile`). Returns `Ok(false)` when the backend has no names: the
+    /// profile then identifies the step by its index.
+    fn step_name(
+        &self,
+        _handle: DelegateHandle,
+        _index: u32,
+        _out: &mut dyn fmt::Write,
+    ) -> Result<bool, fmt::Error> {
+        Ok(false)
+    }
 }
 
 /// A registered backend: an element of `__private::BACKENDS`.

@@ -10,6 +10,8 @@ extern crate std;
 pub mod backend;
 pub mod data;
 mod error;
+#[cfg(feature = "etdump")]
+pub mod etdump;
 mod kernel;
 mod loader;
 pub mod log;
@@ -54,7 +56,7 @@ pub use error::{KernelError, KernelResult};
 pub use et_macros::kernel;
 pub use et_schema::{Bool, DtypeSet, Element, ScalarType};
 pub use half::{bf16, f16};
-pub use kernel::{KernelContext, TensorListMut};
+pub use kernel::{KernelContext, StepStart, TensorListMut};
 pub use scalar::Scalar;
 pub use selected::{AllDtypes, DtypeSelection, Selected};
 pub use tensor::{checked_numel, ShapeDynamism, Tensor, MAX_DIM};

@@ -48,10 +48,10 @@ pub fn emit(level: Level, args: fmt::Arguments<'_>) {
         // and function pointers round-trip through `*mut ()` on every supported target.
         let sink: LogSink = unsafe { core::mem::transmute::<*mut (), LogSink>(sink) };
         sink(level, &args);
-        return;
+    } else {
+        #[cfg(feature = "std")]
+        std::eprintln!("etch {level:?}: {args}");
     }
-    #[cfg(feature = "std")]
-    std::eprintln!("etch {level:?}: {args}");
 }
 
 /// Logs a message at a level (`error` or `info`) if that level is compiled in (features

@@ -16,6 +16,15 @@ pub mod error;
 #[rustfmt::skip]
 #[path = "program_fields.rs"]
 pub mod fields;
+/// Field offsets and enums of etdump.fbs (ETDump profiles, `.etdp`), derived from
+/// flatc's output: what the runtime's ETDump writer lays its tables out by.
+#[allow(
+    missing_docs,
+    non_upper_case_globals,
+    reason = "generated: the names are flatc's, the docs are etdump.fbs's"
+)]
+#[rustfmt::skip]
+pub mod etdump_fields;
 pub mod flat_tensor;
 /// Field offsets and enums of flat_tensor.fbs (the `.ptd` schema), derived from flatc's
 /// output.

@@ -1,5 +1,6 @@
 //! The `Backend` implementation and its registration.
 
+use core::fmt;
 use core::mem::{align_of, size_of};
 use core::ptr::NonNull;
 
@@ -54,14 +55,42 @@ impl Backend for XnnpackBackend {
 
     fn execute(
         &self,
-        _ctx: &KernelContext<'_>,
+        ctx: &KernelContext<'_>,
         handle: DelegateHandle,
         args: &KernelArgs<'_>,
     ) -> KernelResult {
-        let plan = NonNull::new(handle.0.cast::<Plan>()).ok_or(KernelError::new(
-            Error::InvalidState,
-            "the XNNPACK delegate was not initialized",
-        ))?;
-        exec::execute(plan, args)
+        exec::execute(plan(handle)?, ctx, args)
     }
+
+    /// `Conv2d #3`: the node's kind and its number among the payload's nodes of that
+    /// kind (as XNNPACK numbers its operators in ExecuTorch's profiles).
+    fn step_name(
+        &self,
+        handle: DelegateHandle,
+        index: u32,
+        out: &mut dyn fmt::Write,
+    ) -> Result<bool, fmt::Error> {
+        let Ok(plan) = plan(handle) else {
+            return Ok(false);
+        };
+        // SAFETY: as in `execute`: the handle points to the plan `init` built, alive
+        // with the method; profiles are written while no execute runs.
+        let kinds = unsafe { plan.as_ref() }.kinds();
+        let Some(kind) = kinds.get(index as usize) else {
+            return Ok(false);
+        };
+        let number = kinds[..=index as usize]
+            .iter()
+            .filter(|&&k| k == *kind)
+            .count();
+        write!(out, "{} #{number}", kind.name())?;
+        Ok(true)
+    }
+}
+
+fn plan(handle: DelegateHandle) -> KernelResult<NonNull<Plan>> {
+    NonNull::new(handle.0.cast::<Plan>()).ok_or(KernelError::new(
+        Error::InvalidState,
+        "the XNNPACK delegate was not initialized",
+    ))
 }

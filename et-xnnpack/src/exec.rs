@@ -218,8 +218,13 @@ fn check_tensor(t: &et_runtime::Tensor, value: &Value) -> KernelResult {
     Ok(())
 }
 
-/// Runs the plan on the call's tensors.
-pub(crate) fn execute(plan: NonNull<Plan>, args: &KernelArgs<'_>) -> KernelResult {
+/// Runs the plan on the call's tensors. In a profiled execute each step is timed as the
+/// delegate's step of the same index as its payload node.
+pub(crate) fn execute(
+    plan: NonNull<Plan>,
+    ctx: &KernelContext<'_>,
+    args: &KernelArgs<'_>,
+) -> KernelResult {
     // SAFETY: the handle points to the plan `init` built in method memory; execute runs
     // with the method held exclusively, so nothing else uses the plan meanwhile.
     let plan = unsafe { plan.as_ref() };
@@ -228,7 +233,9 @@ pub(crate) fn execute(plan: NonNull<Plan>, args: &KernelArgs<'_>) -> KernelResul
     for s in 0..plan.num_steps {
         // SAFETY: `s < num_steps`, all written at init.
         let step = unsafe { &*plan.steps.as_ptr().add(s) };
+        let start = ctx.step_start();
         (step.run)(step, &frame)?;
+        ctx.step_end(start, s as u32);
     }
     Ok(())
 }

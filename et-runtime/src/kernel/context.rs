@@ -4,18 +4,66 @@ use core::fmt;
 use core::mem::{align_of, size_of};
 
 use crate::error::{Error, KernelError, KernelResult};
+#[cfg(feature = "etdump")]
+use crate::etdump::EventTracer;
 use crate::memory::Arena;
 use et_schema::scalar_type::Element;
 
-/// What a kernel can use besides its arguments: scratch memory for this instruction.
+/// What a kernel can use besides its arguments: scratch memory for this instruction,
+/// and (for a delegate) the profiler of a traced execute.
 pub struct KernelContext<'a> {
     temp: &'a Arena<'a>,
+    #[cfg(feature = "etdump")]
+    tracer: Option<&'a EventTracer<'a>>,
 }
+
+/// When a profiled delegate step began: from [`KernelContext::step_start`], for
+/// [`KernelContext::step_end`].
+#[derive(Clone, Copy, Debug)]
+pub struct StepStart(#[cfg_attr(not(feature = "etdump"), allow(dead_code))] u64);
 
 impl<'a> KernelContext<'a> {
     /// A context whose scratch memory comes from `temp`.
     pub fn new(temp: &'a Arena<'a>) -> Self {
-        KernelContext { temp }
+        KernelContext {
+            temp,
+            #[cfg(feature = "etdump")]
+            tracer: None,
+        }
+    }
+
+    /// A delegate call's context in a traced execute: its steps are recorded.
+    #[cfg(feature = "etdump")]
+    pub(crate) fn traced(temp: &'a Arena<'a>, tracer: &'a EventTracer<'a>) -> Self {
+        KernelContext {
+            temp,
+            tracer: Some(tracer),
+        }
+    }
+
+    /// Starts timing one step of a delegate call (a node of its graph), when the call is
+    /// being profiled ([`Method::execute_traced`](crate::Method::execute_traced));
+    /// `None` otherwise, and always without the `etdump` feature, so an untraced call
+    /// pays nothing for it.
+    #[inline(always)]
+    pub fn step_start(&self) -> Option<StepStart> {
+        #[cfg(feature = "etdump")]
+        if let Some(tracer) = self.tracer {
+            return Some(StepStart(tracer.now()));
+        }
+        None
+    }
+
+    /// Records the step begun at `start` as the delegate's step `index` (its own
+    /// numbering, which [`Backend::step_name`](crate::backend::Backend::step_name) turns
+    /// into a name for the profile).
+    #[inline(always)]
+    pub fn step_end(&self, start: Option<StepStart>, index: u32) {
+        #[cfg(feature = "etdump")]
+        if let (Some(tracer), Some(start)) = (self.tracer, start) {
+            tracer.record_delegate_node(start.0, index);
+        }
+        let _ = (start, index);
     }
 
     /// Scratch space for `n` elements of `T`, valid until the instruction ends. The

@@ -19,7 +19,7 @@ mod outs;
 mod signature;
 
 pub use args::KernelArgs;
-pub use context::KernelContext;
+pub use context::{KernelContext, StepStart};
 pub use entry::{op_hash, op_hash_parts, DtypeKey, KernelEntry, KernelFn};
 pub use outs::TensorListMut;
 pub(crate) use signature::Mismatch;

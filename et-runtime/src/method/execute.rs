@@ -2,6 +2,7 @@
 
 use super::error::ExecuteError;
 use super::instructions::Instr;
+use super::trace::{NoTrace, Trace};
 use super::Method;
 use crate::error::Error;
 use crate::kernel::{KernelArgs, KernelContext};
@@ -26,6 +27,13 @@ impl<'a> Method<'a> {
     ///
     /// [`MethodMeta::input_is_preserved`]: crate::MethodMeta::input_is_preserved
     pub fn execute(&mut self) -> Result<(), ExecuteError<'a>> {
+        self.run(NoTrace)
+    }
+
+    /// The instruction loop, with each instruction timed by `trace` (compiled away for
+    /// [`NoTrace`]).
+    #[inline(always)]
+    pub(super) fn run<T: Trace>(&mut self, trace: T) -> Result<(), ExecuteError<'a>> {
         for i in 0..self.num_inputs {
             // SAFETY: `i < num_inputs`, the flag array's length.
             if !unsafe { *self.input_set.as_ptr().add(i) } {
@@ -60,18 +68,20 @@ impl<'a> Method<'a> {
                 let index = chain.start + pc;
                 // SAFETY: `index < start + len <= total instructions`.
                 let instr = unsafe { *self.instrs.as_ptr().add(index as usize) };
-                pc = self.step(instr, pc).map_err(|(error, message)| {
-                    crate::et_log!(error, "execute: instruction {index}: {message} {error:?}");
-                    ExecuteError {
-                        error,
-                        instruction: Some(index as usize),
-                        operator: match instr {
-                            Instr::Kernel { op, .. } => self.meta.operator(op as usize).ok(),
-                            _ => None,
-                        },
-                        message,
-                    }
-                })?;
+                pc = self
+                    .step(instr, c as u32, pc, trace)
+                    .map_err(|(error, message)| {
+                        crate::et_log!(error, "execute: instruction {index}: {message} {error:?}");
+                        ExecuteError {
+                            error,
+                            instruction: Some(index as usize),
+                            operator: match instr {
+                                Instr::Kernel { op, .. } => self.meta.operator(op as usize).ok(),
+                                _ => None,
+                            },
+                            message,
+                        }
+                    })?;
             }
         }
         Ok(())
@@ -79,7 +89,13 @@ impl<'a> Method<'a> {
 
     /// Runs one instruction; returns the next pc within the chain.
     #[inline]
-    fn step(&mut self, instr: Instr, pc: u32) -> Result<u32, (Error, &'static str)> {
+    fn step<T: Trace>(
+        &mut self,
+        instr: Instr,
+        chain: u32,
+        pc: u32,
+        trace: T,
+    ) -> Result<u32, (Error, &'static str)> {
         match instr {
             Instr::Kernel {
                 function,
@@ -103,7 +119,10 @@ impl<'a> Method<'a> {
                         KernelArgs::new(self.values, idx, params)
                     };
                     let ctx = KernelContext::new(self.temp);
-                    function(&ctx, &kargs)
+                    let start = trace.now();
+                    let result = function(&ctx, &kargs);
+                    trace.operator(chain, pc, start);
+                    result
                 };
                 // SAFETY: the context and every scratch borrow ended with the call.
                 unsafe { self.temp.reset_shared() };
@@ -117,8 +136,12 @@ impl<'a> Method<'a> {
                 let result = unsafe {
                     let idx = core::slice::from_raw_parts(args.as_ptr(), len as usize);
                     let kargs = KernelArgs::new(self.values, idx, len as usize);
-                    let ctx = KernelContext::new(self.temp);
-                    d.backend.backend.execute(&ctx, d.handle, &kargs)
+                    let start = trace.now();
+                    let result = trace.delegate_context(self.temp, chain, pc, |ctx| {
+                        d.backend.backend.execute(ctx, d.handle, &kargs)
+                    });
+                    trace.delegate(chain, pc, start);
+                    result
                 };
                 // SAFETY: as above.
                 unsafe { self.temp.reset_shared() };

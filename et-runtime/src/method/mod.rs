@@ -36,6 +36,7 @@ mod external;
 mod instructions;
 mod load;
 mod tensors;
+mod trace;
 mod values;
 
 use core::fmt;

@@ -33,6 +33,8 @@ pub(crate) struct Plan {
     pub(crate) num_values: usize,
     pub(crate) steps: NonNull<Step>,
     pub(crate) num_steps: usize,
+    /// Each step's node kind, to name the step in profiles.
+    kinds: NonNull<NodeKind>,
     /// Every value's data pointer; externals are bound at each execute.
     pub(crate) data: NonNull<*mut u8>,
     /// The value indices of the delegate's inputs and outputs.
@@ -52,6 +54,12 @@ impl Plan {
         // SAFETY: steps and the externals list only hold indices below `num_values`; the
         // table lives in method memory as long as the plan.
         unsafe { &*self.values.as_ptr().add(v as usize) }
+    }
+
+    /// Each step's node kind.
+    pub(crate) fn kinds(&self) -> &[NodeKind] {
+        // SAFETY: `num_steps` entries written at init, in method memory.
+        unsafe { core::slice::from_raw_parts(self.kinds.as_ptr(), self.num_steps) }
     }
 
     /// The value indices of the delegate's inputs and outputs.
@@ -289,6 +297,7 @@ pub(crate) fn build<'n>(
     // Prepare every node.
     let num_steps = graph.num_nodes();
     let steps = arena_raw::<Step>(ctx, num_steps)?;
+    let kinds = arena_array(ctx, num_steps, NodeKind(0))?;
     let mut b = Builder {
         ctx,
         values,
@@ -297,12 +306,13 @@ pub(crate) fn build<'n>(
         kind: NodeKind(0),
         scratch: 0,
     };
-    for i in 0..num_steps {
+    for (i, kind) in kinds.iter_mut().enumerate() {
         let node = graph
             .node(i)
             .map_err(|e| DelegateError::new(e.error, e.reason))?;
         b.node = i as u32;
         b.kind = node.kind;
+        *kind = node.kind;
         let spec = nodes::find(node.kind).ok_or_else(|| {
             b.fail(
                 Error::NotSupported,
@@ -356,6 +366,7 @@ pub(crate) fn build<'n>(
         num_values,
         steps,
         num_steps,
+        kinds: NonNull::from(&mut kinds[0..]).cast(),
         data: NonNull::from(&mut data[0..]).cast(),
         externals: NonNull::from(&mut externals[0..]).cast(),
         num_externals,
@@ -373,7 +384,7 @@ pub(crate) fn memory_bound(graph: &Graph<'_>) -> usize {
     let n = graph.num_nodes();
     let mut bytes = 4 * ALIGN
         + v * (size_of::<Value>() + 2 * size_of::<u32>() + size_of::<*mut u8>() + 16)
-        + n * size_of::<Step>()
+        + n * (size_of::<Step>() + size_of::<NodeKind>())
         + liveness::bookkeeping_bound(v);
     for i in 0..v {
         // A float value's bytes; a quantized one's bytes, its scales (at most one per
