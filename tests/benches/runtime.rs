@@ -51,6 +51,16 @@ fn load_method_time(name: &str, runs: usize) -> (Duration, Duration) {
 }
 
 fn execute_time(name: &str, input: &str, runs: usize) -> (Duration, Duration, usize) {
+    execute_time_with(name, input, runs, |method| method.execute().unwrap())
+}
+
+/// [`execute_time`] with another way to execute (traced, with `--features etdump`).
+fn execute_time_with(
+    name: &str,
+    input: &str,
+    runs: usize,
+    mut execute: impl FnMut(&mut et_runtime::Method<'_>),
+) -> (Duration, Duration, usize) {
     let loader = FileLoader::open(fixture(name)).unwrap();
     let program = Program::load(&loader).unwrap();
     let meta = program.method_meta("forward").unwrap();
@@ -72,7 +82,7 @@ fn execute_time(name: &str, input: &str, runs: usize) -> (Duration, Duration, us
                 .unwrap();
         }
         let t = Instant::now();
-        method.execute().unwrap();
+        execute(&mut method);
         t.elapsed()
     });
     (min, median, meta.num_instructions())
@@ -97,6 +107,23 @@ fn main() {
             min,
             median,
             min.as_nanos() as f64 / n as f64
+        );
+    }
+    // The profiler's cost: `cargo bench -p etch-tests --features etdump`.
+    #[cfg(feature = "etdump")]
+    if wanted("many_adds execute_traced") {
+        use et_runtime::etdump::{Clock, EventTracer, ProfileRecord};
+        let (plain, _, n) = execute_time("many_adds.pte", "many_adds", runs);
+        let mut records = vec![ProfileRecord::EMPTY; 4096];
+        let mut tracer = EventTracer::new(&mut records, Clock::monotonic());
+        let (min, median, _) = execute_time_with("many_adds.pte", "many_adds", runs, |m| {
+            tracer.clear();
+            m.execute_traced(&tracer).unwrap();
+        });
+        println!(
+            "many_adds execute_traced: min {min:?}, median {median:?} => {:.1} ns per recorded KernelCall over execute's {:.1} ns",
+            (min.as_nanos() as f64 - plain.as_nanos() as f64) / n as f64,
+            plain.as_nanos() as f64 / n as f64,
         );
     }
     if wanted("many_adds load_method") {
