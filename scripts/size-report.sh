@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Builds the size-test family in the release-size profile and reports, for each binary:
-# stripped bytes, `size` text/data/bss, the number of registered kernels, and the 15
-# largest symbols. Fails if a stripped size exceeds its threshold in
+# stripped bytes, `size` text/data/bss, the number of registered kernels, the 15 largest
+# symbols, and the code of each runtime part, kernel (and dtype instance) and shared helper
+# (scripts/size-attribution.py). Fails if a stripped size exceeds its threshold in
 # scripts/size-thresholds.txt.
 #
 #   scripts/size-report.sh            # all three
@@ -49,7 +50,16 @@ selected() {
 build() { # name package env strip -> path of the binary
   local name=$1 pkg=$2 env=$3 strip=$4
   local dir="target/size-$name-$strip"
-  env $env RUSTFLAGS="$SIZE_RUSTFLAGS" CARGO_TARGET_DIR="$dir" CARGO_PROFILE_RELEASE_SIZE_STRIP="$strip" \
+  # The symbol copy also carries line tables and v0 symbol names (generic arguments in
+  # the names), for scripts/size-attribution.py; neither changes what code is generated
+  # beyond a percent or two.
+  local flags="$SIZE_RUSTFLAGS" debug=false
+  if [ "$strip" = false ]; then
+    flags+=" -C symbol-mangling-version=v0"
+    debug=line-tables-only
+  fi
+  env $env RUSTFLAGS="$flags" CARGO_TARGET_DIR="$dir" CARGO_PROFILE_RELEASE_SIZE_STRIP="$strip" \
+    CARGO_PROFILE_RELEASE_SIZE_DEBUG="$debug" \
     cargo build --quiet --target "$TARGET" --profile release-size -p "$pkg" >&2
   echo "$dir/$TARGET/release-size/$pkg"
 }
@@ -105,6 +115,9 @@ for b in "${builds[@]}"; do
     fi
     awk '$3 ~ /^[tTrR]$/ && n++ < 15' "$out/$name.nm" |
       while read -r _addr size _kind sym; do printf '%8d  %s\n' "$((16#$size))" "$sym"; done
+    echo
+    echo "## $name: what each part costs"
+    python3 scripts/size-attribution.py "$symbols"
     echo
   } > "$out/$name.symbols.txt"
 done

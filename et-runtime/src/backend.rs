@@ -138,7 +138,7 @@ impl DelegateError {
     pub const fn new(error: Error, message: &'static str) -> Self {
         DelegateError {
             error,
-            message,
+            message: et_schema::error::message(message),
             node: None,
         }
     }
@@ -152,7 +152,7 @@ impl DelegateError {
     ) -> Self {
         DelegateError {
             error,
-            message,
+            message: et_schema::error::message(message),
             node: Some(NodeRef { index, kind }),
         }
     }

@@ -184,7 +184,7 @@ impl<'d> DataFile<'d> {
     ) -> Result<DataFile<'d>, DataFileError> {
         let unreadable = |error| DataFileError {
             error,
-            reason: "cannot read the data file",
+            reason: et_schema::error::message("cannot read the data file"),
         };
         let size = loader.size();
         let head = loader.load(0, size.min(HEADER_PROBE)).map_err(unreadable)?;
@@ -193,7 +193,7 @@ impl<'d> DataFile<'d> {
         if !(region.as_ptr() as usize).is_multiple_of(crate::PROGRAM_ALIGNMENT) {
             return Err(DataFileError {
                 error: Error::InvalidArgument,
-                reason: "data file bytes must be 16-byte aligned",
+                reason: et_schema::error::message("data file bytes must be 16-byte aligned"),
             });
         }
         let view = DataFileView::from_region(region, layout, verification)?;

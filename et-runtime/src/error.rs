@@ -19,16 +19,24 @@ pub struct KernelError {
 
 impl KernelError {
     /// A failure with an explanation.
+    /// The message is kept only with the feature `messages` (on with `std`), like every
+    /// error explanation of the runtime: without it a binary carries codes only.
+    #[inline(always)]
     pub const fn new(error: Error, message: &'static str) -> Self {
-        KernelError { error, message }
+        KernelError {
+            error,
+            message: et_schema::error::message(message),
+        }
     }
 
     /// An `InvalidArgument` failure with an explanation.
+    #[inline(always)]
     pub const fn invalid(message: &'static str) -> Self {
         KernelError::new(Error::InvalidArgument, message)
     }
 
     /// A `NotSupported` failure with an explanation.
+    #[inline(always)]
     pub const fn unsupported(message: &'static str) -> Self {
         KernelError::new(Error::NotSupported, message)
     }

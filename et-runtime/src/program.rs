@@ -119,7 +119,7 @@ impl<'d> Program<'d> {
         verification: Verification,
         data_files: &'d [&'d DataFile<'d>],
     ) -> Result<Program<'d>, ProgramError> {
-        let fail = |error, reason| ProgramError { error, reason };
+        let fail = ProgramError::new;
         let size = loader.size();
         let head = loader
             .load(0, size.min(header::HEADER_PROBE))

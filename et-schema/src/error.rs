@@ -2,6 +2,18 @@
 
 use core::fmt;
 
+/// `text` when the feature `messages` is on, else `""`: error explanations cost nothing
+/// in a binary that reports codes only (as ExecuTorch compiles `ET_LOG` out). Every
+/// `&'static str` explanation in et-schema and et-runtime errors goes through it.
+#[inline(always)]
+pub const fn message(text: &'static str) -> &'static str {
+    if cfg!(feature = "messages") {
+        text
+    } else {
+        ""
+    }
+}
+
 /// What went wrong. The discriminants are ExecuTorch's `Error` codes, so a code logged by
 /// etch means the same as one logged by the C++ runtime.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]

@@ -57,7 +57,11 @@ pub struct DataFileError {
 
 impl fmt::Display for DataFileError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{}: {}", self.reason, self.error)
+        if self.reason.is_empty() {
+            write!(f, "{}", self.error)
+        } else {
+            write!(f, "{}: {}", self.reason, self.error)
+        }
     }
 }
 
@@ -72,7 +76,7 @@ impl From<DataFileError> for Error {
 const fn malformed(reason: &'static str) -> DataFileError {
     DataFileError {
         error: Error::InvalidExternalData,
-        reason,
+        reason: crate::error::message(reason),
     }
 }
 
@@ -121,7 +125,9 @@ impl DataFileHeader {
             Some(id) if id.starts_with(b"FT") => {
                 return Err(DataFileError {
                     error: Error::NotSupported,
-                    reason: "unsupported data file format version (identifier is not FT01)",
+                    reason: crate::error::message(
+                        "unsupported data file format version (identifier is not FT01)",
+                    ),
                 })
             }
             Some(_) => {
@@ -331,7 +337,9 @@ impl<'d> DataFileView<'d> {
         if root.uint(ft::FlatTensor::VT_VERSION, 4) > u64::from(MAX_SUPPORTED_VERSION) {
             return Err(DataFileError {
                 error: Error::NotSupported,
-                reason: "data file schema version is newer than this runtime supports",
+                reason: crate::error::message(
+                    "data file schema version is newer than this runtime supports",
+                ),
             });
         }
         let segments = root

@@ -77,9 +77,25 @@ pub struct ProgramError {
     pub reason: &'static str,
 }
 
+impl ProgramError {
+    /// An error with its reason; the reason is dropped (`""`) unless the feature
+    /// `messages` is on, so a binary that prints codes only carries no error text.
+    #[inline(always)]
+    pub const fn new(error: Error, reason: &'static str) -> ProgramError {
+        ProgramError {
+            error,
+            reason: crate::error::message(reason),
+        }
+    }
+}
+
 impl fmt::Display for ProgramError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{}: {}", self.reason, self.error)
+        if self.reason.is_empty() {
+            write!(f, "{}", self.error)
+        } else {
+            write!(f, "{}: {}", self.reason, self.error)
+        }
     }
 }
 
@@ -120,7 +136,7 @@ pub fn locate(
     head: &[u8],
     file_size: usize,
 ) -> Result<(Option<ExtendedHeader>, usize), ProgramError> {
-    let fail = |error, reason| ProgramError { error, reason };
+    let fail = ProgramError::new;
     let Some(id) = head.get(4..8) else {
         return Err(fail(
             Error::InvalidProgram,
@@ -176,19 +192,21 @@ pub fn locate(
 /// after the checks `verification` asks for, and the schema version check.
 #[inline]
 pub fn root(data: &[u8], verification: Verification) -> Result<Table<'_>, ProgramError> {
-    let malformed = |error| ProgramError {
-        error,
-        reason: "the program's flatbuffer is malformed (truncated or corrupted)",
+    let malformed = |error| {
+        ProgramError::new(
+            error,
+            "the program's flatbuffer is malformed (truncated or corrupted)",
+        )
     };
     if verification == Verification::InternalConsistency {
         crate::verify::verify_program(data).map_err(malformed)?;
     }
     let root = Table::root(data).ok_or_else(|| malformed(Error::InvalidProgram))?;
     if root.uint(fb::Program::VT_VERSION, 4) > MAX_SUPPORTED_VERSION as u64 {
-        return Err(ProgramError {
-            error: Error::InvalidProgram,
-            reason: "program schema version is newer than this runtime supports",
-        });
+        return Err(ProgramError::new(
+            Error::InvalidProgram,
+            "program schema version is newer than this runtime supports",
+        ));
     }
     Ok(root)
 }

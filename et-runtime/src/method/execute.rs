@@ -45,7 +45,7 @@ impl<'a> Method<'a> {
                         error: Error::InvalidState,
                         instruction: None,
                         operator: None,
-                        message: "an input was never set",
+                        message: et_schema::error::message("an input was never set"),
                     });
                 }
             }
@@ -61,7 +61,7 @@ impl<'a> Method<'a> {
                         error: Error::OutOfResources,
                         instruction: Some((chain.start + pc) as usize),
                         operator: None,
-                        message: "instruction limit reached",
+                        message: et_schema::error::message("instruction limit reached"),
                     });
                 }
                 budget -= 1;

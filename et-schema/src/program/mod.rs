@@ -31,10 +31,10 @@ impl<'d> ProgramView<'d> {
     /// `verification` asks for ([`header::locate`], [`header::root`]).
     pub fn parse(file: &'d [u8], verification: Verification) -> Result<Self, ProgramError> {
         let (_, program_size) = header::locate(file, file.len())?;
-        let data = file.get(..program_size).ok_or(ProgramError {
-            error: Error::InvalidProgram,
-            reason: "file is truncated",
-        })?;
+        let data = file.get(..program_size).ok_or(ProgramError::new(
+            Error::InvalidProgram,
+            "file is truncated",
+        ))?;
         header::root(data, verification).map(ProgramView::new)
     }
 
