@@ -78,7 +78,13 @@ fn fnv1a64_known_values() {
 fn every_schema_is_a_root() {
     assert_eq!(
         root_schemas(),
-        ["bundled_program", "etdump", "flat_tensor", "program", "xnnpack"]
+        [
+            "bundled_program",
+            "etdump",
+            "flat_tensor",
+            "program",
+            "xnnpack"
+        ]
     );
 }
 
