@@ -2,10 +2,10 @@
 //! for XNNPACK payloads, the node kinds with counts (read with et-schema, so a build
 //! without the backend can still list them).
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 
 use et_runtime::Program;
-use et_schema::xnnpack::Graph;
+use et_schema::xnnpack::{Graph, NodeVariant};
 
 use crate::Failure;
 
@@ -14,6 +14,8 @@ pub struct DelegateSummary {
     pub backend: String,
     /// Node kinds (without the `XNN` prefix) with counts; empty for other backends.
     pub node_kinds: BTreeMap<&'static str, usize>,
+    /// Each node's kind with its datatype family (`Conv2d:fp32`), once each.
+    pub node_variants: BTreeSet<NodeVariant>,
 }
 
 /// The delegates of method `name`, in order.
@@ -22,19 +24,22 @@ pub fn summarize(program: &Program<'_>, name: &str) -> Result<Vec<DelegateSummar
     for (index, d) in program.delegates(name)?.enumerate() {
         let d = d?;
         let mut node_kinds = BTreeMap::new();
+        let mut node_variants = BTreeSet::new();
         if d.backend_id == "XnnpackBackend" {
             let graph = Graph::parse(d.payload)
                 .map_err(|e| Failure(format!("method {name}, delegate {index}: {e}")))?;
-            for kind in graph.node_kinds() {
-                let kind = kind.map_err(|(i, e)| {
+            for variant in graph.node_variants() {
+                let variant = variant.map_err(|(i, e)| {
                     Failure(format!("method {name}, delegate {index}, node {i}: {e}"))
                 })?;
-                *node_kinds.entry(kind.name()).or_insert(0) += 1;
+                *node_kinds.entry(variant.kind.name()).or_insert(0) += 1;
+                node_variants.insert(variant);
             }
         }
         out.push(DelegateSummary {
             backend: d.backend_id.to_string(),
             node_kinds,
+            node_variants,
         })
     }
     Ok(out)
@@ -68,36 +73,40 @@ impl DelegateSummary {
         )
     }
 
-    /// The node kinds this binary does not hold (all of them without the backend).
-    pub fn missing_node_kinds(&self) -> Vec<&'static str> {
-        self.node_kinds
-            .keys()
-            .filter(|k| !node_kind_linked(k))
-            .copied()
+    /// The node kinds with datatype families (`Conv2d:fp32`, the selection syntax) this
+    /// binary does not hold (all of them without the backend).
+    pub fn missing_node_kinds(&self) -> Vec<String> {
+        let linked = linked_node_variants();
+        self.node_variants
+            .iter()
+            .filter(|v| !linked.contains(v))
+            .map(ToString::to_string)
             .collect()
     }
 }
 
-#[cfg(feature = "xnnpack")]
-fn node_kind_linked(kind: &str) -> bool {
-    et_xnnpack::node_kinds().any(|k| k.name() == kind)
-}
-
-#[cfg(not(feature = "xnnpack"))]
-fn node_kind_linked(_kind: &str) -> bool {
-    false
-}
-
-/// The XNNPACK node kinds this binary runs, sorted (empty without the backend).
-pub fn linked_node_kinds() -> Vec<&'static str> {
+/// The XNNPACK (node kind, datatype family) pairs this binary runs (empty without the
+/// backend).
+pub fn linked_node_variants() -> BTreeSet<NodeVariant> {
     #[cfg(feature = "xnnpack")]
     {
-        let mut kinds: Vec<&'static str> = et_xnnpack::node_kinds().map(|k| k.name()).collect();
-        kinds.sort_unstable();
-        kinds
+        et_xnnpack::node_variants().collect()
     }
     #[cfg(not(feature = "xnnpack"))]
     {
-        Vec::new()
+        BTreeSet::new()
     }
+}
+
+/// The XNNPACK node kinds this binary runs, sorted by name, each with its datatype
+/// families in order (empty without the backend).
+pub fn linked_node_kinds() -> Vec<(&'static str, Vec<&'static str>)> {
+    let mut kinds: BTreeMap<&'static str, Vec<&'static str>> = BTreeMap::new();
+    for v in linked_node_variants() {
+        kinds
+            .entry(v.kind.name())
+            .or_default()
+            .push(v.datatype.name());
+    }
+    kinds.into_iter().collect()
 }

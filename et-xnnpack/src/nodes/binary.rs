@@ -39,18 +39,6 @@ fn prepare(
 ) -> Result<Step, DelegateError> {
     type N<'a> = xf::_XNNNode2x1<'a>;
     check_flags(b, node.u32(N::VT_FLAGS), 0)?;
-    let x = b.read_any(node.u32(N::VT_INPUT1_ID))?;
-    if b.value(x).elem != Elem::F32 {
-        if op != BinaryOp::Add {
-            return Err(b.fail(
-                et_runtime::Error::NotSupported,
-                "of the binary kinds, only Add is implemented on quantized values",
-            ));
-        }
-        let y = b.read_any(node.u32(N::VT_INPUT2_ID))?;
-        let output = b.write_any(node.u32(N::VT_OUTPUT_ID), &[x, y])?;
-        return super::quantized::prepare_add(b, node, x, y, output);
-    }
     let x = b.read(node.u32(N::VT_INPUT1_ID))?;
     let y = b.read(node.u32(N::VT_INPUT2_ID))?;
     let output = b.write(node.u32(N::VT_OUTPUT_ID), &[x, y])?;
@@ -87,14 +75,28 @@ kinds! {
     prepare_prelu => PRelu;
 }
 
+/// Add on qint8 (the only binary kind with a quantized family): `quantized::prepare_add`.
+fn prepare_add_qint8(b: &mut Builder<'_, '_>, node: &NodeView<'_>) -> Result<Step, DelegateError> {
+    type N<'a> = xf::_XNNNode2x1<'a>;
+    check_flags(b, node.u32(N::VT_FLAGS), 0)?;
+    let x = b.read_any(node.u32(N::VT_INPUT1_ID))?;
+    let y = b.read_any(node.u32(N::VT_INPUT2_ID))?;
+    let output = b.write_any(node.u32(N::VT_OUTPUT_ID), &[x, y])?;
+    if b.value(x).elem == Elem::F32 {
+        return Err(super::other_family(b));
+    }
+    super::quantized::prepare_add(b, node, x, y, output)
+}
+
 register! {
-    XNNAdd => prepare_add;
-    XNNSubtract => prepare_subtract;
-    XNNMultiply => prepare_multiply;
-    XNNDiv => prepare_div;
-    XNNMinimum => prepare_minimum;
-    XNNMaximum => prepare_maximum;
-    XNNPReLU => prepare_prelu;
+    XNNAdd: fp32 => prepare_add;
+    XNNAdd: qint8 => prepare_add_qint8;
+    XNNSubtract: fp32 => prepare_subtract;
+    XNNMultiply: fp32 => prepare_multiply;
+    XNNDiv: fp32 => prepare_div;
+    XNNMinimum: fp32 => prepare_minimum;
+    XNNMaximum: fp32 => prepare_maximum;
+    XNNPReLU: fp32 => prepare_prelu;
 }
 
 fn run(step: &Step, frame: &Frame<'_>) -> KernelResult {
