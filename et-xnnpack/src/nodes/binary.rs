@@ -8,7 +8,7 @@ use et_schema::xnnpack::fields as xf;
 use et_schema::xnnpack::NodeView;
 
 use super::{check_flags, register, wrong_params, Clamp, Params, Step};
-use crate::compute::broadcast::{broadcast_shape, for_each_run};
+use crate::compute::broadcast::{broadcast_shape, zip_broadcast};
 use crate::exec::Frame;
 use crate::plan::{Builder, Elem};
 
@@ -131,46 +131,6 @@ type Shapes<'s> = (
 );
 
 #[inline(always)]
-fn apply(
-    x: &[f32],
-    y: &[f32],
-    out: &mut [f32],
-    (sx, sy, so): Shapes<'_>,
-    f: impl Fn(f32, f32) -> f32,
-) {
-    // Same sizes (the common case): one flat loop.
-    if sx == sy {
-        for ((o, &a), &b) in out.iter_mut().zip(x).zip(y) {
-            *o = f(a, b);
-        }
-        return;
-    }
-    let inner = so.last();
-    for_each_run(so, sx, sy, |o, xo, xs, yo, ys| {
-        let run = &mut out[o..o + inner];
-        match (xs, ys) {
-            (1, 1) => {
-                for ((r, &a), &b) in run.iter_mut().zip(&x[xo..]).zip(&y[yo..]) {
-                    *r = f(a, b);
-                }
-            }
-            (1, 0) => {
-                let b = y[yo];
-                for (r, &a) in run.iter_mut().zip(&x[xo..]) {
-                    *r = f(a, b);
-                }
-            }
-            (0, 1) => {
-                let a = x[xo];
-                for (r, &b) in run.iter_mut().zip(&y[yo..]) {
-                    *r = f(a, b);
-                }
-            }
-            _ => {
-                for (i, r) in run.iter_mut().enumerate() {
-                    *r = f(x[xo + i * xs], y[yo + i * ys]);
-                }
-            }
-        }
-    });
+fn apply(x: &[f32], y: &[f32], out: &mut [f32], shapes: Shapes<'_>, f: impl Fn(f32, f32) -> f32) {
+    zip_broadcast(x, y, out, shapes, f);
 }
