@@ -420,13 +420,13 @@ pub(crate) fn memory_bound(graph: &Graph<'_>) -> usize {
 fn missing_datatype(datatype: NodeDatatype) -> &'static str {
     match datatype {
         NodeDatatype::Fp32 => {
-            "this node's datatype fp32 is not in this build (the selection keeps other datatypes of its kind)"
+            "this node's datatype fp32 is not in this build for this kind (not implemented, or left out by the selection)"
         }
         NodeDatatype::Qint8 => {
-            "this node's datatype qint8 is not in this build (the selection keeps other datatypes of its kind)"
+            "this node's datatype qint8 is not in this build for this kind (not implemented, or left out by the selection)"
         }
         NodeDatatype::Qdint8 => {
-            "this node's datatype qdint8 is not in this build (the selection keeps other datatypes of its kind)"
+            "this node's datatype qdint8 is not in this build for this kind (not implemented, or left out by the selection)"
         }
     }
 }
