@@ -2,10 +2,10 @@
 //! for XNNPACK payloads, the node kinds with counts (read with et-schema, so a build
 //! without the backend can still list them).
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::BTreeMap;
 
 use et_runtime::Program;
-use et_schema::xnnpack::{Graph, NodeVariant};
+use et_schema::xnnpack::{Graph, NodeDatatype, NodeVariant};
 
 use crate::Failure;
 
@@ -14,8 +14,10 @@ pub struct DelegateSummary {
     pub backend: String,
     /// Node kinds (without the `XNN` prefix) with counts; empty for other backends.
     pub node_kinds: BTreeMap<&'static str, usize>,
-    /// Each node's kind with its datatype family (`Conv2d:fp32`), once each.
-    pub node_variants: BTreeSet<NodeVariant>,
+    /// Each node's kind with its datatype family (`Conv2d:fp32`), once each, in node
+    /// order. (A plain vector: a set or a sort of a new element type would instantiate
+    /// the collection code again, kilobytes in every build of the CLI.)
+    pub node_variants: Vec<NodeVariant>,
 }
 
 /// The delegates of method `name`, in order.
@@ -24,7 +26,7 @@ pub fn summarize(program: &Program<'_>, name: &str) -> Result<Vec<DelegateSummar
     for (index, d) in program.delegates(name)?.enumerate() {
         let d = d?;
         let mut node_kinds = BTreeMap::new();
-        let mut node_variants = BTreeSet::new();
+        let mut node_variants = Vec::new();
         if d.backend_id == "XnnpackBackend" {
             let graph = Graph::parse(d.payload)
                 .map_err(|e| Failure(format!("method {name}, delegate {index}: {e}")))?;
@@ -33,7 +35,9 @@ pub fn summarize(program: &Program<'_>, name: &str) -> Result<Vec<DelegateSummar
                     Failure(format!("method {name}, delegate {index}, node {i}: {e}"))
                 })?;
                 *node_kinds.entry(variant.kind.name()).or_insert(0) += 1;
-                node_variants.insert(variant);
+                if !node_variants.contains(&variant) {
+                    node_variants.push(variant);
+                }
             }
         }
         out.push(DelegateSummary {
@@ -87,26 +91,37 @@ impl DelegateSummary {
 
 /// The XNNPACK (node kind, datatype family) pairs this binary runs (empty without the
 /// backend).
-pub fn linked_node_variants() -> BTreeSet<NodeVariant> {
+pub fn linked_node_variants() -> Vec<NodeVariant> {
     #[cfg(feature = "xnnpack")]
     {
         et_xnnpack::node_variants().collect()
     }
     #[cfg(not(feature = "xnnpack"))]
     {
-        BTreeSet::new()
+        Vec::new()
     }
 }
 
 /// The XNNPACK node kinds this binary runs, sorted by name, each with its datatype
 /// families in order (empty without the backend).
 pub fn linked_node_kinds() -> Vec<(&'static str, Vec<&'static str>)> {
-    let mut kinds: BTreeMap<&'static str, Vec<&'static str>> = BTreeMap::new();
-    for v in linked_node_variants() {
-        kinds
-            .entry(v.kind.name())
-            .or_default()
-            .push(v.datatype.name());
-    }
-    kinds.into_iter().collect()
+    let variants = linked_node_variants();
+    let mut names: Vec<&'static str> = variants.iter().map(|v| v.kind.name()).collect();
+    names.sort_unstable();
+    names.dedup();
+    names
+        .into_iter()
+        .map(|name| {
+            let datatypes = NodeDatatype::ALL
+                .into_iter()
+                .filter(|&d| {
+                    variants
+                        .iter()
+                        .any(|v| v.kind.name() == name && v.datatype == d)
+                })
+                .map(NodeDatatype::name)
+                .collect();
+            (name, datatypes)
+        })
+        .collect()
 }
