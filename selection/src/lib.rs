@@ -20,8 +20,8 @@ pub use name::check_op_name;
 /// (XNNPACK's names without the `XNN` prefix). An entry is a kind, which keeps every
 /// datatype family of it (`Conv2d`), or a kind and one family after a colon, which keeps
 /// only that one (`Conv2d:fp32`, `Conv2d:qint8`, `FullyConnected:qdint8`; the families
-/// are [`NodeDatatype`](et_schema::xnnpack::NodeDatatype)'s). A selection without the
-/// entry keeps no node kind, unless it includes all operators.
+/// are [`NodeDatatype`]'s). A selection without the entry keeps no node kind, unless it
+/// includes all operators.
 pub const XNNPACK_NODE_KINDS_KEY: &str = "etch::xnnpack_node_kinds";
 
 /// Which operators, and which kernel keys (dtypes and dim orders) of each, a build
