@@ -6,7 +6,8 @@
 #   ET_SELECT_OPS_YAML=mv2.selected_operators.yaml   (ExecuTorch's own file)
 #   ET_SELECT_OPS_MODEL=mv2.pte
 #   ET_SELECT_OPS_LIST=aten::add.out
-#   ET_SELECT_OPS_MODEL=mv2_xnnpack.pte  (XNNPACK node kinds)
+#   ET_SELECT_OPS_MODEL=mv2_xnnpack.pte  (XNNPACK node kinds, fp32 only)
+#   ET_SELECT_OPS_MODEL=mv2_xnnpack_q8.pte  (XNNPACK node kinds, qint8 only)
 #   ET_SELECT_OPS_MODEL=mv2_q8_portable.pte  (the quantized operator library)
 #
 # Also checks that editing the selection file rebuilds with the new selection.
@@ -14,15 +15,17 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 root=$(pwd)
 fx="$root/tests/fixtures"
+# Each selection gets its own target directory, under CARGO_TARGET_DIR when it is set.
+target_root=${CARGO_TARGET_DIR:-$root/target}
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 fail() { echo "FAIL: $*" >&2; exit 1; }
 
 build() { # mode-name env... -> path of etch
   local name=$1; shift
-  env "$@" CARGO_TARGET_DIR="$root/target/select-$name" \
+  env "$@" CARGO_TARGET_DIR="$target_root/select-$name" \
     cargo build --quiet --profile release-size -p et-cli >&2
-  echo "$root/target/select-$name/release-size/etch"
+  echo "$target_root/select-$name/release-size/etch"
 }
 
 kernel_total() { "$1" kernels --json | python3 -c 'import json,sys; print(json.load(sys.stdin)["total"])'; }
@@ -45,8 +48,16 @@ assert not bad, f'{len(bad)} logits differ, first at {bad[0]}: {g[bad[0]]} vs {w
 PY
 }
 check_mv2() { check_run "$1" mv2 "$2"; }
+# Runs MODEL and requires output0.bin to equal the fixture's expected output byte for byte.
+check_exact() { # etch model label
+  local etch=$1 model=$2 out="$work/$2-$3"
+  "$etch" run "$fx/$model.pte" --input "$fx/$model.in0.bin" --output-dir "$out" > /dev/null
+  cmp -s "$out/output0.bin" "$fx/$model.out0.bin" || fail "$model ($3): output differs from ExecuTorch's"
+}
 
 node_kinds() { "$1" kernels --json | python3 -c 'import json,sys; print(" ".join(json.load(sys.stdin)["xnnpack_node_kinds"]))'; }
+# The datatype families the build holds over all its node kinds (`fp32 qint8`).
+node_datatypes() { "$1" kernels --json | python3 -c 'import json,sys; print(" ".join(sorted({d for ds in json.load(sys.stdin)["xnnpack_node_datatypes"].values() for d in ds})))'; }
 
 expect_missing() { # etch model op...
   local etch=$1 model=$2; shift 2
@@ -62,8 +73,9 @@ yaml=$(build yaml ET_SELECT_OPS_YAML="$fx/mv2.selected_operators.yaml")
 model=$(build model ET_SELECT_OPS_MODEL="$fx/mv2.pte")
 list=$(build list ET_SELECT_OPS_LIST=aten::add.out)
 xnnpack=$(build xnnpack ET_SELECT_OPS_MODEL="$fx/mv2_xnnpack.pte")
+xnnpack_q8=$(build xnnpack_q8 ET_SELECT_OPS_MODEL="$fx/mv2_xnnpack_q8.pte")
 quantized=$(build quantized ET_SELECT_OPS_MODEL="$fx/mv2_q8_portable.pte")
-for m in all yaml model list xnnpack quantized; do
+for m in all yaml model list xnnpack xnnpack_q8 quantized; do
   bin=${!m}
   size[$m]=$(stat -c %s "$bin")
   count[$m]=$(kernel_total "$bin")
@@ -93,6 +105,20 @@ for m in yaml model list; do
 done
 [ "$(node_kinds "$all" | wc -w)" -ge 40 ] || fail "the unselected build holds only $(node_kinds "$all")"
 check_run "$xnnpack" mv2_xnnpack xnnpack
+# Node datatypes follow the selection: the float model's build holds no int8 variant of
+# its kinds, and refuses the int8 model naming the (kind, datatype) pairs it lacks.
+[ "$(node_datatypes "$xnnpack")" = "fp32" ] || fail "xnnpack build holds datatypes $(node_datatypes "$xnnpack")"
+[ "$(node_datatypes "$all")" = "fp32 qdint8 qint8" ] || fail "the unselected build holds datatypes $(node_datatypes "$all")"
+expect_missing "$xnnpack" "$fx/mv2_xnnpack_q8.pte" Add:qint8 Conv2d:qint8 DepthwiseConv2d:qint8 Convert:qint8 Clamp:qint8
+# The int8 model's build holds its kinds in qint8 only, runs it bit for bit as ExecuTorch
+# does, and refuses the float model naming the fp32 datatypes it lacks.
+mv2_q8_kinds="Add Clamp Conv2d Convert DepthwiseConv2d FullyConnected GlobalAvgPooling2d StaticReshape StaticTranspose"
+[ "$(node_kinds "$xnnpack_q8")" = "$mv2_q8_kinds" ] || fail "xnnpack_q8 build holds node kinds $(node_kinds "$xnnpack_q8")"
+[ "$(node_datatypes "$xnnpack_q8")" = "qint8" ] || fail "xnnpack_q8 build holds datatypes $(node_datatypes "$xnnpack_q8")"
+check_exact "$xnnpack_q8" mv2_xnnpack_q8 xnnpack_q8
+expect_missing "$xnnpack_q8" "$fx/mv2_xnnpack.pte" Add:fp32 Conv2d:fp32 DepthwiseConv2d:fp32 FullyConnected:fp32 GlobalAvgPooling2d:fp32 StaticReshape:fp32 StaticTranspose:fp32 "datatype fp32"
+if "$xnnpack_q8" check "$fx/mv2_xnnpack.pte" > "$work/out" 2> "$work/err"; then fail "xnnpack_q8 check accepted mv2_xnnpack"; fi
+grep -q "node kind Conv2d:fp32" "$work/err" || fail "check does not name Conv2d:fp32: $(cat "$work/err")"
 # The quantized portable model's build holds exactly its operators (the quantized
 # library's quantize/dequantize among them) and runs it within its tolerance.
 q8_ops=$(grep -E '^  [a-z_]+::' "$fx/mv2_q8_portable.selected_operators.yaml" | sed 's/^  //; s/:$//' | sort -u)
@@ -116,7 +142,7 @@ after=$(kernel_total "$(build rebuild ET_SELECT_OPS_YAML="$work/sel.yaml")")
 [ "$before" != "$after" ] || fail "changing the selection file did not rebuild (still $before kernels)"
 
 # Two variables at once is a compile error naming both.
-if env ET_SELECT_OPS_LIST=aten::add.out ET_SELECT_OPS_MODEL="$fx/mv2.pte" CARGO_TARGET_DIR="$root/target/select-list" \
+if env ET_SELECT_OPS_LIST=aten::add.out ET_SELECT_OPS_MODEL="$fx/mv2.pte" CARGO_TARGET_DIR="$target_root/select-list" \
    cargo build --quiet --profile release-size -p et-cli 2> "$work/err"; then
   fail "two selection variables were accepted"
 fi
@@ -128,6 +154,7 @@ echo "| no selection | ${size[all]} | ${count[all]} |"
 echo "| ET_SELECT_OPS_YAML=mv2.selected_operators.yaml | ${size[yaml]} | ${count[yaml]} |"
 echo "| ET_SELECT_OPS_MODEL=mv2.pte | ${size[model]} | ${count[model]} |"
 echo "| ET_SELECT_OPS_LIST=aten::add.out | ${size[list]} | ${count[list]} |"
-echo "| ET_SELECT_OPS_MODEL=mv2_xnnpack.pte | ${size[xnnpack]} | ${count[xnnpack]} (+ 7 XNNPACK node kinds) |"
+echo "| ET_SELECT_OPS_MODEL=mv2_xnnpack.pte | ${size[xnnpack]} | ${count[xnnpack]} (+ 7 XNNPACK node kinds, fp32) |"
+echo "| ET_SELECT_OPS_MODEL=mv2_xnnpack_q8.pte | ${size[xnnpack_q8]} | ${count[xnnpack_q8]} (+ 9 XNNPACK node kinds, qint8) |"
 echo "| ET_SELECT_OPS_MODEL=mv2_q8_portable.pte | ${size[quantized]} | ${count[quantized]} |"
 echo "selective builds: all checks passed (rebuild on edit: $before -> $after kernels)"

@@ -5,7 +5,7 @@
 use std::collections::BTreeMap;
 
 use et_runtime::Program;
-use et_schema::xnnpack::Graph;
+use et_schema::xnnpack::{Graph, NodeDatatype, NodeVariant};
 
 use crate::Failure;
 
@@ -14,6 +14,10 @@ pub struct DelegateSummary {
     pub backend: String,
     /// Node kinds (without the `XNN` prefix) with counts; empty for other backends.
     pub node_kinds: BTreeMap<&'static str, usize>,
+    /// Each node's kind with its datatype family (`Conv2d:fp32`), once each, in node
+    /// order. (A plain vector: a set or a sort of a new element type would instantiate
+    /// the collection code again, kilobytes in every build of the CLI.)
+    pub node_variants: Vec<NodeVariant>,
 }
 
 /// The delegates of method `name`, in order.
@@ -22,19 +26,24 @@ pub fn summarize(program: &Program<'_>, name: &str) -> Result<Vec<DelegateSummar
     for (index, d) in program.delegates(name)?.enumerate() {
         let d = d?;
         let mut node_kinds = BTreeMap::new();
+        let mut node_variants = Vec::new();
         if d.backend_id == "XnnpackBackend" {
             let graph = Graph::parse(d.payload)
                 .map_err(|e| Failure(format!("method {name}, delegate {index}: {e}")))?;
-            for kind in graph.node_kinds() {
-                let kind = kind.map_err(|(i, e)| {
+            for variant in graph.node_variants() {
+                let variant = variant.map_err(|(i, e)| {
                     Failure(format!("method {name}, delegate {index}, node {i}: {e}"))
                 })?;
-                *node_kinds.entry(kind.name()).or_insert(0) += 1;
+                *node_kinds.entry(variant.kind.name()).or_insert(0) += 1;
+                if !node_variants.contains(&variant) {
+                    node_variants.push(variant);
+                }
             }
         }
         out.push(DelegateSummary {
             backend: d.backend_id.to_string(),
             node_kinds,
+            node_variants,
         })
     }
     Ok(out)
@@ -68,36 +77,51 @@ impl DelegateSummary {
         )
     }
 
-    /// The node kinds this binary does not hold (all of them without the backend).
-    pub fn missing_node_kinds(&self) -> Vec<&'static str> {
-        self.node_kinds
-            .keys()
-            .filter(|k| !node_kind_linked(k))
-            .copied()
+    /// The node kinds with datatype families (`Conv2d:fp32`, the selection syntax) this
+    /// binary does not hold (all of them without the backend).
+    pub fn missing_node_kinds(&self) -> Vec<String> {
+        let linked = linked_node_variants();
+        self.node_variants
+            .iter()
+            .filter(|v| !linked.contains(v))
+            .map(ToString::to_string)
             .collect()
     }
 }
 
-#[cfg(feature = "xnnpack")]
-fn node_kind_linked(kind: &str) -> bool {
-    et_xnnpack::node_kinds().any(|k| k.name() == kind)
-}
-
-#[cfg(not(feature = "xnnpack"))]
-fn node_kind_linked(_kind: &str) -> bool {
-    false
-}
-
-/// The XNNPACK node kinds this binary runs, sorted (empty without the backend).
-pub fn linked_node_kinds() -> Vec<&'static str> {
+/// The XNNPACK (node kind, datatype family) pairs this binary runs (empty without the
+/// backend).
+pub fn linked_node_variants() -> Vec<NodeVariant> {
     #[cfg(feature = "xnnpack")]
     {
-        let mut kinds: Vec<&'static str> = et_xnnpack::node_kinds().map(|k| k.name()).collect();
-        kinds.sort_unstable();
-        kinds
+        et_xnnpack::node_variants().collect()
     }
     #[cfg(not(feature = "xnnpack"))]
     {
         Vec::new()
     }
+}
+
+/// The XNNPACK node kinds this binary runs, sorted by name, each with its datatype
+/// families in order (empty without the backend).
+pub fn linked_node_kinds() -> Vec<(&'static str, Vec<&'static str>)> {
+    let variants = linked_node_variants();
+    let mut names: Vec<&'static str> = variants.iter().map(|v| v.kind.name()).collect();
+    names.sort_unstable();
+    names.dedup();
+    names
+        .into_iter()
+        .map(|name| {
+            let datatypes = NodeDatatype::ALL
+                .into_iter()
+                .filter(|&d| {
+                    variants
+                        .iter()
+                        .any(|v| v.kind.name() == name && v.datatype == d)
+                })
+                .map(NodeDatatype::name)
+                .collect();
+            (name, datatypes)
+        })
+        .collect()
 }

@@ -512,16 +512,22 @@ fn kernels(json: bool) {
         let dups: Vec<String> = et_runtime::registry::duplicates()
             .map(|(a, _)| format::json_str(a.name))
             .collect();
-        let kinds: Vec<String> = delegates::linked_node_kinds()
+        let linked = delegates::linked_node_kinds();
+        let kinds: Vec<String> = linked.iter().map(|(k, _)| format::json_str(k)).collect();
+        let datatypes: Vec<String> = linked
             .iter()
-            .map(|k| format::json_str(k))
+            .map(|(k, ds)| {
+                let ds: Vec<String> = ds.iter().map(|d| format::json_str(d)).collect();
+                format!("{}:[{}]", format::json_str(k), ds.join(","))
+            })
             .collect();
         println!(
-            "{{\"total\":{},\"kernels\":[{}],\"duplicates\":[{}],\"xnnpack_node_kinds\":[{}]}}",
+            "{{\"total\":{},\"kernels\":[{}],\"duplicates\":[{}],\"xnnpack_node_kinds\":[{}],\"xnnpack_node_datatypes\":{{{}}}}}",
             all.len(),
             rows.join(","),
             dups.join(","),
-            kinds.join(",")
+            kinds.join(","),
+            datatypes.join(",")
         );
         return;
     }
@@ -537,10 +543,15 @@ fn kernels(json: bool) {
     println!("{} kernels registered", all.len());
     let kinds = delegates::linked_node_kinds();
     if !kinds.is_empty() {
+        // Each kind with its datatype families: `Conv2d (fp32, qint8)`.
+        let listed: Vec<String> = kinds
+            .iter()
+            .map(|(k, ds)| format!("{k} ({})", ds.join(", ")))
+            .collect();
         println!(
             "XnnpackBackend node kinds ({}): {}",
             kinds.len(),
-            kinds.join(", ")
+            listed.join(", ")
         );
     }
     for (a, b) in et_runtime::registry::duplicates() {

@@ -117,6 +117,19 @@ fn kernels_lists_the_registry() {
     let text = stdout(&o);
     assert!(text.contains("aten::sym_size.int"), "{text}");
     assert!(text.contains("kernels registered"), "{text}");
+    // XNNPACK node kinds with their datatype families.
+    assert!(text.contains("Conv2d (fp32, qint8)"), "{text}");
+    assert!(
+        text.contains("FullyConnected (fp32, qint8, qdint8)"),
+        "{text}"
+    );
+    let o = etch(&["kernels", "--json"]);
+    let json = stdout(&o);
+    assert!(
+        json.contains("\"xnnpack_node_datatypes\":{")
+            && json.contains("\"Convert\":[\"qint8\",\"qdint8\"]"),
+        "{json}"
+    );
 }
 
 #[test]

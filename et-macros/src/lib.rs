@@ -18,16 +18,18 @@ pub fn kernel(attr: TokenStream, item: TokenStream) -> TokenStream {
     kernel::kernel(attr.into(), item.into()).into()
 }
 
-/// Keeps the registration of an XNNPACK node kind only when the build's selection keeps
-/// the kind.
+/// Keeps the registration of an XNNPACK node kind (or of one datatype family of it) only
+/// when the build's selection keeps it.
 ///
-/// `#[xnnpack_node(Conv2d)]` (or the schema's `XNNConv2d`) goes on the `static` that adds the kind to its backend's
-/// link-time slice. With no selection (or one that includes all operators) the static
-/// stays as written; with a selection that does not name the kind (under
-/// `kernel_metadata: etch::xnnpack_node_kinds`, which `ET_SELECT_OPS_MODEL` fills from
-/// the model's delegate payloads) it loses its `distributed_slice` attribute, and the
-/// linker drops the kind's code. A name the XNNPACK schema does not define is a compile
-/// error at the name.
+/// `#[xnnpack_node(Conv2d)]` (or the schema's `XNNConv2d`) or `#[xnnpack_node(Conv2d:
+/// qint8)]` goes on the `static` that adds the kind, or one of its datatype families
+/// (`fp32`, `qint8`, `qdint8`), to its backend's link-time slice. With no selection (or
+/// one that includes all operators) the static stays as written; with a selection that
+/// does not keep it (under `kernel_metadata: etch::xnnpack_node_kinds`, which
+/// `ET_SELECT_OPS_MODEL` fills from the model's delegate payloads as `Conv2d:fp32`
+/// entries; a bare `Conv2d` entry keeps every family) it loses its `distributed_slice`
+/// attribute, and the linker drops that code. A name the XNNPACK schema does not define,
+/// or an unknown datatype family, is a compile error at the name.
 #[proc_macro_attribute]
 pub fn xnnpack_node(attr: TokenStream, item: TokenStream) -> TokenStream {
     node_kind::xnnpack_node(attr.into(), item.into()).into()

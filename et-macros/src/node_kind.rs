@@ -1,5 +1,6 @@
-//! `#[xnnpack_node(Kind)]`: keeps a node kind's registration only when the build's
-//! selection names the kind.
+//! `#[xnnpack_node(Kind)]` / `#[xnnpack_node(Kind: datatype)]`: keeps a node kind's
+//! registration only when the build's selection keeps the kind (in that datatype family,
+//! when one is named).
 //!
 //! The attribute goes on the `static` that registers the kind in the backend's link-time
 //! slice. A selected kind expands to the static unchanged; an unselected one to the same
@@ -7,9 +8,10 @@
 //! linker drops it with the kind's code, while the code still type-checks (and raises no
 //! dead-code warnings) in every build.
 
-use et_schema::xnnpack::NodeKind;
+use et_schema::xnnpack::{NodeDatatype, NodeKind};
 use proc_macro2::{Span, TokenStream};
 use quote::{quote, ToTokens};
+use syn::parse::{Parse, ParseStream};
 
 use crate::selection::{self, SelectionError};
 
@@ -21,11 +23,31 @@ pub(crate) fn xnnpack_node(attr: TokenStream, item: TokenStream) -> TokenStream 
     }
 }
 
+/// `Kind` or `Kind: datatype`.
+struct Args {
+    kind: syn::Ident,
+    datatype: Option<syn::Ident>,
+}
+
+impl Parse for Args {
+    fn parse(input: ParseStream<'_>) -> syn::Result<Args> {
+        let kind = input.parse()?;
+        let datatype = if input.peek(syn::Token![:]) {
+            input.parse::<syn::Token![:]>()?;
+            Some(input.parse()?)
+        } else {
+            None
+        };
+        Ok(Args { kind, datatype })
+    }
+}
+
 fn expand(attr: TokenStream, item: TokenStream) -> syn::Result<TokenStream> {
-    let kind: syn::Ident = syn::parse2(attr).map_err(|e| {
+    let Args { kind, datatype } = syn::parse2(attr).map_err(|e| {
         syn::Error::new(
             e.span(),
-            "expected one XNNPACK node kind: #[xnnpack_node(Conv2d)]",
+            "expected an XNNPACK node kind and optionally its datatype family: \
+             #[xnnpack_node(Conv2d)] or #[xnnpack_node(Conv2d: qint8)]",
         )
     })?;
     let ident = kind.to_string();
@@ -41,13 +63,28 @@ fn expand(attr: TokenStream, item: TokenStream) -> syn::Result<TokenStream> {
             ),
         ));
     }
+    let datatype = datatype
+        .map(|d| {
+            let text = d.to_string();
+            match NodeDatatype::from_name(&text) {
+                Some(_) => Ok(text),
+                None => Err(syn::Error::new(
+                    d.span(),
+                    format!(
+                        "`{text}` is not a datatype family of XNNPACK nodes; expected one of {}",
+                        NodeDatatype::names().collect::<Vec<_>>().join(", ")
+                    ),
+                )),
+            }
+        })
+        .transpose()?;
     let mut item: syn::ItemStatic = syn::parse2(item).map_err(|e| {
         syn::Error::new(
             e.span(),
             "#[xnnpack_node] goes on the `static` that registers the node kind",
         )
     })?;
-    let (selected, tracking) = match selection::for_xnnpack_node(name) {
+    let (selected, tracking) = match selection::for_xnnpack_node(name, datatype.as_deref()) {
         Ok(found) => found,
         Err(SelectionError::Report(message)) => {
             return Err(syn::Error::new(Span::call_site(), message))

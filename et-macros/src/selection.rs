@@ -67,15 +67,23 @@ pub(crate) fn for_op(op: &str) -> Result<OpSelection, SelectionError> {
     })
 }
 
-/// Whether the selection keeps XNNPACK node kind `kind` (`Conv2d`), with the items that
-/// make cargo rebuild when the selection changes. No selection keeps every kind.
-pub(crate) fn for_xnnpack_node(kind: &str) -> Result<(bool, TokenStream), SelectionError> {
+/// Whether the selection keeps XNNPACK node kind `kind` (`Conv2d`), in datatype family
+/// `datatype` (`fp32`) or, without one, in any family, with the items that make cargo
+/// rebuild when the selection changes. No selection keeps every kind.
+pub(crate) fn for_xnnpack_node(
+    kind: &str,
+    datatype: Option<&str>,
+) -> Result<(bool, TokenStream), SelectionError> {
     let mut tracking = env_tracking();
     let Some(loaded) = load()? else {
         return Ok((true, tracking));
     };
     tracking.extend(file_tracking(&loaded.files));
-    Ok((loaded.selection.allows_xnnpack_node(kind), tracking))
+    let kept = match datatype {
+        Some(d) => loaded.selection.allows_xnnpack_node_datatype(kind, d),
+        None => loaded.selection.allows_xnnpack_node(kind),
+    };
+    Ok((kept, tracking))
 }
 
 /// `option_env!` of each variable: cargo records them and rebuilds when one changes.

@@ -149,6 +149,12 @@ impl<'a> Table<'a> {
         }
     }
 
+    /// Whether field `vt` is present (written by the serializer, not defaulted).
+    #[inline]
+    pub fn has(self, vt: VOffsetT) -> bool {
+        self.field(vt).is_some()
+    }
+
     /// Scalar field `vt` of `n` bytes, zero-extended (absent fields read as 0, the
     /// default of every scalar in `program.fbs`).
     #[inline]

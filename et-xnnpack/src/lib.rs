@@ -28,7 +28,15 @@ mod plan;
 pub use backend::XnnpackBackend;
 pub use nodes::{NodeSpec, NODES};
 
-/// The node kinds this build runs, in slice order.
+/// The node kinds this build runs, in slice order (a kind once per datatype family).
 pub fn node_kinds() -> impl Iterator<Item = et_schema::xnnpack::NodeKind> {
     NODES.iter().map(|s| s.kind)
+}
+
+/// The (node kind, datatype family) pairs this build runs, in slice order.
+pub fn node_variants() -> impl Iterator<Item = et_schema::xnnpack::NodeVariant> {
+    NODES.iter().map(|s| et_schema::xnnpack::NodeVariant {
+        kind: s.kind,
+        datatype: s.datatype,
+    })
 }

@@ -9,7 +9,7 @@ mod yaml;
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use et_schema::xnnpack::NodeKind;
+use et_schema::xnnpack::{NodeDatatype, NodeKind};
 use et_schema::ScalarType;
 
 pub use error::Error;
@@ -17,8 +17,11 @@ pub use key::{KernelKey, TensorMeta};
 pub use name::check_op_name;
 
 /// The `kernel_metadata` entry that lists the XNNPACK node kinds a build keeps
-/// (`Conv2d`, `FullyConnected`: XNNPACK's names without the `XNN` prefix). A selection
-/// without it keeps none, unless it includes all operators.
+/// (XNNPACK's names without the `XNN` prefix). An entry is a kind, which keeps every
+/// datatype family of it (`Conv2d`), or a kind and one family after a colon, which keeps
+/// only that one (`Conv2d:fp32`, `Conv2d:qint8`, `FullyConnected:qdint8`; the families
+/// are [`NodeDatatype`]'s). A selection without the entry keeps no node kind, unless it
+/// includes all operators.
 pub const XNNPACK_NODE_KINDS_KEY: &str = "etch::xnnpack_node_kinds";
 
 /// Which operators, and which kernel keys (dtypes and dim orders) of each, a build
@@ -359,34 +362,78 @@ impl Selection {
             .map_or(&[], |kinds| kinds.as_slice())
     }
 
-    /// Whether the build keeps XNNPACK node kind `kind` (`Conv2d`): named under
-    /// [`XNNPACK_NODE_KINDS_KEY`], or every operator included.
+    /// Whether the build keeps XNNPACK node kind `kind` (`Conv2d`) in any datatype
+    /// family: named under [`XNNPACK_NODE_KINDS_KEY`] alone or with a family, or every
+    /// operator included.
     pub fn allows_xnnpack_node(&self, kind: &str) -> bool {
-        self.include_all_operators || self.xnnpack_node_kinds().iter().any(|k| k == kind)
+        self.include_all_operators
+            || self
+                .xnnpack_node_kinds()
+                .iter()
+                .any(|entry| split_node_entry(entry).0 == kind)
     }
 
-    /// Refuses node kind names the XNNPACK schema does not define.
+    /// Whether the build keeps datatype family `datatype` (`fp32`, `qint8`, `qdint8`) of
+    /// XNNPACK node kind `kind`: the kind named alone (every family) or as
+    /// `kind:datatype` under [`XNNPACK_NODE_KINDS_KEY`], or every operator included.
+    pub fn allows_xnnpack_node_datatype(&self, kind: &str, datatype: &str) -> bool {
+        self.include_all_operators
+            || self.xnnpack_node_kinds().iter().any(|entry| {
+                let (k, d) = split_node_entry(entry);
+                k == kind && d.is_none_or(|d| d == datatype)
+            })
+    }
+
+    /// Refuses node kind names the XNNPACK schema does not define and datatype
+    /// families etch does not know.
     fn check_node_kinds(&self) -> Result<(), Error> {
         let unknown: Vec<&str> = self
             .xnnpack_node_kinds()
             .iter()
             .map(String::as_str)
-            .filter(|k| NodeKind::from_name(k).is_none())
+            .filter(|entry| NodeKind::from_name(split_node_entry(entry).0).is_none())
             .collect();
-        if unknown.is_empty() {
+        if !unknown.is_empty() {
+            let known: Vec<&str> = NodeKind::names().collect();
+            return Err(Error::Yaml {
+                message: format!(
+                    "kernel_metadata.{XNNPACK_NODE_KINDS_KEY}: {} not an XNNPACK node kind \
+                     (names without the XNN prefix: {})",
+                    unknown
+                        .iter()
+                        .map(|k| format!("`{k}`"))
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                        + if unknown.len() == 1 { " is" } else { " are" },
+                    known.join(", ")
+                ),
+                location: None,
+            });
+        }
+        let bad: Vec<&str> = self
+            .xnnpack_node_kinds()
+            .iter()
+            .map(String::as_str)
+            .filter(|entry| {
+                split_node_entry(entry)
+                    .1
+                    .is_some_and(|d| NodeDatatype::from_name(d).is_none())
+            })
+            .collect();
+        if bad.is_empty() {
             return Ok(());
         }
-        let known: Vec<&str> = NodeKind::names().collect();
+        let known: Vec<&str> = NodeDatatype::names().collect();
         Err(Error::Yaml {
             message: format!(
-                "kernel_metadata.{XNNPACK_NODE_KINDS_KEY}: {} not an XNNPACK node kind (names \
-                 without the XNN prefix: {})",
-                unknown
-                    .iter()
+                "kernel_metadata.{XNNPACK_NODE_KINDS_KEY}: {} {} an unknown datatype \
+                 family (write `Kind` for every family or `Kind:FAMILY` with FAMILY one of \
+                 {})",
+                bad.iter()
                     .map(|k| format!("`{k}`"))
                     .collect::<Vec<_>>()
-                    .join(", ")
-                    + if unknown.len() == 1 { " is" } else { " are" },
+                    .join(", "),
+                if bad.len() == 1 { "names" } else { "name" },
                 known.join(", ")
             ),
             location: None,
@@ -405,6 +452,14 @@ impl Selection {
             self.et_kernel_metadata.entry(op.to_owned()).or_default(),
             &[key.to_owned()],
         );
+    }
+}
+
+/// A node-kind entry's kind and, after a colon, its datatype family (`Conv2d:fp32`).
+fn split_node_entry(entry: &str) -> (&str, Option<&str>) {
+    match entry.split_once(':') {
+        Some((kind, datatype)) => (kind, Some(datatype)),
+        None => (entry, None),
     }
 }
 

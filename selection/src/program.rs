@@ -1,8 +1,8 @@
 //! Reading the operators and kernel keys of a `.pte` the way ExecuTorch's `gen_oplist`
 //! does (`codegen/tools/selective_build.cpp` plus `gen_oplist.py`).
 //!
-//! XNNPACK delegate payloads are read too, for the node kinds they use (`gen_oplist`
-//! does not look inside delegates).
+//! XNNPACK delegate payloads are read too, for the node kinds and datatype families they
+//! use (`gen_oplist` does not look inside delegates).
 //!
 //! The program is read with et-schema (`ProgramView`, `MethodMeta::kernel_calls` and
 //! their `selection_key`, which applies gen_oplist's rule for tensor lists), so malformed
@@ -25,7 +25,8 @@ pub(crate) struct ProgramOps {
     pub operators: BTreeSet<String>,
     /// For each operator some KernelCall uses: its distinct kernel keys, sorted.
     pub kernel_keys: BTreeMap<String, BTreeSet<String>>,
-    /// The node kinds of every XNNPACK delegate payload (`Conv2d`, without `XNN`).
+    /// The node kinds of every XNNPACK delegate payload with each node's datatype family
+    /// (`Conv2d:fp32`; kinds without `XNN`).
     pub xnnpack_node_kinds: BTreeSet<String>,
 }
 
@@ -69,12 +70,14 @@ pub(crate) fn read_program(bytes: &[u8], label: &str) -> Result<ProgramOps, Erro
                 .payload(bytes, delegate.payload)
                 .map_err(|e| in_delegate(format!("payload: {e}")))?;
             let graph = Graph::parse(payload).map_err(|e| in_delegate(e.to_string()))?;
-            for kind in graph.node_kinds() {
-                let kind = kind.map_err(|(n, e)| in_delegate(format!("node {n}: {e}")))?;
+            for variant in graph.node_variants() {
+                let variant = variant.map_err(|(n, e)| in_delegate(format!("node {n}: {e}")))?;
                 // A tag the schema does not define has no kernel in any build: nothing to
                 // select (`etch check` names it).
-                if kind.is_defined() {
-                    ops.xnnpack_node_kinds.insert(kind.name().to_owned());
+                if variant.kind.is_defined() {
+                    // The precise form (`Conv2d:fp32`): the build keeps only the datatype
+                    // families the nodes run on.
+                    ops.xnnpack_node_kinds.insert(variant.to_string());
                 }
             }
         }

@@ -513,6 +513,62 @@ fn xnnpack_node_kinds_in_yaml() {
 }
 
 #[test]
+fn xnnpack_node_datatypes_in_yaml() {
+    let key = selection::XNNPACK_NODE_KINDS_KEY;
+    // A bare kind keeps every datatype family (the earlier form); `Kind:family` keeps one.
+    let sel = Selection::parse_yaml(&format!(
+        "kernel_metadata:\n  {key}:\n  - Conv2d:qint8\n  - Add\n  - FullyConnected:qdint8\n"
+    ))
+    .unwrap();
+    assert!(sel.allows_xnnpack_node("Conv2d") && sel.allows_xnnpack_node("FullyConnected"));
+    assert!(sel.allows_xnnpack_node_datatype("Conv2d", "qint8"));
+    assert!(!sel.allows_xnnpack_node_datatype("Conv2d", "fp32"));
+    assert!(sel.allows_xnnpack_node_datatype("Add", "fp32"));
+    assert!(sel.allows_xnnpack_node_datatype("Add", "qint8"));
+    assert!(sel.allows_xnnpack_node_datatype("FullyConnected", "qdint8"));
+    assert!(!sel.allows_xnnpack_node_datatype("FullyConnected", "qint8"));
+    assert!(!sel.allows_xnnpack_node_datatype("Gelu", "fp32"));
+    assert!(Selection::all().allows_xnnpack_node_datatype("Gelu", "qint8"));
+    // Written back unquoted, sorted, and read again unchanged.
+    let written = sel.to_yaml();
+    assert!(
+        written.contains(&format!(
+            "  {key}:\n  - Add\n  - Conv2d:qint8\n  - FullyConnected:qdint8\n"
+        )),
+        "{written}"
+    );
+    assert_eq!(Selection::parse_yaml(&written).unwrap(), sel);
+    // Merging unites the entries.
+    let mut merged = sel.clone();
+    merged.merge(
+        &Selection::parse_yaml(&format!("kernel_metadata:\n  {key}: [Conv2d:fp32]\n")).unwrap(),
+    );
+    assert!(merged.allows_xnnpack_node_datatype("Conv2d", "fp32"));
+    assert!(merged.allows_xnnpack_node_datatype("Conv2d", "qint8"));
+
+    // An unknown family is refused, naming the entry and the families.
+    for bad in ["Conv2d:int8", "Add:", "Add:fp32:qint8"] {
+        let err = Selection::parse_yaml(&format!("kernel_metadata:\n  {key}: [Add, '{bad}']\n"))
+            .unwrap_err()
+            .to_string();
+        assert!(
+            err.contains(key)
+                && err.contains(&format!("`{bad}`"))
+                && err.contains("fp32, qint8, qdint8"),
+            "{bad}: {err}"
+        );
+    }
+    // An unknown kind with a family is refused as an unknown kind.
+    let err = Selection::parse_yaml(&format!("kernel_metadata:\n  {key}: [Conv3d:fp32]\n"))
+        .unwrap_err()
+        .to_string();
+    assert!(
+        err.contains("`Conv3d:fp32` is not an XNNPACK node kind"),
+        "{err}"
+    );
+}
+
+#[test]
 fn delegated_program_errors_name_the_delegate() {
     let path = concat!(
         env!("CARGO_MANIFEST_DIR"),

@@ -42,20 +42,43 @@ fn cases() -> Vec<(String, Vec<u8>, String)> {
     cases
 }
 
-/// The XNNPACK node kinds of each program's delegates (without the `XNN` prefix, sorted),
-/// from `xnnpack_nodes.yaml`, which the fixture exporter wrote with ExecuTorch's own
-/// payload reader.
+/// The XNNPACK node kinds of each program's delegates with their datatype families
+/// (`Conv2d:qint8`, sorted), from `xnnpack_nodes.yaml`, which the fixture exporter wrote
+/// with ExecuTorch's own payload reader. That file gives each payload's value datatypes,
+/// not each node's; in these fixtures every node of a payload has the payload's family
+/// (qdint8 if a value is qdint8, else qint8 if one is statically quantized, else fp32).
 fn xnnpack_node_kinds(name: &str) -> Vec<String> {
     let text = fs::read_to_string(fixtures().join("xnnpack_nodes.yaml")).unwrap();
     let all: serde_yaml::Value = serde_yaml::from_str(&text).unwrap();
+    let family = |d: &serde_yaml::Value| {
+        let types: Vec<&str> = d
+            .get("value_datatypes")
+            .and_then(|m| m.as_mapping())
+            .into_iter()
+            .flat_map(|m| m.keys())
+            .filter_map(|k| k.as_str()?.strip_prefix("xnn_datatype_"))
+            .collect();
+        if types.contains(&"qdint8") {
+            "qdint8"
+        } else if types.iter().any(|t| t.starts_with('q')) {
+            "qint8"
+        } else {
+            "fp32"
+        }
+    };
     let mut kinds: Vec<String> = all
         .get(name)
         .and_then(|d| d.as_sequence())
         .into_iter()
         .flatten()
-        .filter_map(|d| d.get("node_kinds")?.as_mapping())
-        .flat_map(|m| m.keys())
-        .filter_map(|k| Some(k.as_str()?.strip_prefix("XNN")?.to_owned()))
+        .flat_map(|d| {
+            let family = family(d);
+            d.get("node_kinds")
+                .and_then(|m| m.as_mapping())
+                .into_iter()
+                .flat_map(|m| m.keys())
+                .filter_map(move |k| Some(format!("{}:{family}", k.as_str()?.strip_prefix("XNN")?)))
+        })
         .collect();
     kinds.sort();
     kinds.dedup();
@@ -167,23 +190,42 @@ fn fixture_details() {
     let xnn = read("mlp_xnnpack");
     assert_eq!(xnn.operators().count(), 0);
     assert!(!xnn.includes_all());
-    assert_eq!(xnn.xnnpack_node_kinds(), ["FullyConnected", "Softmax"]);
+    assert_eq!(
+        xnn.xnnpack_node_kinds(),
+        ["FullyConnected:fp32", "Softmax:fp32"]
+    );
     assert!(xnn.allows_xnnpack_node("FullyConnected"));
+    assert!(xnn.allows_xnnpack_node_datatype("FullyConnected", "fp32"));
+    assert!(!xnn.allows_xnnpack_node_datatype("FullyConnected", "qint8"));
     assert!(!xnn.allows_xnnpack_node("Conv2d"));
+    // The dynamically quantized mlp: its FullyConnected and Convert in family qdint8,
+    // and its float Clamp and Softmax (other payloads) in fp32.
+    let qd8 = read("mlp_xnnpack_qd8");
+    assert!(qd8.allows_xnnpack_node_datatype("FullyConnected", "qdint8"));
+    assert!(qd8.allows_xnnpack_node_datatype("Convert", "qdint8"));
+    assert!(!qd8.allows_xnnpack_node_datatype("FullyConnected", "fp32"));
+    assert!(!qd8.allows_xnnpack_node_datatype("Convert", "qint8"));
     // MobileNetV2's payload, kept in a segment.
     let mv2 = read("mv2_xnnpack");
     assert_eq!(
         mv2.xnnpack_node_kinds(),
         [
-            "Add",
-            "Conv2d",
-            "DepthwiseConv2d",
-            "FullyConnected",
-            "GlobalAvgPooling2d",
-            "StaticReshape",
-            "StaticTranspose"
+            "Add:fp32",
+            "Conv2d:fp32",
+            "DepthwiseConv2d:fp32",
+            "FullyConnected:fp32",
+            "GlobalAvgPooling2d:fp32",
+            "StaticReshape:fp32",
+            "StaticTranspose:fp32"
         ]
     );
+    assert!(!mv2.allows_xnnpack_node_datatype("Conv2d", "qint8"));
+    // The int8 MobileNetV2: every node in family qint8, none in fp32.
+    let q8 = read("mv2_xnnpack_q8");
+    assert!(q8.allows_xnnpack_node_datatype("Conv2d", "qint8"));
+    assert!(q8.allows_xnnpack_node_datatype("Convert", "qint8"));
+    assert!(!q8.allows_xnnpack_node_datatype("Conv2d", "fp32"));
+    assert!(!q8.allows_xnnpack_node_datatype("Add", "fp32"));
     // A portable program names none; including every operator keeps every kind.
     assert!(read("mv2").xnnpack_node_kinds().is_empty());
     assert!(!read("mv2").allows_xnnpack_node("Add"));

@@ -259,6 +259,21 @@ fn an_unsupported_node_kind_is_named_with_its_index() {
 }
 
 #[test]
+fn a_kind_without_the_node_datatype_is_named_with_it() {
+    // Tag 18: Convert, on the fp32 values of the mlp's first FullyConnected. This backend
+    // runs Convert in the qint8 and qdint8 families only (a conversion has a quantized
+    // side), so the (kind, datatype) lookup fails the way a selection without
+    // `Convert:fp32` would, naming the node, its kind and the datatype.
+    let text = load_error_after_patching(|g| g.node(0).is_ok_and(|n| n.kind.0 == 18), 18);
+    assert!(text.contains("delegate 0 (XnnpackBackend)"), "{text}");
+    assert!(text.contains("node 0 (Convert)"), "{text}");
+    assert!(
+        text.contains("datatype fp32 is not in this build for this kind"),
+        "{text}"
+    );
+}
+
+#[test]
 fn an_unsupported_datatype_is_refused() {
     // Datatype 14: bf16 on an fp32 graph's first value.
     let text = load_error_after_patching(|g| g.value(0).is_ok_and(|v| v.datatype.0 == 14), 14);

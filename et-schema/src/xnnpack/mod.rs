@@ -24,9 +24,11 @@
 pub mod fields;
 pub mod graph;
 pub mod header;
+pub mod node_datatype;
 
 pub use graph::{
     ConstantRef, Datatype, Graph, NodeKind, NodeView, QuantParams, ValueView, FLAG_EXTERNAL_INPUT,
     FLAG_EXTERNAL_OUTPUT, INVALID_ID,
 };
 pub use header::{locate, HeaderError, PayloadLayout};
+pub use node_datatype::{NodeDatatype, NodeVariant};

@@ -79,6 +79,54 @@ pub(crate) fn for_each_run(
     }
 }
 
+/// `out[i] = f(x[.], y[.])` over the broadcast of `sx` and `sy` (`so`, checked at plan
+/// time, as the operands' lengths against their shapes). Same shapes take one flat loop;
+/// otherwise each innermost run takes the loop of its operand strides (a broadcast
+/// operand is a constant in the run).
+#[inline(always)]
+pub(crate) fn zip_broadcast<A: Copy, B: Copy, O>(
+    x: &[A],
+    y: &[B],
+    out: &mut [O],
+    (sx, sy, so): (&Shape, &Shape, &Shape),
+    f: impl Fn(A, B) -> O,
+) {
+    if sx == sy {
+        for ((o, &a), &b) in out.iter_mut().zip(x).zip(y) {
+            *o = f(a, b);
+        }
+        return;
+    }
+    let inner = so.last();
+    for_each_run(so, sx, sy, |o, xo, xs, yo, ys| {
+        let run = &mut out[o..o + inner];
+        match (xs, ys) {
+            (1, 1) => {
+                for ((r, &a), &b) in run.iter_mut().zip(&x[xo..]).zip(&y[yo..]) {
+                    *r = f(a, b);
+                }
+            }
+            (1, 0) => {
+                let b = y[yo];
+                for (r, &a) in run.iter_mut().zip(&x[xo..]) {
+                    *r = f(a, b);
+                }
+            }
+            (0, 1) => {
+                let a = x[xo];
+                for (r, &b) in run.iter_mut().zip(&y[yo..]) {
+                    *r = f(a, b);
+                }
+            }
+            _ => {
+                for (i, r) in run.iter_mut().enumerate() {
+                    *r = f(x[xo + i * xs], y[yo + i * ys]);
+                }
+            }
+        }
+    });
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -1,9 +1,45 @@
 //! XNNPACK's arithmetic for the int8 elementwise and pooling kinds: Add (fixed-point
-//! multipliers and a rounding shift) and the mean over pixels (int32 sums converted with
-//! one float scale and an adjusted zero point).
+//! multipliers and a rounding shift, on qint8 or quint8, with NumPy broadcasting) and the
+//! mean over pixels (int32 sums converted with one float scale and an adjusted zero
+//! point).
 
-use super::requant::{quantize_bound, round_half_even};
-use crate::plan::Quant;
+use super::broadcast::{broadcast_shape, zip_broadcast};
+use super::requant::{quantize_bound, quantize_bound_in, round_half_even};
+use crate::plan::{Quant, Shape};
+
+/// An 8-bit quantized element: qint8 as `i8`, quint8 as `u8`.
+pub(crate) trait Q8: Copy {
+    /// The type's integer range.
+    const RANGE: (i32, i32);
+    /// The integer.
+    fn widen(self) -> i32;
+    /// `v`, already clamped to [`RANGE`](Self::RANGE).
+    fn narrow(v: i32) -> Self;
+}
+
+impl Q8 for i8 {
+    const RANGE: (i32, i32) = (-128, 127);
+    #[inline(always)]
+    fn widen(self) -> i32 {
+        i32::from(self)
+    }
+    #[inline(always)]
+    fn narrow(v: i32) -> i8 {
+        v as i8
+    }
+}
+
+impl Q8 for u8 {
+    const RANGE: (i32, i32) = (0, 255);
+    #[inline(always)]
+    fn widen(self) -> i32 {
+        i32::from(self)
+    }
+    #[inline(always)]
+    fn narrow(v: i32) -> u8 {
+        v as u8
+    }
+}
 
 /// The parameters of XNNPACK's qs8 add (`xnn_init_qs8_add_minmax_scalar_params`):
 /// `out = (bias + a * a_multiplier + b * b_multiplier) >> shift` (arithmetic), plus the
@@ -23,7 +59,22 @@ impl AddParams {
     /// The parameters for inputs `a`, `b` and output `y` clamped to the float range
     /// `[min, max]`; `None` when a scale ratio is outside what XNNPACK accepts
     /// (`[2^-10, 2^8)`).
+    /// (qint8 only; the tests' shorthand for [`new_in`](Self::new_in).)
+    #[cfg(test)]
     pub(crate) fn new(a: Quant, b: Quant, y: Quant, min: f32, max: f32) -> Option<AddParams> {
+        AddParams::new_in(a, b, y, min, max, i8::RANGE)
+    }
+
+    /// [`new`](Self::new) for an output type with integer range `range` (the quint8
+    /// parameters, `xnn_init_qu8_add_minmax_scalar_params`, differ only there).
+    pub(crate) fn new_in(
+        a: Quant,
+        b: Quant,
+        y: Quant,
+        min: f32,
+        max: f32,
+        range: (i32, i32),
+    ) -> Option<AddParams> {
         let a_ratio = a.scale / y.scale;
         let b_ratio = b.scale / y.scale;
         let ok = |r: f32| (1.0 / 1024.0..256.0).contains(&r);
@@ -49,21 +100,52 @@ impl AddParams {
             b_multiplier,
             shift,
             zero_point: y.zero_point,
-            min: quantize_bound(min, y.scale, y.zero_point),
-            max: quantize_bound(max, y.scale, y.zero_point),
+            min: quantize_bound_in(min, y.scale, y.zero_point, range),
+            max: quantize_bound_in(max, y.scale, y.zero_point, range),
         })
     }
 
-    /// One output.
-    #[inline(always)]
+    /// One qint8 output (the tests' shorthand for [`apply_q`](Self::apply_q)).
+    #[cfg(test)]
     pub(crate) fn apply(&self, a: i8, b: i8) -> i8 {
+        self.apply_q(a, b)
+    }
+
+    /// One output of either 8-bit type (the parameters must be that type's).
+    #[inline(always)]
+    pub(crate) fn apply_q<T: Q8>(&self, a: T, b: T) -> T {
         let acc = self
             .bias
-            .wrapping_add(i32::from(a).wrapping_mul(self.a_multiplier))
-            .wrapping_add(i32::from(b).wrapping_mul(self.b_multiplier));
-        let out = (acc >> self.shift) + self.zero_point;
-        out.clamp(self.min, self.max) as i8
+            .wrapping_add(a.widen().wrapping_mul(self.a_multiplier))
+            .wrapping_add(b.widen().wrapping_mul(self.b_multiplier));
+        let out = (acc >> self.shift).wrapping_add(self.zero_point);
+        T::narrow(out.clamp(self.min, self.max))
     }
+}
+
+/// Checks that the sizes of an Add's inputs `a`, `b` broadcast to its output's (NumPy's
+/// rule: aligned at the innermost dim, each pair equal or one of them 1).
+pub(crate) fn check_broadcast(a: &Shape, b: &Shape, out: &Shape) -> Result<(), &'static str> {
+    match broadcast_shape(a, b) {
+        Some(s) if s == *out => Ok(()),
+        Some(_) => Err("the output's sizes are not the broadcast of the inputs'"),
+        None => Err(
+            "the inputs' sizes do not broadcast (aligned at the innermost dim, each pair of sizes must be equal or one of them 1)",
+        ),
+    }
+}
+
+/// XNNPACK's quantized Add of `a` and `b` (sizes `sa`, `sb`) into `out` (sizes `so`, their
+/// broadcast, checked with [`check_broadcast`]): the same fixed-point arithmetic for
+/// every element, whichever operand is broadcast (XNNPACK's `vaddc` kernels fold the
+/// broadcast operand's term into the bias; integer addition makes that the same sum).
+#[inline(always)]
+pub(crate) fn add<T: Q8>(
+    params: &AddParams,
+    (a, b, out): (&[T], &[T], &mut [T]),
+    (sa, sb, so): (&Shape, &Shape, &Shape),
+) {
+    zip_broadcast(a, b, out, (sa, sb, so), |x, y| params.apply_q(x, y));
 }
 
 /// XNNPACK's qs8 mean over `count` elements (the mean reduction its global average
@@ -102,13 +184,117 @@ impl MeanParams {
 
 #[cfg(test)]
 mod tests {
+    extern crate std;
+
     use super::*;
+    use std::{vec, vec::Vec};
 
     fn q(scale: f32, zero_point: i32) -> Quant {
         Quant { scale, zero_point }
     }
 
     const INF: f32 = f32::INFINITY;
+
+    fn s(d: &[usize]) -> Shape {
+        Shape::new(d).unwrap()
+    }
+
+    /// The multi-index of flat `i` in `dims` (row-major).
+    fn unravel(mut i: usize, dims: &[usize]) -> Vec<usize> {
+        let mut idx = vec![0; dims.len()];
+        for d in (0..dims.len()).rev() {
+            idx[d] = i % dims[d];
+            i /= dims[d];
+        }
+        idx
+    }
+
+    /// The flat index into an operand of sizes `dims` of the output index `out_idx`
+    /// (NumPy: the operand's dims align with the output's innermost, size 1 repeats).
+    fn operand_index(out_idx: &[usize], dims: &[usize]) -> usize {
+        let off = out_idx.len() - dims.len();
+        dims.iter().enumerate().fold(0, |flat, (d, &n)| {
+            flat * n + if n == 1 { 0 } else { out_idx[off + d] }
+        })
+    }
+
+    /// Deterministic inputs covering the type's range.
+    fn data<T: Q8>(n: usize, seed: usize) -> Vec<T> {
+        let (lo, hi) = T::RANGE;
+        (0..n)
+            .map(|i| T::narrow(lo + ((i * 37 + seed * 101) % (hi - lo + 1) as usize) as i32))
+            .collect()
+    }
+
+    /// Every broadcast pair against two references computed element by element with plain
+    /// indexing: XNNPACK's fixed-point add in i64, and dequantize, add, requantize (with
+    /// the add's rounding, half up) in f64, which agree exactly when the scale ratios are
+    /// powers of two (exact multipliers) and within one step otherwise.
+    fn check_pairs<T: Q8 + PartialEq + core::fmt::Debug>(qa: Quant, qb: Quant, qy: Quant) {
+        let dyadic = [qa.scale / qy.scale, qb.scale / qy.scale]
+            .iter()
+            .all(|r| r.to_bits() & 0x007f_ffff == 0);
+        let p = AddParams::new_in(qa, qb, qy, -INF, INF, T::RANGE).unwrap();
+        let pairs: [(&[usize], &[usize]); 7] = [
+            (&[2, 3, 4], &[2, 3, 4]),
+            (&[2, 3, 4], &[4]),
+            (&[4], &[2, 3, 4]),
+            (&[2, 1, 4], &[3, 1]),
+            (&[2, 3, 1], &[1, 3, 5]),
+            (&[], &[3, 2]),
+            (&[1, 1], &[2, 1, 3]),
+        ];
+        for (n, (da, db)) in pairs.into_iter().enumerate() {
+            let (sa, sb) = (s(da), s(db));
+            let so = broadcast_shape(&sa, &sb).unwrap();
+            assert_eq!(check_broadcast(&sa, &sb, &so), Ok(()));
+            let a = data::<T>(sa.numel().unwrap(), n);
+            let b = data::<T>(sb.numel().unwrap(), n + 7);
+            let mut out = vec![T::narrow(0.max(T::RANGE.0)); so.numel().unwrap()];
+            add(&p, (&a, &b, &mut out), (&sa, &sb, &so));
+            for (i, &got) in out.iter().enumerate() {
+                let idx = unravel(i, so.dims());
+                let (x, y) = (a[operand_index(&idx, da)], b[operand_index(&idx, db)]);
+                let fixed = i64::from(p.bias)
+                    + i64::from(x.widen()) * i64::from(p.a_multiplier)
+                    + i64::from(y.widen()) * i64::from(p.b_multiplier);
+                let fixed = ((fixed >> p.shift) + i64::from(p.zero_point))
+                    .clamp(i64::from(T::RANGE.0), i64::from(T::RANGE.1));
+                assert_eq!(i64::from(got.widen()), fixed, "{da:?} + {db:?} at {i}");
+                let real = f64::from(qa.scale) * f64::from(x.widen() - qa.zero_point)
+                    + f64::from(qb.scale) * f64::from(y.widen() - qb.zero_point);
+                let want = ((real / f64::from(qy.scale)) + 0.5).floor() + f64::from(qy.zero_point);
+                let want = want.clamp(f64::from(T::RANGE.0), f64::from(T::RANGE.1));
+                let step = (f64::from(got.widen()) - want).abs();
+                assert!(
+                    if dyadic { step == 0.0 } else { step <= 1.0 },
+                    "{da:?} + {db:?} at {i}: {got:?} vs {want}"
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn broadcast_add_matches_the_reference_qs8_and_qu8() {
+        // Power-of-two scale ratios (exact), then arbitrary ones.
+        check_pairs::<i8>(q(0.5, 3), q(0.25, -7), q(0.5, 1));
+        check_pairs::<i8>(q(0.1, -5), q(0.07, 9), q(0.05, -20));
+        check_pairs::<u8>(q(0.5, 128), q(1.0, 120), q(1.0, 130));
+        check_pairs::<u8>(q(0.031, 100), q(0.013, 7), q(0.04, 90));
+    }
+
+    #[test]
+    fn incompatible_shapes_are_refused() {
+        assert_eq!(
+            check_broadcast(&s(&[2, 3]), &s(&[4, 3]), &s(&[4, 3])),
+            Err("the inputs' sizes do not broadcast (aligned at the innermost dim, each pair of sizes must be equal or one of them 1)")
+        );
+        // Inputs that broadcast, to an output of other sizes.
+        assert_eq!(
+            check_broadcast(&s(&[2, 3]), &s(&[3]), &s(&[3, 3])),
+            Err("the output's sizes are not the broadcast of the inputs'")
+        );
+    }
 
     /// XNNPACK's add evaluated in i64 from its definition, as a check of `apply`.
     fn reference(p: &AddParams, a: i8, b: i8) -> i8 {

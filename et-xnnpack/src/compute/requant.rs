@@ -54,7 +54,18 @@ impl Requant {
 /// XNNPACK's `xnn_qs8_quantize` of an output bound: `val / scale + zero_point`, clamped
 /// to int8, rounded half to even.
 pub(crate) fn quantize_bound(val: f32, scale: f32, zero_point: i32) -> i32 {
-    round_half_even((val / scale + zero_point as f32).clamp(-128.0, 127.0))
+    quantize_bound_in(val, scale, zero_point, (-128, 127))
+}
+
+/// [`quantize_bound`] for an 8-bit type with integer range `(lo, hi)` (quint8's
+/// `xnn_qu8_quantize` is `(0, 255)`).
+pub(crate) fn quantize_bound_in(
+    val: f32,
+    scale: f32,
+    zero_point: i32,
+    (lo, hi): (i32, i32),
+) -> i32 {
+    round_half_even((val / scale + zero_point as f32).clamp(lo as f32, hi as f32))
 }
 
 #[cfg(test)]

@@ -94,16 +94,23 @@ simple! {
     prepare_cos => UnaryOp::Cos;
 }
 
-/// Clamp: on fp32, or (when the input is quantized) the integer clamp of
-/// `quantized::prepare_clamp`.
+/// Clamp on fp32.
 fn prepare_clamp(b: &mut Builder<'_, '_>, node: &NodeView<'_>) -> Result<Step, DelegateError> {
-    let input = b.read_any(node.u32(N1::VT_INPUT_ID))?;
-    if b.value(input).elem != Elem::F32 {
-        check_flags(b, node.u32(N1::VT_FLAGS), 0)?;
-        let output = b.write_any(node.u32(N1::VT_OUTPUT_ID), &[input])?;
-        return super::quantized::prepare_clamp(b, node, input, output);
-    }
     prepare_with(b, node, UnaryOp::Clamp, FIELDS_1X1)
+}
+
+/// Clamp on qint8: the integer clamp of `quantized::prepare_clamp`.
+fn prepare_clamp_qint8(
+    b: &mut Builder<'_, '_>,
+    node: &NodeView<'_>,
+) -> Result<Step, DelegateError> {
+    let input = b.read_any(node.u32(N1::VT_INPUT_ID))?;
+    if b.value(input).elem == Elem::F32 {
+        return Err(super::other_family(b));
+    }
+    check_flags(b, node.u32(N1::VT_FLAGS), 0)?;
+    let output = b.write_any(node.u32(N1::VT_OUTPUT_ID), &[input])?;
+    super::quantized::prepare_clamp(b, node, input, output)
 }
 
 fn prepare_elu(b: &mut Builder<'_, '_>, node: &NodeView<'_>) -> Result<Step, DelegateError> {
@@ -125,24 +132,25 @@ fn prepare_leaky_relu(b: &mut Builder<'_, '_>, node: &NodeView<'_>) -> Result<St
 }
 
 register! {
-    XNNClamp => prepare_clamp;
-    XNNAbs => prepare_abs;
-    XNNNegate => prepare_negate;
-    XNNSquare => prepare_square;
-    XNNSquareRoot => prepare_sqrt;
-    XNNReciprocalSquareRoot => prepare_rsqrt;
-    XNNExp => prepare_exp;
-    XNNLog => prepare_log;
-    XNNFloor => prepare_floor;
-    XNNCeiling => prepare_ceiling;
-    XNNSigmoid => prepare_sigmoid;
-    XNNTanh => prepare_tanh;
-    XNNGelu => prepare_gelu;
-    XNNHardswish => prepare_hardswish;
-    XNNSin => prepare_sin;
-    XNNCos => prepare_cos;
-    XNNELU => prepare_elu;
-    XNNLeakyReLU => prepare_leaky_relu;
+    XNNClamp: fp32 => prepare_clamp;
+    XNNClamp: qint8 => prepare_clamp_qint8;
+    XNNAbs: fp32 => prepare_abs;
+    XNNNegate: fp32 => prepare_negate;
+    XNNSquare: fp32 => prepare_square;
+    XNNSquareRoot: fp32 => prepare_sqrt;
+    XNNReciprocalSquareRoot: fp32 => prepare_rsqrt;
+    XNNExp: fp32 => prepare_exp;
+    XNNLog: fp32 => prepare_log;
+    XNNFloor: fp32 => prepare_floor;
+    XNNCeiling: fp32 => prepare_ceiling;
+    XNNSigmoid: fp32 => prepare_sigmoid;
+    XNNTanh: fp32 => prepare_tanh;
+    XNNGelu: fp32 => prepare_gelu;
+    XNNHardswish: fp32 => prepare_hardswish;
+    XNNSin: fp32 => prepare_sin;
+    XNNCos: fp32 => prepare_cos;
+    XNNELU: fp32 => prepare_elu;
+    XNNLeakyReLU: fp32 => prepare_leaky_relu;
 }
 
 fn run(step: &Step, frame: &Frame<'_>) -> KernelResult {

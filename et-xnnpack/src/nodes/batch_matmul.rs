@@ -90,7 +90,7 @@ fn scratch(graph: &Graph<'_>, node: &NodeView<'_>) -> usize {
 }
 
 register! {
-    XNNBatchMatrixMultiply => prepare, scratch = scratch;
+    XNNBatchMatrixMultiply: fp32 => prepare, scratch = scratch;
 }
 
 fn run(step: &Step, frame: &Frame<'_>) -> KernelResult {

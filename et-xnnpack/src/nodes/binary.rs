@@ -8,7 +8,7 @@ use et_schema::xnnpack::fields as xf;
 use et_schema::xnnpack::NodeView;
 
 use super::{check_flags, register, wrong_params, Clamp, Params, Step};
-use crate::compute::broadcast::{broadcast_shape, for_each_run};
+use crate::compute::broadcast::{broadcast_shape, zip_broadcast};
 use crate::exec::Frame;
 use crate::plan::{Builder, Elem};
 
@@ -39,18 +39,6 @@ fn prepare(
 ) -> Result<Step, DelegateError> {
     type N<'a> = xf::_XNNNode2x1<'a>;
     check_flags(b, node.u32(N::VT_FLAGS), 0)?;
-    let x = b.read_any(node.u32(N::VT_INPUT1_ID))?;
-    if b.value(x).elem != Elem::F32 {
-        if op != BinaryOp::Add {
-            return Err(b.fail(
-                et_runtime::Error::NotSupported,
-                "of the binary kinds, only Add is implemented on quantized values",
-            ));
-        }
-        let y = b.read_any(node.u32(N::VT_INPUT2_ID))?;
-        let output = b.write_any(node.u32(N::VT_OUTPUT_ID), &[x, y])?;
-        return super::quantized::prepare_add(b, node, x, y, output);
-    }
     let x = b.read(node.u32(N::VT_INPUT1_ID))?;
     let y = b.read(node.u32(N::VT_INPUT2_ID))?;
     let output = b.write(node.u32(N::VT_OUTPUT_ID), &[x, y])?;
@@ -87,14 +75,28 @@ kinds! {
     prepare_prelu => PRelu;
 }
 
+/// Add on qint8 (the only binary kind with a quantized family): `quantized::prepare_add`.
+fn prepare_add_qint8(b: &mut Builder<'_, '_>, node: &NodeView<'_>) -> Result<Step, DelegateError> {
+    type N<'a> = xf::_XNNNode2x1<'a>;
+    check_flags(b, node.u32(N::VT_FLAGS), 0)?;
+    let x = b.read_any(node.u32(N::VT_INPUT1_ID))?;
+    let y = b.read_any(node.u32(N::VT_INPUT2_ID))?;
+    let output = b.write_any(node.u32(N::VT_OUTPUT_ID), &[x, y])?;
+    if b.value(x).elem == Elem::F32 {
+        return Err(super::other_family(b));
+    }
+    super::quantized::prepare_add(b, node, x, y, output)
+}
+
 register! {
-    XNNAdd => prepare_add;
-    XNNSubtract => prepare_subtract;
-    XNNMultiply => prepare_multiply;
-    XNNDiv => prepare_div;
-    XNNMinimum => prepare_minimum;
-    XNNMaximum => prepare_maximum;
-    XNNPReLU => prepare_prelu;
+    XNNAdd: fp32 => prepare_add;
+    XNNAdd: qint8 => prepare_add_qint8;
+    XNNSubtract: fp32 => prepare_subtract;
+    XNNMultiply: fp32 => prepare_multiply;
+    XNNDiv: fp32 => prepare_div;
+    XNNMinimum: fp32 => prepare_minimum;
+    XNNMaximum: fp32 => prepare_maximum;
+    XNNPReLU: fp32 => prepare_prelu;
 }
 
 fn run(step: &Step, frame: &Frame<'_>) -> KernelResult {
@@ -129,46 +131,6 @@ type Shapes<'s> = (
 );
 
 #[inline(always)]
-fn apply(
-    x: &[f32],
-    y: &[f32],
-    out: &mut [f32],
-    (sx, sy, so): Shapes<'_>,
-    f: impl Fn(f32, f32) -> f32,
-) {
-    // Same sizes (the common case): one flat loop.
-    if sx == sy {
-        for ((o, &a), &b) in out.iter_mut().zip(x).zip(y) {
-            *o = f(a, b);
-        }
-        return;
-    }
-    let inner = so.last();
-    for_each_run(so, sx, sy, |o, xo, xs, yo, ys| {
-        let run = &mut out[o..o + inner];
-        match (xs, ys) {
-            (1, 1) => {
-                for ((r, &a), &b) in run.iter_mut().zip(&x[xo..]).zip(&y[yo..]) {
-                    *r = f(a, b);
-                }
-            }
-            (1, 0) => {
-                let b = y[yo];
-                for (r, &a) in run.iter_mut().zip(&x[xo..]) {
-                    *r = f(a, b);
-                }
-            }
-            (0, 1) => {
-                let a = x[xo];
-                for (r, &b) in run.iter_mut().zip(&y[yo..]) {
-                    *r = f(a, b);
-                }
-            }
-            _ => {
-                for (i, r) in run.iter_mut().enumerate() {
-                    *r = f(x[xo + i * xs], y[yo + i * ys]);
-                }
-            }
-        }
-    });
+fn apply(x: &[f32], y: &[f32], out: &mut [f32], shapes: Shapes<'_>, f: impl Fn(f32, f32) -> f32) {
+    zip_broadcast(x, y, out, shapes, f);
 }

@@ -92,10 +92,10 @@ kinds! {
 }
 
 register! {
-    XNNConcatenate2 => prepare2;
-    XNNConcatenate3 => prepare3;
-    XNNConcatenate4 => prepare4;
-    XNNConcatenate5 => prepare5;
+    XNNConcatenate2: fp32 => prepare2;
+    XNNConcatenate3: fp32 => prepare3;
+    XNNConcatenate4: fp32 => prepare4;
+    XNNConcatenate5: fp32 => prepare5;
 }
 
 fn run(step: &Step, frame: &Frame<'_>) -> KernelResult {

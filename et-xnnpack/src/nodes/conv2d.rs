@@ -158,7 +158,7 @@ pub(crate) fn bias_ptr(
 fn prepare(b: &mut Builder<'_, '_>, node: &NodeView<'_>) -> Result<Step, DelegateError> {
     let c = read_conv(b, node)?;
     if c.quantized {
-        return super::conv2d_quantized::prepare_conv(b, node, &c);
+        return Err(super::other_family(b));
     }
     let w = &c.window;
     let taps = w.kernel_h * w.kernel_w;
@@ -225,8 +225,18 @@ fn scratch(graph: &Graph<'_>, node: &NodeView<'_>) -> usize {
     scratch_bytes(k, group_out).max(sgemm_scratch_bytes(pixels, group_out, k))
 }
 
+/// The qint8 family: `conv2d_quantized`'s int8 GEMM.
+fn prepare_qint8(b: &mut Builder<'_, '_>, node: &NodeView<'_>) -> Result<Step, DelegateError> {
+    let c = read_conv(b, node)?;
+    if !c.quantized {
+        return Err(super::other_family(b));
+    }
+    super::conv2d_quantized::prepare_conv(b, node, &c)
+}
+
 register! {
-    XNNConv2d => prepare, scratch = scratch;
+    XNNConv2d: fp32 => prepare, scratch = scratch;
+    XNNConv2d: qint8 => prepare_qint8, scratch = scratch;
 }
 
 fn run(step: &Step, frame: &Frame<'_>) -> KernelResult {

@@ -37,7 +37,12 @@ pub(crate) struct Convert {
     how: Conversion,
 }
 
-fn prepare(b: &mut Builder<'_, '_>, node: &NodeView<'_>) -> Result<Step, DelegateError> {
+/// The qint8 family (fp32 to and from qint8/quint8) or, with `DYNAMIC`, the qdint8 one
+/// (fp32 to qdint8): separate registrations, each running only its own conversions.
+fn prepare<const DYNAMIC: bool>(
+    b: &mut Builder<'_, '_>,
+    node: &NodeView<'_>,
+) -> Result<Step, DelegateError> {
     type N<'a> = xf::_XNNNode1x1<'a>;
     check_flags(b, node.u32(N::VT_FLAGS), 0)?;
     let input = b.read_any(node.u32(N::VT_INPUT_ID))?;
@@ -65,14 +70,18 @@ fn prepare(b: &mut Builder<'_, '_>, node: &NodeView<'_>) -> Result<Step, Delegat
             ))
         }
     };
+    if matches!(how, Conversion::Dynamic { .. }) != DYNAMIC {
+        return Err(super::other_family(b));
+    }
     Ok(Step {
-        run,
+        run: run::<DYNAMIC>,
         params: Params::Convert(Convert { input, output, how }),
     })
 }
 
 register! {
-    XNNConvert => prepare;
+    XNNConvert: qint8 => prepare::<false>;
+    XNNConvert: qdint8 => prepare::<true>;
 }
 
 /// The integer range of an 8-bit type.
@@ -116,11 +125,17 @@ fn dynamic_params(min: f32, max: f32) -> (f32, i32) {
     (multiplier, quantize(zero_point, 1.0, 0, (-128, 127)))
 }
 
-fn run(step: &Step, frame: &Frame<'_>) -> KernelResult {
+fn run<const DYNAMIC: bool>(step: &Step, frame: &Frame<'_>) -> KernelResult {
     let Params::Convert(p) = step.params else {
         return Err(wrong_params());
     };
     match p.how {
+        // Each family's step runs its own conversions only (the other's code is not
+        // instantiated for it).
+        Conversion::Dynamic { .. } if !DYNAMIC => return Err(wrong_params()),
+        Conversion::Quantize { .. } | Conversion::Dequantize { .. } if DYNAMIC => {
+            return Err(wrong_params())
+        }
         Conversion::Quantize { q, signed } => {
             let x = frame.input::<f32>(p.input)?;
             let out = frame.output::<u8>(p.output)?;

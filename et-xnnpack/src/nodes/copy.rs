@@ -87,8 +87,10 @@ fn prepare_copy(b: &mut Builder<'_, '_>, node: &NodeView<'_>) -> Result<Step, De
 }
 
 register! {
-    XNNStaticReshape => prepare_reshape;
-    XNNCopy => prepare_copy;
+    XNNStaticReshape: fp32 => prepare_reshape;
+    XNNStaticReshape: qint8 => prepare_reshape;
+    XNNCopy: fp32 => prepare_copy;
+    XNNCopy: qint8 => prepare_copy;
 }
 
 fn run(step: &Step, frame: &Frame<'_>) -> KernelResult {

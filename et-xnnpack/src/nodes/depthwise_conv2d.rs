@@ -28,7 +28,7 @@ pub(crate) struct Depthwise {
 fn prepare(b: &mut Builder<'_, '_>, node: &NodeView<'_>) -> Result<Step, DelegateError> {
     let c = read_conv(b, node)?;
     if c.quantized {
-        return super::conv2d_quantized::prepare_depthwise(b, node, &c);
+        return Err(super::other_family(b));
     }
     if c.group_in != 1 {
         return Err(b.invalid("a depthwise convolution has more than one input channel per group"));
@@ -58,8 +58,18 @@ fn prepare(b: &mut Builder<'_, '_>, node: &NodeView<'_>) -> Result<Step, Delegat
     })
 }
 
+/// The qint8 family: `conv2d_quantized`'s depthwise kernel.
+fn prepare_qint8(b: &mut Builder<'_, '_>, node: &NodeView<'_>) -> Result<Step, DelegateError> {
+    let c = read_conv(b, node)?;
+    if !c.quantized {
+        return Err(super::other_family(b));
+    }
+    super::conv2d_quantized::prepare_depthwise(b, node, &c)
+}
+
 register! {
-    XNNDepthwiseConv2d => prepare, scratch = super::conv2d_quantized::depthwise_scratch;
+    XNNDepthwiseConv2d: fp32 => prepare;
+    XNNDepthwiseConv2d: qint8 => prepare_qint8, scratch = super::conv2d_quantized::depthwise_scratch;
 }
 
 fn run(step: &Step, frame: &Frame<'_>) -> KernelResult {

@@ -125,7 +125,7 @@ fn prepare(b: &mut Builder<'_, '_>, node: &NodeView<'_>) -> Result<Step, Delegat
     let transposed = flags & TRANSPOSE_WEIGHTS != 0;
     let input = b.read_any(node.u32(F::VT_INPUT1_ID))?;
     if b.value(input).elem != Elem::F32 {
-        return super::fully_connected_quantized::prepare(b, node, input, flags);
+        return Err(super::other_family(b));
     }
     let Operands {
         input,
@@ -200,8 +200,25 @@ fn scratch(graph: &Graph<'_>, node: &NodeView<'_>) -> usize {
     }
 }
 
+/// The quantized families (`DYNAMIC`: qdint8, else qint8), in
+/// `fully_connected_quantized`.
+fn prepare_quantized<const DYNAMIC: bool>(
+    b: &mut Builder<'_, '_>,
+    node: &NodeView<'_>,
+) -> Result<Step, DelegateError> {
+    let flags = node.u32(F::VT_FLAGS);
+    check_flags(b, flags, TRANSPOSE_WEIGHTS)?;
+    let input = b.read_any(node.u32(F::VT_INPUT1_ID))?;
+    if b.value(input).elem == Elem::F32 {
+        return Err(super::other_family(b));
+    }
+    super::fully_connected_quantized::prepare::<DYNAMIC>(b, node, input, flags)
+}
+
 register! {
-    XNNFullyConnected => prepare, scratch = scratch;
+    XNNFullyConnected: fp32 => prepare, scratch = scratch;
+    XNNFullyConnected: qint8 => prepare_quantized::<false>, scratch = scratch;
+    XNNFullyConnected: qdint8 => prepare_quantized::<true>, scratch = scratch;
 }
 
 fn run(step: &Step, frame: &Frame<'_>) -> KernelResult {

@@ -43,8 +43,10 @@ pub(crate) struct QuantizedFc {
     clamp: Clamp,
 }
 
-/// Prepares a FullyConnected whose input `input` (already read) is quantized.
-pub(crate) fn prepare(
+/// Prepares a FullyConnected whose input `input` (already read) is quantized: statically
+/// (qint8, run as a pointwise convolution) or, with `DYNAMIC`, at run time (qdint8). The
+/// other family's path is refused, so each registration links only its own code.
+pub(crate) fn prepare<const DYNAMIC: bool>(
     b: &mut Builder<'_, '_>,
     node: &NodeView<'_>,
     input: u32,
@@ -65,7 +67,12 @@ pub(crate) fn prepare(
         in_features,
         out_features,
     } = read_operands(b, node, input, false, true)?;
-    if let (Elem::Qs8(_), Elem::Qc8(_), Elem::Qs8(_)) = (
+    let dynamic = matches!(b.value(input).elem, Elem::Qd8 { .. });
+    if dynamic != DYNAMIC {
+        return Err(super::other_family(b));
+    }
+    if let (false, Elem::Qs8(_), Elem::Qc8(_), Elem::Qs8(_)) = (
+        DYNAMIC,
         b.value(input).elem,
         b.value(filter).elem,
         b.value(output).elem,

@@ -23,13 +23,20 @@ pub(crate) struct GlobalAvg {
     clamp: Clamp,
 }
 
-fn prepare(b: &mut Builder<'_, '_>, node: &NodeView<'_>) -> Result<Step, DelegateError> {
+/// The fp32 family, or (`QUANTIZED`) the qint8 one of `quantized::prepare_mean`.
+fn prepare<const QUANTIZED: bool>(
+    b: &mut Builder<'_, '_>,
+    node: &NodeView<'_>,
+) -> Result<Step, DelegateError> {
     type N<'a> = xf::_XNNNode1x1<'a>;
     check_flags(b, node.u32(N::VT_FLAGS), KEEP_DIMS)?;
     let input = b.read_any(node.u32(N::VT_INPUT_ID))?;
     let output = b.write_any(node.u32(N::VT_OUTPUT_ID), &[input])?;
     let quantized = b.value(input).elem != Elem::F32;
-    if !quantized {
+    if quantized != QUANTIZED {
+        return Err(super::other_family(b));
+    }
+    if !QUANTIZED {
         b.require_f32(output)?;
     }
     let is = b.shape(input);
@@ -41,7 +48,7 @@ fn prepare(b: &mut Builder<'_, '_>, node: &NodeView<'_>) -> Result<Step, Delegat
     if os.dims() != [batch, 1, 1, channels] && os.dims() != [batch, channels] {
         return Err(b.invalid("the output is not [n, 1, 1, c] or [n, c]"));
     }
-    if quantized {
+    if QUANTIZED {
         return super::quantized::prepare_mean(b, node, input, output);
     }
     Ok(Step {
@@ -57,7 +64,7 @@ fn prepare(b: &mut Builder<'_, '_>, node: &NodeView<'_>) -> Result<Step, Delegat
     })
 }
 
-/// The quantized variant's accumulators (the fp32 one takes no scratch).
+/// The qint8 family's accumulators (the fp32 one takes no scratch).
 fn scratch(graph: &Graph<'_>, node: &NodeView<'_>) -> usize {
     type N<'a> = xf::_XNNNode1x1<'a>;
     let channels = graph_shape(graph, node.u32(N::VT_OUTPUT_ID)).map_or(0, |s| s.last());
@@ -65,7 +72,8 @@ fn scratch(graph: &Graph<'_>, node: &NodeView<'_>) -> usize {
 }
 
 register! {
-    XNNGlobalAvgPooling2d => prepare, scratch = scratch;
+    XNNGlobalAvgPooling2d: fp32 => prepare::<false>;
+    XNNGlobalAvgPooling2d: qint8 => prepare::<true>, scratch = scratch;
 }
 
 fn run(step: &Step, frame: &Frame<'_>) -> KernelResult {

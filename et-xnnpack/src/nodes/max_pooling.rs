@@ -63,7 +63,7 @@ fn prepare(b: &mut Builder<'_, '_>, node: &NodeView<'_>) -> Result<Step, Delegat
 }
 
 register! {
-    XNNMaxPooling2d => prepare;
+    XNNMaxPooling2d: fp32 => prepare;
 }
 
 fn run(step: &Step, frame: &Frame<'_>) -> KernelResult {

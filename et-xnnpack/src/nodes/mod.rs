@@ -1,6 +1,10 @@
 //! Node kinds, one file each, registered in the [`NODES`] link-time slice the way kernels
-//! are registered in the runtime's: the plan looks each payload node's kind up there, so
-//! a kind that is not linked in is refused at load, naming the node.
+//! are registered in the runtime's: the plan looks each payload node's kind and datatype
+//! family ([`NodeDatatype`]: `fp32`, `qint8`, `qdint8`, derived from the node's values)
+//! up there, so a kind or family that is not linked in is refused at load, naming the
+//! node. A kind's families are separate elements with separate `prepare` functions, so a
+//! selection that keeps only the float family leaves the int8 code unreferenced and the
+//! linker drops it.
 //!
 //! A kind has two functions: `prepare` (at `init`: checks the node's fields, values and
 //! flags, packs constant weights, and returns a [`Step`]) and `run` (at execute: computes
@@ -8,7 +12,7 @@
 
 use et_runtime::backend::DelegateError;
 use et_runtime::KernelResult;
-use et_schema::xnnpack::{Graph, NodeKind, NodeView};
+use et_schema::xnnpack::{Graph, NodeDatatype, NodeKind, NodeView};
 
 use crate::exec::Frame;
 use crate::plan::Builder;
@@ -38,22 +42,41 @@ pub(crate) type RunFn = fn(&Step, &Frame<'_>) -> KernelResult;
 /// An upper bound of the scratch bytes a node's `run` takes (see `Builder::scratch`).
 pub(crate) type ScratchFn = fn(&Graph<'_>, &NodeView<'_>) -> usize;
 
-/// A node kind this build runs: an element of [`NODES`].
+/// A node kind and datatype family this build runs: an element of [`NODES`].
 #[derive(Debug)]
 pub struct NodeSpec {
     /// The kind (`XNodeUnion` tag).
     pub kind: NodeKind,
+    /// The datatype family of the nodes this element prepares.
+    pub datatype: NodeDatatype,
     pub(crate) prepare: PrepareFn,
     pub(crate) scratch: ScratchFn,
 }
 
-/// Every node kind linked into the binary.
+/// Every (node kind, datatype family) linked into the binary.
 #[linkme::distributed_slice]
 pub static NODES: [NodeSpec];
 
-/// The spec of `kind`, if this build has it.
-pub(crate) fn find(kind: NodeKind) -> Option<&'static NodeSpec> {
-    NODES.iter().find(|s| s.kind == kind)
+/// The spec of `kind` in family `datatype`, if this build has it.
+pub(crate) fn find(kind: NodeKind, datatype: NodeDatatype) -> Option<&'static NodeSpec> {
+    NODES
+        .iter()
+        .find(|s| s.kind == kind && s.datatype == datatype)
+}
+
+/// Whether this build has `kind` in any datatype family.
+pub(crate) fn has_kind(kind: NodeKind) -> bool {
+    NODES.iter().any(|s| s.kind == kind)
+}
+
+/// The error of a `prepare` handed a node whose values belong to another datatype family
+/// than the one it was registered for (the plan looks nodes up by the family their
+/// values give, so only an inconsistent payload gets here).
+pub(crate) fn other_family(b: &Builder<'_, '_>) -> DelegateError {
+    b.fail(
+        et_runtime::Error::NotSupported,
+        "the node's values do not fit the datatype family it was looked up by",
+    )
 }
 
 /// A node kind's scratch bound when it takes none.
@@ -61,24 +84,29 @@ pub(crate) fn no_scratch(_: &Graph<'_>, _: &NodeView<'_>) -> usize {
     0
 }
 
-/// Registers node kinds: `register!(Add => prepare_add, ...)`, with an optional scratch
-/// bound per kind (`Conv2d => prepare, scratch = conv_scratch`). A kind the build's
-/// selection does not keep is left out of [`NODES`] (`#[xnnpack_node]`), so its code is
-/// not linked and a payload that uses it is refused at init, naming the node.
+/// Registers node kinds, one element per datatype family: `register!(XNNAdd: fp32 =>
+/// prepare_add, ...)`, with an optional scratch bound per element (`XNNConv2d: fp32 =>
+/// prepare, scratch = conv_scratch`). An element the build's selection does not keep is
+/// left out of [`NODES`] (`#[xnnpack_node]`), so its code is not linked and a payload
+/// that needs it is refused at init, naming the node, its kind and datatype.
 macro_rules! register {
-    ($($kind:ident => $prepare:path $(, scratch = $scratch:path)?;)*) => {$(
+    ($($kind:ident : $datatype:ident => $prepare:path $(, scratch = $scratch:path)?;)*) => {$(
         const _: () = {
-            #[et_macros::xnnpack_node($kind)]
+            #[et_macros::xnnpack_node($kind: $datatype)]
             #[linkme::distributed_slice($crate::nodes::NODES)]
             static SPEC: $crate::nodes::NodeSpec = $crate::nodes::NodeSpec {
                 kind: et_schema::xnnpack::NodeKind(
                     et_schema::xnnpack::fields::XNodeUnion::$kind.0,
                 ),
+                datatype: $crate::nodes::register!(@datatype $datatype),
                 prepare: $prepare,
                 scratch: $crate::nodes::register!(@scratch $($scratch)?),
             };
         };
     )*};
+    (@datatype fp32) => { et_schema::xnnpack::NodeDatatype::Fp32 };
+    (@datatype qint8) => { et_schema::xnnpack::NodeDatatype::Qint8 };
+    (@datatype qdint8) => { et_schema::xnnpack::NodeDatatype::Qdint8 };
     (@scratch) => { $crate::nodes::no_scratch };
     (@scratch $scratch:path) => { $scratch };
 }

@@ -1,16 +1,16 @@
-//! Clamp, Add and GlobalAvgPooling2d on qint8 values, in XNNPACK's arithmetic (see
-//! `compute::qelementwise`). Each fp32 kind's `prepare` hands its node here when the
-//! input is quantized.
+//! Clamp, Add and GlobalAvgPooling2d on qint8 values (Add also on quint8, with NumPy
+//! broadcasting), in XNNPACK's arithmetic (see `compute::qelementwise`). Each kind's
+//! qint8 registration hands its node here.
 
 use et_runtime::backend::DelegateError;
 use et_runtime::{Error, KernelResult};
 use et_schema::xnnpack::NodeView;
 
 use super::{wrong_params, Clamp, Params, Step};
-use crate::compute::qelementwise::{AddParams, MeanParams};
+use crate::compute::qelementwise::{self, AddParams, MeanParams, Q8};
 use crate::compute::requant::quantize_bound;
 use crate::exec::Frame;
-use crate::plan::{Builder, Elem, Quant};
+use crate::plan::{Builder, Elem, Quant, Shape};
 
 #[derive(Clone, Copy, Debug)]
 pub(crate) enum Quantized {
@@ -21,12 +21,14 @@ pub(crate) enum Quantized {
         min: i8,
         max: i8,
     },
-    /// Add of two same-sized inputs.
+    /// Add of two inputs broadcast to the output's sizes, all qint8 (`signed`) or all
+    /// quint8.
     Add {
         a: u32,
         b: u32,
         output: u32,
         params: AddParams,
+        signed: bool,
     },
     /// The mean over the `pixels` of each batch's each channel.
     Mean {
@@ -91,7 +93,8 @@ pub(crate) fn prepare_clamp(
     }))
 }
 
-/// Add with qint8 inputs and output of the same sizes.
+/// Add with inputs and output all qint8 or all quint8, the inputs' sizes broadcasting to
+/// the output's.
 pub(crate) fn prepare_add(
     b: &mut Builder<'_, '_>,
     node: &NodeView<'_>,
@@ -99,15 +102,21 @@ pub(crate) fn prepare_add(
     z: u32,
     output: u32,
 ) -> Result<Step, DelegateError> {
-    let (qa, qb, qy) = (qs8(b, x)?, qs8(b, z)?, qs8(b, output)?);
-    if b.shape(x) != b.shape(output) || b.shape(z) != b.shape(output) {
-        return Err(b.fail(
-            Error::NotSupported,
-            "a qint8 Add with broadcasting is not implemented",
-        ));
-    }
+    let (qa, qb, qy, signed) = match (b.value(x).elem, b.value(z).elem, b.value(output).elem) {
+        (Elem::Qs8(qa), Elem::Qs8(qb), Elem::Qs8(qy)) => (qa, qb, qy, true),
+        (Elem::Qu8(qa), Elem::Qu8(qb), Elem::Qu8(qy)) => (qa, qb, qy, false),
+        _ => {
+            return Err(b.fail(
+                Error::NotSupported,
+                "a quantized Add whose inputs and output are not all qint8 or all quint8",
+            ))
+        }
+    };
+    qelementwise::check_broadcast(&b.shape(x), &b.shape(z), &b.shape(output))
+        .map_err(|message| b.invalid(message))?;
     let clamp = checked_range(b, node)?;
-    let params = AddParams::new(qa, qb, qy, clamp.min, clamp.max).ok_or_else(|| {
+    let range = if signed { i8::RANGE } else { u8::RANGE };
+    let params = AddParams::new_in(qa, qb, qy, clamp.min, clamp.max, range).ok_or_else(|| {
         b.fail(
             Error::NotSupported,
             "a qint8 Add whose input to output scale ratio is outside [2^-10, 2^8) (XNNPACK's range)",
@@ -118,6 +127,7 @@ pub(crate) fn prepare_add(
         b: z,
         output,
         params,
+        signed,
     }))
 }
 
@@ -169,21 +179,40 @@ unsafe fn clamp_avx2(x: &[i8], out: &mut [i8], min: i8, max: i8) {
     clamp(x, out, min, max);
 }
 
-#[inline(always)]
-fn add(params: &AddParams, a: &[i8], b: &[i8], out: &mut [i8]) {
-    for ((o, &a), &b) in out.iter_mut().zip(a).zip(b) {
-        *o = params.apply(a, b);
-    }
-}
+type Shapes<'s> = (&'s Shape, &'s Shape, &'s Shape);
 
-/// [`add`] compiled for AVX2 (8-lane `vpmulld`, which SSE2 lacks).
+/// [`qelementwise::add`] compiled for AVX2 (8-lane `vpmulld`, which SSE2 lacks).
 ///
 /// # Safety
 /// The CPU must support AVX2 and FMA.
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx2,fma")]
-unsafe fn add_avx2(params: &AddParams, a: &[i8], b: &[i8], out: &mut [i8]) {
-    add(params, a, b, out);
+unsafe fn add_avx2<T: Q8>(
+    params: &AddParams,
+    operands: (&[T], &[T], &mut [T]),
+    shapes: Shapes<'_>,
+) {
+    qelementwise::add(params, operands, shapes);
+}
+
+/// An Add step on elements `T`.
+fn run_add<T: Q8 + crate::plain::Plain>(
+    frame: &Frame<'_>,
+    (a, b, output): (u32, u32, u32),
+    params: &AddParams,
+) -> KernelResult {
+    let (sa, sb, so) = (frame.shape(a), frame.shape(b), frame.shape(output));
+    let (a, b) = (frame.input::<T>(a)?, frame.input::<T>(b)?);
+    let out = frame.output::<T>(output)?;
+    #[cfg(target_arch = "x86_64")]
+    if et_ops::gemm::avx2_fma_available() {
+        // SAFETY: the CPU supports AVX2 and FMA (checked just above); the function only
+        // compiles the same safe code for that instruction set.
+        unsafe { add_avx2(params, (a, b, out), (&sa, &sb, &so)) };
+        return Ok(());
+    }
+    qelementwise::add(params, (a, b, out), (&sa, &sb, &so));
+    Ok(())
 }
 
 /// Scratch bytes of a mean over `channels`: one int32 accumulator each.
@@ -218,17 +247,13 @@ fn run(step: &Step, frame: &Frame<'_>) -> KernelResult {
             b,
             output,
             params,
+            signed,
         } => {
-            let (a, b) = (frame.input::<i8>(a)?, frame.input::<i8>(b)?);
-            let out = frame.output::<i8>(output)?;
-            #[cfg(target_arch = "x86_64")]
-            if et_ops::gemm::avx2_fma_available() {
-                // SAFETY: the CPU supports AVX2 and FMA (checked just above); the
-                // function only compiles the same safe code for that instruction set.
-                unsafe { add_avx2(&params, a, b, out) };
-                return Ok(());
-            }
-            add(&params, a, b, out);
+            return if signed {
+                run_add::<i8>(frame, (a, b, output), &params)
+            } else {
+                run_add::<u8>(frame, (a, b, output), &params)
+            };
         }
         Quantized::Mean {
             input,

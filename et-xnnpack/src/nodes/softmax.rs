@@ -35,7 +35,7 @@ fn prepare(b: &mut Builder<'_, '_>, node: &NodeView<'_>) -> Result<Step, Delegat
 }
 
 register! {
-    XNNSoftmax => prepare;
+    XNNSoftmax: fp32 => prepare;
 }
 
 fn run(step: &Step, frame: &Frame<'_>) -> KernelResult {

@@ -61,7 +61,7 @@ fn prepare(b: &mut Builder<'_, '_>, node: &NodeView<'_>) -> Result<Step, Delegat
 }
 
 register! {
-    XNNStaticSlice => prepare;
+    XNNStaticSlice: fp32 => prepare;
 }
 
 fn run(step: &Step, frame: &Frame<'_>) -> KernelResult {

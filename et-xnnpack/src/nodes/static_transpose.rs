@@ -59,7 +59,8 @@ fn prepare(b: &mut Builder<'_, '_>, node: &NodeView<'_>) -> Result<Step, Delegat
 }
 
 register! {
-    XNNStaticTranspose => prepare;
+    XNNStaticTranspose: fp32 => prepare;
+    XNNStaticTranspose: qint8 => prepare;
 }
 
 fn run(step: &Step, frame: &Frame<'_>) -> KernelResult {

@@ -11,7 +11,7 @@ use core::ptr::NonNull;
 
 use et_runtime::backend::{BackendInitContext, DelegateError};
 use et_runtime::Error;
-use et_schema::xnnpack::{Datatype, Graph, NodeKind};
+use et_schema::xnnpack::{Datatype, Graph, NodeDatatype, NodeKind};
 
 use crate::nodes::{self, Step};
 use crate::plain::Plain;
@@ -313,11 +313,17 @@ pub(crate) fn build<'n>(
         b.node = i as u32;
         b.kind = node.kind;
         *kind = node.kind;
-        let spec = nodes::find(node.kind).ok_or_else(|| {
-            b.fail(
-                Error::NotSupported,
-                "this node kind is not in this build (unknown to etch, or left out by the selection)",
-            )
+        let datatype = graph
+            .node_datatype(&node)
+            .map_err(|e| b.fail(e.error, e.reason))?;
+        let spec = nodes::find(node.kind, datatype).ok_or_else(|| {
+            if !nodes::has_kind(node.kind) {
+                return b.fail(
+                    Error::NotSupported,
+                    "this node kind is not in this build (unknown to etch, or left out by the selection)",
+                );
+            }
+            b.fail(Error::NotSupported, missing_datatype(datatype))
         })?;
         let step = (spec.prepare)(&mut b, &node)?;
         // SAFETY: `i < num_steps`, inside the table; steps are `Copy` (no drop needed for
@@ -408,12 +414,32 @@ pub(crate) fn memory_bound(graph: &Graph<'_>) -> usize {
     let mut scratch = 0;
     for i in 0..n {
         if let Ok(node) = graph.node(i) {
-            if let Some(spec) = nodes::find(node.kind) {
+            let spec = graph
+                .node_datatype(&node)
+                .ok()
+                .and_then(|d| nodes::find(node.kind, d));
+            if let Some(spec) = spec {
                 scratch = scratch.max((spec.scratch)(graph, &node));
             }
         }
     }
     bytes.saturating_add(scratch)
+}
+
+/// The refusal of a node whose kind this build has, but not in the node's datatype
+/// family (the selection kept other families of the kind).
+fn missing_datatype(datatype: NodeDatatype) -> &'static str {
+    match datatype {
+        NodeDatatype::Fp32 => {
+            "this node's datatype fp32 is not in this build for this kind (not implemented, or left out by the selection)"
+        }
+        NodeDatatype::Qint8 => {
+            "this node's datatype qint8 is not in this build for this kind (not implemented, or left out by the selection)"
+        }
+        NodeDatatype::Qdint8 => {
+            "this node's datatype qdint8 is not in this build for this kind (not implemented, or left out by the selection)"
+        }
+    }
 }
 
 /// The shape of value `id` of `graph` (for scratch bounds, before the plan exists).
