@@ -150,8 +150,13 @@ pub fn run_program(bytes: &[u8], data: Option<&[u8]>, inputs: &Inputs) -> bool {
         None => None,
     };
     let files: Vec<&DataFile<'_>> = data.iter().collect();
+    run_program_with(bytes, &files, inputs)
+}
+
+/// [`run_program`] with data files already loaded (a large one is read once).
+pub fn run_program_with(bytes: &[u8], files: &[&DataFile<'_>], inputs: &Inputs) -> bool {
     let loader = FileLoader::from_bytes(bytes);
-    let Ok(program) = Program::load_with_data(&loader, Verification::default(), &files) else {
+    let Ok(program) = Program::load_with_data(&loader, Verification::default(), files) else {
         return false;
     };
     let names: Vec<&str> = program.method_names().collect();

@@ -14,7 +14,8 @@
 
 use std::ops::Range;
 
-use et_runtime::{FileLoader, Program};
+use et_runtime::{DataFile, FileLoader, Program};
+use et_schema::bundled::BundledProgram;
 use et_schema::ExtendedHeader;
 use etch_tests::{dtype_of, fixture, fixtures_dir, IoSpec};
 
@@ -26,8 +27,9 @@ mod findings;
 mod harness;
 mod locate;
 mod targeted;
+mod targeted_data;
 
-use harness::{run_bundled, run_program, Inputs, Prng, Stats};
+use harness::{run_bundled, run_program, run_program_with, Inputs, Prng, Stats};
 use locate::Targets;
 
 /// One case in this many runs (1 normally; more under valgrind).
@@ -197,7 +199,7 @@ fn mutate(name: &str, random: usize, runs: bool) {
     if let Some(payload) = payload_range(&original) {
         targets
             .list
-            .extend(targeted::payload(&original, payload.clone()).list);
+            .extend(targeted_data::payload(&original, payload.clone()).list);
         focus.push(payload);
     }
     let plan = Plan {
@@ -283,7 +285,7 @@ fn mlp_with_data_file() {
         focus: vec![flatbuffer_region(&ptd)],
         random: 10_000,
         truncations: 4000,
-        targets: targeted::data_file(&ptd),
+        targets: targeted_data::data_file(&ptd),
     };
     data_plan.run(&mut stats, &mut kinds, |b| {
         run_program(&pte, Some(b), &inputs)
@@ -302,18 +304,61 @@ fn mlp_with_data_file() {
     stats.finish(name, &kinds);
 }
 
+/// An XNNPACK delegate whose weights live in a `.ptd` (named data read at delegate
+/// init): the payload mutated with the good, large data file loaded once. Each case that
+/// gets through init packs mv2's weights and runs it, so the cases are sampled.
+#[test]
+fn mv2_xnnpack_with_data_file() {
+    let name = "mv2_xnnpack_ptd";
+    let pte = std::fs::read(fixture("mv2_xnnpack_ptd.pte")).unwrap();
+    let data_loader = FileLoader::open(fixture("mv2_xnnpack_ptd.ptd")).unwrap();
+    let data = DataFile::load(&data_loader, "mv2_xnnpack_ptd.ptd").unwrap();
+    let files = [&data];
+    let inputs = inputs_of(name);
+    assert!(
+        run_program_with(&pte, &files, &inputs),
+        "{name} runs unmodified"
+    );
+    let payload = payload_range(&pte).unwrap();
+    let all = targeted_data::payload(&pte, payload.clone()).list;
+    let targets = Targets {
+        list: all.iter().step_by(all.len() / 150 + 1).cloned().collect(),
+    };
+    let plan = Plan {
+        name: "mv2_xnnpack_ptd.pte with its .ptd",
+        original: &pte,
+        focus: vec![payload],
+        random: 100,
+        truncations: 100,
+        targets,
+    };
+    let (mut stats, mut kinds) = (Stats::default(), Vec::new());
+    plan.run(&mut stats, &mut kinds, |b| {
+        run_program_with(b, &files, &inputs)
+    });
+    stats.finish("mv2_xnnpack_ptd with its .ptd", &kinds);
+}
+
 /// A bundled program: the outer file and the program inside it.
 #[test]
 fn mlp_bundled() {
     let original = std::fs::read(fixture("mlp.bpte")).unwrap();
     assert!(run_bundled(&original), "mlp.bpte runs unmodified");
+    // The program's own fields, at their place inside the bundle.
+    let inner = BundledProgram::parse(&original).unwrap().program().unwrap();
+    let offset = inner.as_ptr() as usize - original.as_ptr() as usize;
+    let mut targets = targeted::program(inner);
+    for w in targets.list.iter_mut().flat_map(|m| m.writes.iter_mut()) {
+        w.pos += offset;
+    }
+    let inner_range = offset..offset + inner.len();
     let plan = Plan {
         name: "mlp.bpte",
         original: &original,
-        focus: Vec::new(),
+        focus: vec![inner_range],
         random: 10_000,
         truncations: 4000,
-        targets: Targets::default(),
+        targets,
     };
     let (mut stats, mut kinds) = (Stats::default(), Vec::new());
     plan.run(&mut stats, &mut kinds, run_bundled);
