@@ -46,7 +46,11 @@ pub fn read_input(spec: &str, info: &TensorInfo) -> Result<InputData, String> {
         return Ok(npy);
     }
     let sizes = shape.unwrap_or_else(|| info.sizes().to_vec());
-    let expected = sizes.iter().product::<usize>() * info.dtype.element_size();
+    // Checked: the shape is the user's, and a product past `usize::MAX` is an error.
+    let expected = sizes
+        .iter()
+        .try_fold(info.dtype.element_size(), |n, &s| n.checked_mul(s))
+        .ok_or_else(|| format!("{path}: the shape {sizes:?} is too large"))?;
     if data.len() != expected {
         return Err(format!(
             "{path}: {} bytes, but {} {:?} needs {expected} bytes (give the shape as FILE:SHAPE for dynamic inputs)",

@@ -264,12 +264,13 @@ fn set_inputs(
     for (i, d) in data.iter().enumerate() {
         let Some(d) = d else { continue };
         method
-            .set_input_bytes(i, d.dtype, &d.sizes, &d.bytes)
+            .set_input_checked(i, d.dtype, &d.sizes, &d.bytes)
             .map_err(|e| {
-                Failure(format!(
-                    "input {i}: {e} (method expects {:?})",
-                    meta.input_tensor(i).map(|t| t.sizes().to_vec())
-                ))
+                let expects = meta
+                    .input_tensor(i)
+                    .map(|t| format!(" (method expects {:?})", t.sizes()))
+                    .unwrap_or_default();
+                Failure(format!("{e}{expects}"))
             })?;
     }
     Ok(())

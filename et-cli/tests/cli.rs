@@ -446,3 +446,73 @@ fn verify_checks_a_bundled_program_and_names_what_differs() {
         stderr(&o)
     );
 }
+
+/// A scratch file of `len` zero bytes, unique to this test.
+fn zeros_file(name: &str, len: usize) -> PathBuf {
+    let path = std::env::temp_dir().join(format!("etch-cli-{}-{name}", std::process::id()));
+    std::fs::write(&path, vec![0u8; len]).unwrap();
+    path
+}
+
+#[test]
+fn bad_inputs_at_the_cli_are_named_and_exit_1() {
+    let add = fixture("add.pte");
+    let add = add.to_str().unwrap();
+    let in0 = fixture("add.in0.bin");
+    let in0 = in0.to_str().unwrap();
+
+    // A method that does not exist: named, with the ones that do.
+    let o = etch(&["run", add, "--method", "backward"]);
+    assert_eq!(o.status.code(), Some(1));
+    assert!(
+        stderr(&o).contains("no method `backward`"),
+        "{}",
+        stderr(&o)
+    );
+    assert!(stderr(&o).contains("forward"), "{}", stderr(&o));
+
+    // More inputs than the method takes.
+    let o = etch(&["run", add, "--input", in0, "--input", in0, "--input", in0]);
+    assert_eq!(o.status.code(), Some(1));
+    assert!(stderr(&o).contains("3 inputs given"), "{}", stderr(&o));
+    assert!(stderr(&o).contains("takes 2"), "{}", stderr(&o));
+
+    // A shape above the dynamic input's bound.
+    let big = zeros_file("big.bin", 1000 * 8 * 4);
+    let spec = format!("{}:1000x8", big.display());
+    let o = etch(&[
+        "run",
+        fixture("dynamic.pte").to_str().unwrap(),
+        "--input",
+        &spec,
+    ]);
+    std::fs::remove_file(&big).ok();
+    assert_eq!(o.status.code(), Some(1));
+    let err = stderr(&o);
+    assert!(err.contains("above its dynamic shape bound"), "{err}");
+    assert!(!err.contains("panicked"), "{err}");
+
+    // A shape whose size overflows.
+    let o = etch(&[
+        "run",
+        add,
+        "--input",
+        &format!("{in0}:99999999999x99999999999"),
+    ]);
+    assert_eq!(o.status.code(), Some(1));
+    assert!(stderr(&o).contains("too large"), "{}", stderr(&o));
+}
+
+#[test]
+fn a_data_file_of_another_program_exits_1_naming_the_key_and_file() {
+    let o = etch(&[
+        "run",
+        fixture("mv2_xnnpack_ptd.pte").to_str().unwrap(),
+        "--data",
+        fixture("mlp_ptd.ptd").to_str().unwrap(),
+    ]);
+    assert_eq!(o.status.code(), Some(1));
+    let err = stderr(&o);
+    assert!(err.contains("needs named data `"), "{err}");
+    assert!(err.contains("mlp_ptd.ptd"), "{err}");
+}

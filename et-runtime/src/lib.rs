@@ -39,8 +39,8 @@ pub use loader::{BufferLoader, DataLoader, PROGRAM_ALIGNMENT};
 pub use loader::{FileLoader, MmapLoader};
 pub use memory::{Arena, MemoryManager};
 pub use method::{
-    method_allocator_estimate, ExecuteError, ExternalDataProblem, LoadDetail, LoadError, Method,
-    DEFAULT_INSTRUCTION_LIMIT,
+    method_allocator_estimate, ExecuteError, ExternalDataProblem, InputError, InputProblem,
+    LoadDetail, LoadError, Method, DEFAULT_INSTRUCTION_LIMIT,
 };
 #[cfg(feature = "alloc")]
 pub use method_buffers::{BufferError, BufferName, MethodBufferSizes, MethodBuffers};

@@ -48,8 +48,10 @@ impl Backend for XnnpackBackend {
     }
 
     fn method_memory(&self, processed: &[u8]) -> usize {
+        // Saturating: the bound comes from the payload's unchecked sizes, and a sum past
+        // `usize::MAX` is over any memory limit anyway.
         parse(processed).map_or(0, |g| {
-            plan::memory_bound(&g) + size_of::<Plan>() + align_of::<Plan>()
+            plan::memory_bound(&g).saturating_add(size_of::<Plan>() + align_of::<Plan>())
         })
     }
 

@@ -33,6 +33,7 @@ mod error;
 mod estimate;
 mod execute;
 mod external;
+mod inputs;
 mod instructions;
 mod load;
 mod tensors;
@@ -55,6 +56,7 @@ pub(crate) use error::note;
 pub use error::{ExecuteError, ExternalDataProblem, LoadDetail, LoadError};
 pub use estimate::method_allocator_estimate;
 use et_schema::scalar_type::ScalarType;
+pub use inputs::{InputError, InputProblem};
 use instructions::{Chain, Instr};
 
 /// ExecuTorch's default limit on instructions executed by one `execute` call.

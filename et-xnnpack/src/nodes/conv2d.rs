@@ -210,12 +210,17 @@ fn prepare(b: &mut Builder<'_, '_>, node: &NodeView<'_>) -> Result<Step, Delegat
 
 fn scratch_bytes(k: usize, group_out: usize) -> usize {
     let tile = tile_rows(k);
-    (tile * k * 4 + 64).saturating_add(sgemm_scratch_bytes(tile, group_out, k))
+    // Saturating: the estimate runs on the payload's fields before `prepare` checks them.
+    (tile.saturating_mul(k).saturating_mul(4))
+        .saturating_add(64)
+        .saturating_add(sgemm_scratch_bytes(tile, group_out, k))
 }
 
 fn scratch(graph: &Graph<'_>, node: &NodeView<'_>) -> usize {
     let f = |vt| node.u32(vt) as usize;
-    let k = f(N::VT_KERNEL_HEIGHT) * f(N::VT_KERNEL_WIDTH) * f(N::VT_GROUP_INPUT_CHANNELS);
+    let k = f(N::VT_KERNEL_HEIGHT)
+        .saturating_mul(f(N::VT_KERNEL_WIDTH))
+        .saturating_mul(f(N::VT_GROUP_INPUT_CHANNELS));
     let group_out = f(N::VT_GROUP_OUTPUT_CHANNELS);
     let pixels = graph_shape(graph, node.u32(N::VT_OUTPUT_ID))
         .and_then(|s| Some(s.numel()? / s.last().max(1)))

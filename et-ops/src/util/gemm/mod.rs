@@ -239,8 +239,10 @@ fn detected_level() -> Level {
 /// packing buffers and their alignment), an upper bound for every micro-kernel.
 pub fn sgemm_scratch_bytes(m: usize, n: usize, k: usize) -> usize {
     let kc = k.min(KC);
-    let mc = round_up(m, 12).min(120);
-    let nc = round_up(n, 32).min(2048);
+    // Capped before rounding (the same result, as the caps are multiples): sizes read
+    // from an untrusted payload cannot overflow here.
+    let mc = round_up(m.min(120), 12);
+    let nc = round_up(n.min(2048), 32);
     (mc * kc + kc * nc) * 4 + 2 * 16
 }
 
