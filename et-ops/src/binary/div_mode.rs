@@ -15,7 +15,7 @@ use crate::util::promote::{compute_dtype, compute_set, float_compute_set, result
 /// promote to float32), `"trunc"` rounds toward zero and `"floor"` toward negative
 /// infinity, both keeping integer dtypes. Floats follow IEEE for a zero divisor; integer
 /// division by zero is an error, as in PyTorch.
-#[kernel("aten::div.out_mode")]
+#[kernel("aten::div.out_mode", accepts = [all])]
 pub fn div_out_mode<Sel: DtypeSelection>(
     _ctx: &KernelContext<'_>,
     a: &Tensor,

@@ -16,7 +16,7 @@ use crate::util::promote::{
 /// promote to float32), `"trunc"` rounds toward zero and `"floor"` toward negative
 /// infinity, both keeping integer dtypes. Floats follow IEEE for a zero divisor; integer
 /// division by zero is an error, as in PyTorch.
-#[kernel("aten::div.Scalar_mode_out")]
+#[kernel("aten::div.Scalar_mode_out", accepts = [all])]
 pub fn div_scalar_mode_out<Sel: DtypeSelection>(
     _ctx: &KernelContext<'_>,
     a: &Tensor,

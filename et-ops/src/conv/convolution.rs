@@ -14,7 +14,7 @@ use crate::util::element::Dot;
 /// the gemm and depthwise paths; f16/f64 and transposed convolutions a direct loop that
 /// accumulates in f64. Integer convolutions (every integer dtype, as ExecuTorch's
 /// portable kernel accepts) take the direct loop and wrap around, as PyTorch's do.
-#[kernel("aten::convolution.out")]
+#[kernel("aten::convolution.out", accepts = [reals])]
 #[allow(
     clippy::too_many_arguments,
     reason = "the operator's own argument list"

@@ -16,7 +16,7 @@ use crate::util::layout::{check_same_dtype, istrides, normalize_dim, Walk};
 /// `64 * k <= size`, else `std::nth_element` followed (if `sorted`) by `std::sort` of the
 /// first `k - 1` entries, all from libstdc++; the private `stl` module reproduces those
 /// algorithms step for step, so ties resolve to the same indices.
-#[kernel("aten::topk.values")]
+#[kernel("aten::topk.values", accepts = [reals])]
 #[allow(clippy::too_many_arguments, reason = "the operator's schema")]
 pub fn topk_values<Sel: DtypeSelection>(
     ctx: &KernelContext<'_>,

@@ -12,7 +12,7 @@ use crate::util::gemm::GemmElem;
 /// `[p]`, `[1, p]`, `[n, 1]` or `[n, p]`). As in PyTorch, `beta == 0` ignores `self`
 /// entirely (NaN or inf in it do not propagate). Integer tensors take integer `alpha` and
 /// `beta` and wrap around, as PyTorch's integer addmm.
-#[kernel("aten::addmm.out")]
+#[kernel("aten::addmm.out", accepts = [reals])]
 pub fn addmm_out<Sel: DtypeSelection>(
     ctx: &KernelContext<'_>,
     input: &Tensor,

@@ -10,7 +10,7 @@ use crate::util::gemm::GemmElem;
 
 /// `out[i] = self[i] @ mat2[i]` for `self: [b, n, m]`, `mat2: [b, m, p]`,
 /// `out: [b, n, p]`, all one real dtype; each batch is one gemm (wrapping for integers).
-#[kernel("aten::bmm.out")]
+#[kernel("aten::bmm.out", accepts = [reals])]
 pub fn bmm_out<Sel: DtypeSelection>(
     ctx: &KernelContext<'_>,
     a: &Tensor,

@@ -12,7 +12,7 @@ use crate::util::gemm::GemmElem;
 /// dtype. f32 runs the blocked SIMD gemm; f16 and f64 a reference loop (f16 accumulates
 /// in f64 and rounds once); integers the same loop wrapping around, as PyTorch's integer
 /// matmul does.
-#[kernel("aten::mm.out")]
+#[kernel("aten::mm.out", accepts = [reals])]
 pub fn mm_out<Sel: DtypeSelection>(
     ctx: &KernelContext<'_>,
     a: &Tensor,

@@ -11,7 +11,7 @@ use crate::util::element::Dot;
 /// Float sums accumulate in f64 and round once. int64 (the one integer dtype both
 /// PyTorch's and ExecuTorch's kernels accept) sums in i64 and divides truncating toward
 /// zero, as PyTorch does; PyTorch's result is the specification here.
-#[kernel("aten::avg_pool2d.out")]
+#[kernel("aten::avg_pool2d.out", accepts = [f16, f32, f64, i64])]
 #[allow(
     clippy::too_many_arguments,
     reason = "the operator's own argument list"

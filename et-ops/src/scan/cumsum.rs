@@ -14,7 +14,7 @@ use crate::util::layout::{istrides, normalize_dim, Walk};
 /// must be `dtype` when given), then summed in PyTorch's CPU accumulation type (double
 /// for float32/float64, float for float16, int64 wrapping for integers), each prefix
 /// rounded once into `out`.
-#[kernel("aten::cumsum.out")]
+#[kernel("aten::cumsum.out", accepts = [all])]
 pub fn cumsum_out<Sel: DtypeSelection>(
     _ctx: &KernelContext<'_>,
     input: &Tensor,

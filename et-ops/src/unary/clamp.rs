@@ -15,7 +15,7 @@ use crate::util::promote::{compute_dtype, compute_set, ResultType};
 /// The bounds take part in type promotion like scalar operands (an integer tensor with a
 /// float bound gives float32). NaN in the input or a bound propagates; when `min > max`
 /// every element becomes `max`, as in PyTorch.
-#[kernel("aten::clamp.out")]
+#[kernel("aten::clamp.out", accepts = [all])]
 pub fn clamp_out<Sel: DtypeSelection>(
     _ctx: &KernelContext<'_>,
     input: &Tensor,

@@ -10,7 +10,7 @@ use crate::util::promote::{compute_dtype, compute_set, ResultType};
 /// Elementwise `min(max(x, min), max)` with optional tensor bounds (at least one), all
 /// three broadcast together and promoted to their common dtype. NaN in the input or in a
 /// bound propagates; where `min > max` the result is `max`, as in PyTorch.
-#[kernel("aten::clamp.Tensor_out")]
+#[kernel("aten::clamp.Tensor_out", accepts = [all])]
 pub fn clamp_tensor_out<Sel: DtypeSelection>(
     _ctx: &KernelContext<'_>,
     input: &Tensor,
