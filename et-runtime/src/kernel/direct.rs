@@ -46,9 +46,8 @@ pub fn call_entry(
     args: &mut [CallArg<'_>],
 ) -> KernelResult {
     // List headers and item buffers: boxed so the pointers in `values` stay put.
-    let mut int_lists: Vec<Box<(BoxedList<i64>, Vec<u32>, Vec<i64>)>> = Vec::new();
-    let mut tensor_lists: Vec<Box<(BoxedList<*const Tensor>, Vec<u32>, Vec<*const Tensor>)>> =
-        Vec::new();
+    let mut int_lists: Vec<Box<OwnedList<i64>>> = Vec::new();
+    let mut tensor_lists: Vec<Box<OwnedList<*const Tensor>>> = Vec::new();
     let mut values: Vec<Value> = Vec::new();
     let mut positions: Vec<u32> = Vec::new();
     for arg in args.iter_mut() {
@@ -62,17 +61,8 @@ pub fn call_entry(
                 // Items are separate Int values, as in a program.
                 let first = values.len() as u32;
                 values.extend(l.iter().map(|&i| Value::Int(i)));
-                let mut b = Box::new((
-                    dangling_list(),
-                    (first..first + l.len() as u32).collect::<Vec<_>>(),
-                    l.to_vec(),
-                ));
-                b.0 = BoxedList {
-                    indices: NonNull::from(&mut b.1[..]).cast(),
-                    items: NonNull::from(&mut b.2[..]).cast(),
-                    len: l.len(),
-                };
-                let header = NonNull::from(&mut b.0);
+                let mut b = OwnedList::new(first, l.to_vec());
+                let header = NonNull::from(&mut b.header);
                 int_lists.push(b);
                 Value::IntList(header)
             }
@@ -85,18 +75,8 @@ pub fn call_entry(
                     ts.iter_mut()
                         .map(|t| Value::Tensor(NonNull::from(&mut **t))),
                 );
-                let n = ts.len();
-                let mut b = Box::new((
-                    dangling_list(),
-                    (first..first + n as u32).collect::<Vec<_>>(),
-                    alloc::vec![core::ptr::null::<Tensor>(); n],
-                ));
-                b.0 = BoxedList {
-                    indices: NonNull::from(&mut b.1[..]).cast(),
-                    items: NonNull::from(&mut b.2[..]).cast(),
-                    len: n,
-                };
-                let header = NonNull::from(&mut b.0);
+                let mut b = OwnedList::new(first, alloc::vec![core::ptr::null(); ts.len()]);
+                let header = NonNull::from(&mut b.header);
                 tensor_lists.push(b);
                 Value::TensorList(header)
             }
@@ -131,11 +111,32 @@ pub fn call_entry(
     result
 }
 
-/// A placeholder header, overwritten once its buffers have their final addresses.
-fn dangling_list<T>() -> BoxedList<T> {
-    BoxedList {
-        indices: NonNull::dangling(),
-        items: NonNull::dangling(),
-        len: 0,
+/// A list value with its own buffers: the header a `Value` points at, the value indices
+/// of its items (consecutive, from `first`) and the item buffer the accessors refill.
+struct OwnedList<T> {
+    header: BoxedList<T>,
+    indices: Vec<u32>,
+    items: Vec<T>,
+}
+
+impl<T> OwnedList<T> {
+    /// Boxed, so the header's pointers into the buffers stay valid when it moves.
+    fn new(first: u32, items: Vec<T>) -> Box<OwnedList<T>> {
+        let n = items.len();
+        let mut b = Box::new(OwnedList {
+            header: BoxedList {
+                indices: NonNull::dangling(),
+                items: NonNull::dangling(),
+                len: 0,
+            },
+            indices: (first..first + n as u32).collect(),
+            items,
+        });
+        b.header = BoxedList {
+            indices: NonNull::from(&mut b.indices[..]).cast(),
+            items: NonNull::from(&mut b.items[..]).cast(),
+            len: n,
+        };
+        b
     }
 }
