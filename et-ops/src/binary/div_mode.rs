@@ -44,21 +44,18 @@ pub fn div_out_mode<Sel: DtypeSelection>(
     et_switch!(in compute_set(Sel::SET), compute_dtype(common), [i64, f32, f64], C => {
         let check = !C::IS_FLOAT;
         let zero = &zero;
-        if floor {
-            binary::<C, C, Sel>(a, b, out, common, move |x, y| {
-                if check && y == C::ZERO {
-                    zero.set(true);
-                }
+        // One closure for both modes (a branch per element instead of a second copy of
+        // the binary driver per compute type).
+        binary::<C, C, Sel>(a, b, out, common, move |x, y| {
+            if check && y == C::ZERO {
+                zero.set(true);
+            }
+            if floor {
                 x.floor_div(y)
-            })
-        } else {
-            binary::<C, C, Sel>(a, b, out, common, move |x, y| {
-                if check && y == C::ZERO {
-                    zero.set(true);
-                }
+            } else {
                 x.trunc_div(y)
-            })
-        }
+            }
+        })
     })?;
     if zero.get() {
         return Err(KernelError::invalid("integer division by zero"));
