@@ -12,6 +12,8 @@ mod selection;
 /// `#[kernel("namespace::op.overload")]` registers a fallback kernel (any dtype);
 /// `dtype = f32` registers it for calls whose tensors are `f32`; `dtype = [f32, f64]` on a
 /// function generic over one element type registers one instantiation per dtype;
+/// `accepts = [f32, i64]` (or the groups `floats`, `ints`, `reals`, `all`) narrows a
+/// fallback to the dtypes it computes, so calls with others are missing kernels at load;
 /// `crate = path` names the runtime when it is re-exported. See the crate documentation.
 #[proc_macro_attribute]
 pub fn kernel(attr: TokenStream, item: TokenStream) -> TokenStream {

@@ -7,6 +7,8 @@ use crate::kernel::op_hash_parts;
 use crate::program::{KernelCallInfo, KernelKey, MethodMeta, OperatorName};
 use et_schema::scalar_type::{DtypeSet, ScalarType};
 
+#[cfg(feature = "alloc")]
+pub use crate::kernel::{call_entry, CallArg};
 pub use crate::kernel::{
     op_hash, ArgKind, DtypeKey, KernelEntry, KernelFn, KernelSignature, ReturnKind,
 };

@@ -15,7 +15,7 @@ use syn::{Ident, LitStr, Path, Token};
 use super::Errors;
 
 /// The attribute keys `#[kernel]` understands, for "unknown key" messages.
-pub(crate) const KEYS: &[&str] = &["dtype", "crate"];
+pub(crate) const KEYS: &[&str] = &["dtype", "accepts", "crate"];
 
 /// What the attribute said.
 #[derive(Default)]
@@ -35,6 +35,8 @@ pub(crate) struct KeyArg {
 /// The value of a key argument.
 pub(crate) enum KeyValue {
     Dtype(DtypeSpec),
+    /// `accepts = [..]`: the dtypes a fallback kernel computes (names or groups).
+    Accepts(DtypeSpec),
     Crate(Path),
     /// A key `#[kernel]` does not know; its value was skipped.
     Unknown,
@@ -69,6 +71,25 @@ impl Args {
             KeyValue::Dtype(d) => Some(d),
             _ => None,
         })
+    }
+
+    /// The first `accepts = ..` argument.
+    pub(crate) fn accepts(&self) -> Option<&DtypeSpec> {
+        self.keys.iter().find_map(|k| match &k.value {
+            KeyValue::Accepts(d) => Some(d),
+            _ => None,
+        })
+    }
+
+    /// The `DtypeSet` mask of `accepts = ..` (`None` without it: every dtype).
+    pub(crate) fn accepts_mask(&self) -> Option<u32> {
+        let spec = self.accepts()?;
+        Some(
+            spec.idents()
+                .iter()
+                .filter_map(|i| accepted_mask(&i.to_string()))
+                .fold(0, |m, b| m | b),
+        )
     }
 
     /// The runtime crate path: the first `crate = ..` argument, else `::et_runtime`.
@@ -119,6 +140,11 @@ fn parse_into(input: ParseStream, args: &mut Args, errors: &mut Errors) -> syn::
         let value = match key.to_string().as_str() {
             "dtype" => KeyValue::Dtype(parse_dtype(input).unwrap_or_else(|e| {
                 // Report, skip the value, and go on with the other arguments.
+                errors.push(e);
+                skip_value(input);
+                DtypeSpec::Invalid
+            })),
+            "accepts" => KeyValue::Accepts(parse_dtype(input).unwrap_or_else(|e| {
                 errors.push(e);
                 skip_value(input);
                 DtypeSpec::Invalid
@@ -196,6 +222,35 @@ pub(crate) struct Dtype {
     pub(crate) number: u8,
     /// The Rust element type (`Element` impl) a generic kernel is instantiated with.
     pub(crate) rust: RustType,
+}
+
+/// The groups `accepts` understands, as `et_switch!`'s: `floats` (f16, f32, f64), `ints`
+/// (u8, i8, i16, i32, i64), `reals` (both) and `all` (reals and bool).
+pub(crate) const GROUPS: &[(&str, &[&str])] = &[
+    ("floats", &["f16", "f32", "f64"]),
+    ("ints", &["u8", "i8", "i16", "i32", "i64"]),
+    (
+        "reals",
+        &["u8", "i8", "i16", "i32", "i64", "f16", "f32", "f64"],
+    ),
+    (
+        "all",
+        &["u8", "i8", "i16", "i32", "i64", "f16", "f32", "f64", "bool"],
+    ),
+];
+
+/// The mask of one `accepts` item: a dtype name or a group (`None` if neither).
+pub(crate) fn accepted_mask(name: &str) -> Option<u32> {
+    if let Some(d) = Dtype::named(name) {
+        return Some(d.bit());
+    }
+    let (_, members) = GROUPS.iter().find(|(g, _)| *g == name)?;
+    Some(
+        members
+            .iter()
+            .filter_map(|m| Dtype::named(m))
+            .fold(0, |acc, d| acc | d.bit()),
+    )
 }
 
 impl Dtype {

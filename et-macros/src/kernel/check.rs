@@ -20,6 +20,7 @@ pub(crate) fn check(args: &Args, target: &Target, first: bool, errors: &mut Erro
     check_dtype_names(args, errors);
     check_duplicate_dtypes(args, errors);
     check_empty_dtype_list(args, errors);
+    check_accepts(args, errors);
     let function = match target {
         Target::Fn(function) => function,
         Target::Other { tokens, what } => {
@@ -149,6 +150,41 @@ fn check_duplicate_dtypes(args: &Args, errors: &mut Errors) {
             errors.at(
                 ident.span(),
                 format!("duplicate dtype `{ident}` in the #[kernel] dtype list"),
+            );
+        }
+    }
+}
+
+// Rule: `accepts` names dtypes or groups, at least one, and only on a fallback kernel
+// (a kernel with `dtype = ..` already says which dtypes it serves).
+fn check_accepts(args: &Args, errors: &mut Errors) {
+    let Some(spec) = args.accepts() else { return };
+    for ident in spec.idents() {
+        if super::args::accepted_mask(&ident.to_string()).is_none() {
+            let valid = DTYPES.iter().map(|d| d.name).collect::<Vec<_>>().join(", ");
+            errors.at(
+                ident.span(),
+                format!("unknown #[kernel] accepted dtype `{ident}`; valid are {valid}, and the groups floats, ints, reals, all"),
+            );
+        }
+    }
+    if let DtypeSpec::List { span, items } = spec {
+        if items.is_empty() {
+            errors.at(
+                *span,
+                "#[kernel] accepts list is empty; name at least one dtype",
+            );
+        }
+    }
+    if args.dtype().is_some() {
+        if let Some(k) = args
+            .keys
+            .iter()
+            .find(|k| matches!(k.value, KeyValue::Accepts(_)))
+        {
+            errors.at(
+                k.key.span(),
+                "#[kernel] `accepts` is for fallback kernels; with `dtype = ..` the entries already name their dtypes",
             );
         }
     }

@@ -79,7 +79,13 @@ fn try_expand(
             break;
         }
         match crate::selection::for_op(&op.value()) {
-            Ok(selection) => selections.push(selection),
+            Ok(mut selection) => {
+                // A fallback's `accepts` narrows what it is compiled and registered for.
+                if let Some(m) = args.accepts_mask() {
+                    selection.mask &= m;
+                }
+                selections.push(selection)
+            }
             Err(SelectionError::Report(message)) => errors.at(op.span(), message),
             // Reported at another kernel of this crate: emit the function alone.
             Err(SelectionError::Reported) => return Err(Vec::new()),

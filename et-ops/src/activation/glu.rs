@@ -12,7 +12,7 @@ use crate::util::layout::{istrides, normalize_dim, Walk};
 /// `out = a * sigmoid(b)` where `a` and `b` are the first and second halves of `self`
 /// along `dim` (whose size must be even). Floating inputs only; float16 computes in
 /// float32 and rounds once.
-#[kernel("aten::glu.out")]
+#[kernel("aten::glu.out", accepts = [floats])]
 pub fn glu_out<Sel: DtypeSelection>(
     _ctx: &KernelContext<'_>,
     input: &Tensor,

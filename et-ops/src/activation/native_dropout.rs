@@ -15,7 +15,7 @@ use crate::util::random::Rng;
 /// p)`, else zeroed; `p = 1` zeroes everything. PyTorch scales the kept elements;
 /// ExecuTorch's portable kernel does not, and PyTorch is followed here. Evaluation
 /// (`train` false): `out` is a copy and `mask` all true.
-#[kernel("aten::native_dropout.out")]
+#[kernel("aten::native_dropout.out", accepts = [f16, f32, f64, bool])]
 pub fn native_dropout_out<Sel: DtypeSelection>(
     _ctx: &KernelContext<'_>,
     input: &Tensor,

@@ -18,7 +18,7 @@ impl FloatFn for Sigmoid {
 
 /// Elementwise logistic function `1 / (1 + e^-x)`. Bool and integer inputs give float32;
 /// float16 computes in float32.
-#[kernel("aten::sigmoid.out")]
+#[kernel("aten::sigmoid.out", accepts = [all])]
 pub fn sigmoid_out<Sel: DtypeSelection>(
     _ctx: &KernelContext<'_>,
     input: &Tensor,

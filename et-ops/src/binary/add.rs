@@ -10,7 +10,7 @@ use crate::util::promote::{check_alpha, compute_dtype, compute_set, result_type}
 /// Elementwise `out = a + alpha * b` with broadcasting and type promotion. Integer
 /// results wrap; bool + bool is logical or (any non-zero sum is true); float16 computes in
 /// float32 and rounds once.
-#[kernel("aten::add.out")]
+#[kernel("aten::add.out", accepts = [all])]
 pub fn add_out<Sel: DtypeSelection>(
     _ctx: &KernelContext<'_>,
     a: &Tensor,

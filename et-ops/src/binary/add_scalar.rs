@@ -12,7 +12,7 @@ use crate::util::promote::{check_alpha, compute_dtype, compute_set, result_type_
 /// float scalar makes an integer or bool tensor float32 (PyTorch's answer; ExecuTorch's
 /// portable kernel refuses int64 + 1.5). Integer results wrap; bool + bool is logical or;
 /// float16 adds the scalar in float32 and rounds once.
-#[kernel("aten::add.Scalar_out")]
+#[kernel("aten::add.Scalar_out", accepts = [all])]
 pub fn add_scalar_out<Sel: DtypeSelection>(
     _ctx: &KernelContext<'_>,
     a: &Tensor,

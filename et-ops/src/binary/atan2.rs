@@ -9,7 +9,7 @@ use crate::util::promote::{compute_dtype, float_compute_set, result_type, to_flo
 
 /// Elementwise `atan2(a, b)`: the angle of the point `(b, a)`, in `[-pi, pi]`, with
 /// broadcasting. Integer and bool inputs promote to float32; float16 computes in float32.
-#[kernel("aten::atan2.out")]
+#[kernel("aten::atan2.out", accepts = [all])]
 pub fn atan2_out<Sel: DtypeSelection>(
     _ctx: &KernelContext<'_>,
     a: &Tensor,

@@ -9,7 +9,7 @@ use crate::util::promote::{compute_dtype, compute_set, result_type};
 /// Elementwise `a & b` for integer and bool tensors (with broadcasting and type
 /// promotion). Integers are sign-extended to int64 and truncated back, which keeps every
 /// bit of the narrow result; bools hold 0 or 1, so the result is logical.
-#[kernel("aten::bitwise_and.Tensor_out")]
+#[kernel("aten::bitwise_and.Tensor_out", accepts = [all])]
 pub fn bitwise_and_tensor_out<Sel: DtypeSelection>(
     _ctx: &KernelContext<'_>,
     a: &Tensor,

@@ -13,7 +13,7 @@ use crate::util::promote::{compute_dtype, compute_set, result_type_scalar};
 /// is cast to the result dtype first (a float scalar has no bitwise meaning and is
 /// rejected). Integers are sign-extended to int64 and truncated back; bools hold 0 or 1,
 /// so their result is logical.
-#[kernel("aten::bitwise_or.Scalar_out")]
+#[kernel("aten::bitwise_or.Scalar_out", accepts = [all])]
 pub fn bitwise_or_scalar_out<Sel: DtypeSelection>(
     _ctx: &KernelContext<'_>,
     a: &Tensor,

@@ -10,7 +10,7 @@ use crate::util::promote::{compute_dtype, compute_set, result_type};
 /// Elementwise `a >> b` for integer tensors, with broadcasting and type promotion, in
 /// the width of the result dtype. A shift amount that is negative or at least that width
 /// gives the sign fill (0 or -1), as in PyTorch.
-#[kernel("aten::bitwise_right_shift.Tensor_out")]
+#[kernel("aten::bitwise_right_shift.Tensor_out", accepts = [all])]
 pub fn bitwise_right_shift_tensor_out<Sel: DtypeSelection>(
     _ctx: &KernelContext<'_>,
     a: &Tensor,

@@ -11,7 +11,7 @@ use crate::util::promote::{compute_dtype, compute_set, result_type_scalar};
 /// Elementwise `a >> other` for an integer tensor and an int scalar (cast to the
 /// tensor's dtype first), in the width of that dtype. A shift amount that is negative or
 /// at least that width gives the sign fill (0 or -1), as in PyTorch.
-#[kernel("aten::bitwise_right_shift.Tensor_Scalar_out")]
+#[kernel("aten::bitwise_right_shift.Tensor_Scalar_out", accepts = [all])]
 pub fn bitwise_right_shift_tensor_scalar_out<Sel: DtypeSelection>(
     _ctx: &KernelContext<'_>,
     a: &Tensor,

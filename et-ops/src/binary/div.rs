@@ -9,7 +9,7 @@ use crate::util::promote::{compute_dtype, float_compute_set, result_type, to_flo
 
 /// Elementwise `out = a / b` with broadcasting. Integer and bool inputs promote to
 /// float32 (true division); division by zero follows IEEE (`1/0 = inf`, `0/0 = NaN`).
-#[kernel("aten::div.out")]
+#[kernel("aten::div.out", accepts = [all])]
 pub fn div_out<Sel: DtypeSelection>(
     _ctx: &KernelContext<'_>,
     a: &Tensor,

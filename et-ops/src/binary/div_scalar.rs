@@ -10,7 +10,7 @@ use crate::util::promote::{compute_dtype, float_compute_set, result_type_scalar,
 
 /// Elementwise `out = a / other`. Integer and bool tensors promote to float32; float16
 /// divides by the scalar in float32 and rounds once. Division by zero follows IEEE.
-#[kernel("aten::div.Scalar_out")]
+#[kernel("aten::div.Scalar_out", accepts = [all])]
 pub fn div_scalar_out<Sel: DtypeSelection>(
     _ctx: &KernelContext<'_>,
     a: &Tensor,

@@ -14,7 +14,7 @@ use crate::util::promote::{compute_dtype, compute_set, result_type};
 /// Elementwise `floor(a / b)` with broadcasting, keeping integer dtypes (Python's `//`).
 /// Floats take the quotient consistent with `remainder` and follow IEEE for a zero
 /// divisor; integer division by zero is an error and bools are rejected, as in PyTorch.
-#[kernel("aten::floor_divide.out")]
+#[kernel("aten::floor_divide.out", accepts = [all])]
 pub fn floor_divide_out<Sel: DtypeSelection>(
     _ctx: &KernelContext<'_>,
     a: &Tensor,

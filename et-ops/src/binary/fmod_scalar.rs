@@ -14,7 +14,7 @@ use crate::util::promote::{compute_dtype, compute_set, result_type_scalar};
 /// tensor's dtype, a float scalar makes it float32. The scalar is cast to the result dtype
 /// first (PyTorch's fmod has no full-precision scalar path). An integer zero divisor is an
 /// error; a zero float divisor gives NaN.
-#[kernel("aten::fmod.Scalar_out")]
+#[kernel("aten::fmod.Scalar_out", accepts = [all])]
 pub fn fmod_scalar_out<Sel: DtypeSelection>(
     _ctx: &KernelContext<'_>,
     a: &Tensor,

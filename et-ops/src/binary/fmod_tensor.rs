@@ -11,7 +11,7 @@ use crate::util::promote::{compute_dtype, compute_set, result_type};
 
 /// Elementwise `a - b * trunc(a / b)` (C's `fmod`): the result has the sign of `a`. A zero
 /// float divisor gives NaN; an integer zero divisor is an error, as in PyTorch.
-#[kernel("aten::fmod.Tensor_out")]
+#[kernel("aten::fmod.Tensor_out", accepts = [all])]
 pub fn fmod_tensor_out<Sel: DtypeSelection>(
     _ctx: &KernelContext<'_>,
     a: &Tensor,

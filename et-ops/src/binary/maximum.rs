@@ -9,7 +9,7 @@ use crate::util::promote::{compute_dtype, compute_set, result_type};
 
 /// Elementwise larger of `a` and `b` with broadcasting and type promotion; NaN when
 /// either is NaN (unlike `fmin`/`fmax`).
-#[kernel("aten::maximum.out")]
+#[kernel("aten::maximum.out", accepts = [all])]
 pub fn maximum_out<Sel: DtypeSelection>(
     _ctx: &KernelContext<'_>,
     a: &Tensor,

@@ -9,7 +9,7 @@ use crate::util::promote::{compute_dtype, compute_set, result_type};
 
 /// Elementwise product with broadcasting and type promotion. Integer results wrap;
 /// bool * bool is logical and.
-#[kernel("aten::mul.out")]
+#[kernel("aten::mul.out", accepts = [all])]
 pub fn mul_out<Sel: DtypeSelection>(
     _ctx: &KernelContext<'_>,
     a: &Tensor,

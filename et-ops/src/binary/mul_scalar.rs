@@ -10,7 +10,7 @@ use crate::util::promote::{compute_dtype, compute_set, result_type_scalar};
 
 /// Elementwise product with a scalar. An int scalar keeps an integer tensor's dtype, a
 /// float scalar with an integer tensor gives float32 (PyTorch's scalar promotion).
-#[kernel("aten::mul.Scalar_out")]
+#[kernel("aten::mul.Scalar_out", accepts = [all])]
 pub fn mul_scalar_out<Sel: DtypeSelection>(
     _ctx: &KernelContext<'_>,
     a: &Tensor,

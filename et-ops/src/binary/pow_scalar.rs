@@ -14,7 +14,7 @@ use crate::util::promote::{compute_dtype, compute_set, result_type_scalar};
 /// powers wrap; a negative integer exponent gives `1 / base` truncated (0 unless the base
 /// is ±1), as PyTorch's integer `pow`; a base of 1 gives 1 everywhere, NaN exponents
 /// included (C's `pow`).
-#[kernel("aten::pow.Scalar_out")]
+#[kernel("aten::pow.Scalar_out", accepts = [all])]
 pub fn pow_scalar_out<Sel: DtypeSelection>(
     _ctx: &KernelContext<'_>,
     base: Scalar,

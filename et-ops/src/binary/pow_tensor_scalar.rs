@@ -16,7 +16,7 @@ use crate::util::promote::{compute_dtype, compute_set, result_type_scalar};
 /// (an integer tensor with a float exponent gives float32). Integer powers wrap; a
 /// negative integer exponent of an integer tensor is an error, as in PyTorch. Float
 /// exponents 2 and 0.5 use `x * x` and `sqrt`, which are correctly rounded.
-#[kernel("aten::pow.Tensor_Scalar_out")]
+#[kernel("aten::pow.Tensor_Scalar_out", accepts = [all])]
 pub fn pow_tensor_scalar_out<Sel: DtypeSelection>(
     _ctx: &KernelContext<'_>,
     a: &Tensor,

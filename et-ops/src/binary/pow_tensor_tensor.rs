@@ -10,7 +10,7 @@ use crate::util::promote::{compute_dtype, compute_set, result_type};
 /// Elementwise power with broadcasting and type promotion. Floats use C's `pow`;
 /// integers exponentiate by squaring with wrap-around, and a negative exponent gives the
 /// truncated reciprocal (1 for base 1, ±1 for base -1, else 0), as PyTorch's kernel does.
-#[kernel("aten::pow.Tensor_Tensor_out")]
+#[kernel("aten::pow.Tensor_Tensor_out", accepts = [all])]
 pub fn pow_tensor_tensor_out<Sel: DtypeSelection>(
     _ctx: &KernelContext<'_>,
     a: &Tensor,

@@ -13,7 +13,7 @@ use crate::util::promote::{compute_dtype, compute_set, result_type};
 /// Elementwise `a - b * floor(a / b)` (Python's `%`): the result has the sign of `b`.
 /// Floats use `fmod` and shift by `b` when the signs differ; a zero float divisor gives
 /// NaN; an integer zero divisor is an error, as in PyTorch.
-#[kernel("aten::remainder.Tensor_out")]
+#[kernel("aten::remainder.Tensor_out", accepts = [all])]
 pub fn remainder_tensor_out<Sel: DtypeSelection>(
     _ctx: &KernelContext<'_>,
     a: &Tensor,

@@ -14,7 +14,7 @@ use crate::util::promote::{compute_dtype, compute_set, result_type_scalar};
 /// `other`, for integers too (ExecuTorch's portable kernel gives integers C's sign rule;
 /// PyTorch's is the spec). An int scalar keeps an integer tensor's dtype, a float scalar
 /// makes it float32. An integer zero divisor is an error; a zero float divisor gives NaN.
-#[kernel("aten::remainder.Scalar_out")]
+#[kernel("aten::remainder.Scalar_out", accepts = [all])]
 pub fn remainder_scalar_out<Sel: DtypeSelection>(
     _ctx: &KernelContext<'_>,
     a: &Tensor,

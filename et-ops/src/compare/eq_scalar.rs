@@ -8,7 +8,7 @@ use super::eq_tensor::Eq;
 
 /// Elementwise `a == b` (equal to) with a scalar `b`, as bools; the scalar is cast to
 /// the common dtype first.
-#[kernel("aten::eq.Scalar_out")]
+#[kernel("aten::eq.Scalar_out", accepts = [all])]
 pub fn eq_scalar_out<Sel: DtypeSelection>(
     _ctx: &KernelContext<'_>,
     a: &Tensor,

@@ -16,7 +16,7 @@ impl Cmp for Eq {
 }
 
 /// Elementwise `a == b` (equal to) with broadcasting and type promotion, as bools.
-#[kernel("aten::eq.Tensor_out")]
+#[kernel("aten::eq.Tensor_out", accepts = [all])]
 pub fn eq_tensor_out<Sel: DtypeSelection>(
     _ctx: &KernelContext<'_>,
     a: &Tensor,

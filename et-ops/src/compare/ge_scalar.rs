@@ -8,7 +8,7 @@ use super::ge_tensor::Ge;
 
 /// Elementwise `a >= b` (greater than or equal to) with a scalar `b`, as bools; the scalar is cast to
 /// the common dtype first.
-#[kernel("aten::ge.Scalar_out")]
+#[kernel("aten::ge.Scalar_out", accepts = [all])]
 pub fn ge_scalar_out<Sel: DtypeSelection>(
     _ctx: &KernelContext<'_>,
     a: &Tensor,

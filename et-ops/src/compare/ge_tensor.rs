@@ -16,7 +16,7 @@ impl Cmp for Ge {
 }
 
 /// Elementwise `a >= b` (greater than or equal to) with broadcasting and type promotion, as bools.
-#[kernel("aten::ge.Tensor_out")]
+#[kernel("aten::ge.Tensor_out", accepts = [all])]
 pub fn ge_tensor_out<Sel: DtypeSelection>(
     _ctx: &KernelContext<'_>,
     a: &Tensor,

@@ -8,7 +8,7 @@ use super::gt_tensor::Gt;
 
 /// Elementwise `a > b` (greater than) with a scalar `b`, as bools; the scalar is cast to
 /// the common dtype first.
-#[kernel("aten::gt.Scalar_out")]
+#[kernel("aten::gt.Scalar_out", accepts = [all])]
 pub fn gt_scalar_out<Sel: DtypeSelection>(
     _ctx: &KernelContext<'_>,
     a: &Tensor,

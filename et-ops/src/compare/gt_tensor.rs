@@ -16,7 +16,7 @@ impl Cmp for Gt {
 }
 
 /// Elementwise `a > b` (greater than) with broadcasting and type promotion, as bools.
-#[kernel("aten::gt.Tensor_out")]
+#[kernel("aten::gt.Tensor_out", accepts = [all])]
 pub fn gt_tensor_out<Sel: DtypeSelection>(
     _ctx: &KernelContext<'_>,
     a: &Tensor,

@@ -8,7 +8,7 @@ use super::le_tensor::Le;
 
 /// Elementwise `a <= b` (less than or equal to) with a scalar `b`, as bools; the scalar is cast to
 /// the common dtype first.
-#[kernel("aten::le.Scalar_out")]
+#[kernel("aten::le.Scalar_out", accepts = [all])]
 pub fn le_scalar_out<Sel: DtypeSelection>(
     _ctx: &KernelContext<'_>,
     a: &Tensor,

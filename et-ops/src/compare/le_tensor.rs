@@ -16,7 +16,7 @@ impl Cmp for Le {
 }
 
 /// Elementwise `a <= b` (less than or equal to) with broadcasting and type promotion, as bools.
-#[kernel("aten::le.Tensor_out")]
+#[kernel("aten::le.Tensor_out", accepts = [all])]
 pub fn le_tensor_out<Sel: DtypeSelection>(
     _ctx: &KernelContext<'_>,
     a: &Tensor,

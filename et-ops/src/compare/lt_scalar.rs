@@ -8,7 +8,7 @@ use super::lt_tensor::Lt;
 
 /// Elementwise `a < b` (less than) with a scalar `b`, as bools; the scalar is cast to
 /// the common dtype first.
-#[kernel("aten::lt.Scalar_out")]
+#[kernel("aten::lt.Scalar_out", accepts = [all])]
 pub fn lt_scalar_out<Sel: DtypeSelection>(
     _ctx: &KernelContext<'_>,
     a: &Tensor,

@@ -16,7 +16,7 @@ impl Cmp for Lt {
 }
 
 /// Elementwise `a < b` (less than) with broadcasting and type promotion, as bools.
-#[kernel("aten::lt.Tensor_out")]
+#[kernel("aten::lt.Tensor_out", accepts = [all])]
 pub fn lt_tensor_out<Sel: DtypeSelection>(
     _ctx: &KernelContext<'_>,
     a: &Tensor,

@@ -8,7 +8,7 @@ use super::ne_tensor::Ne;
 
 /// Elementwise `a != b` (not equal to) with a scalar `b`, as bools; the scalar is cast to
 /// the common dtype first.
-#[kernel("aten::ne.Scalar_out")]
+#[kernel("aten::ne.Scalar_out", accepts = [all])]
 pub fn ne_scalar_out<Sel: DtypeSelection>(
     _ctx: &KernelContext<'_>,
     a: &Tensor,

@@ -16,7 +16,7 @@ impl Cmp for Ne {
 }
 
 /// Elementwise `a != b` (not equal to) with broadcasting and type promotion, as bools.
-#[kernel("aten::ne.Tensor_out")]
+#[kernel("aten::ne.Tensor_out", accepts = [all])]
 pub fn ne_tensor_out<Sel: DtypeSelection>(
     _ctx: &KernelContext<'_>,
     a: &Tensor,

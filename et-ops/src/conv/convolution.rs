@@ -6,14 +6,15 @@ use et_runtime::{et_switch, DtypeSelection, KernelContext, KernelResult, ScalarT
 use super::direct::conv_direct;
 use super::fast::conv_f32;
 use super::geom::{strides4, Geom};
-use crate::util::element::Num;
+use crate::util::element::Dot;
 
 /// `out = conv(input, weight) + bias` as PyTorch's `convolution`: `input` is
 /// `[N, C_in, (H,) W]` in any dim order, `weight` `[C_out, C_in / groups, (kh,) kw]`
 /// (`[C_in, C_out / groups, ...]` when `transposed`). Non-transposed f32 convolutions take
 /// the gemm and depthwise paths; f16/f64 and transposed convolutions a direct loop that
-/// accumulates in f64.
-#[kernel("aten::convolution.out")]
+/// accumulates in f64. Integer convolutions (every integer dtype, as ExecuTorch's
+/// portable kernel accepts) take the direct loop and wrap around, as PyTorch's do.
+#[kernel("aten::convolution.out", accepts = [reals])]
 #[allow(
     clippy::too_many_arguments,
     reason = "the operator's own argument list"
@@ -69,10 +70,10 @@ pub fn convolution_out<Sel: DtypeSelection>(
             os,
         );
     }
-    et_switch!(Sel, input.dtype(), @floats, T => direct::<T>(&g, input, weight, bias, out, os))
+    et_switch!(Sel, input.dtype(), @reals, T => direct::<T>(&g, input, weight, bias, out, os))
 }
 
-fn direct<T: Num>(
+fn direct<T: Dot>(
     g: &Geom,
     input: &Tensor,
     weight: &Tensor,

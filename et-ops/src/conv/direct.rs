@@ -1,15 +1,16 @@
-//! The reference convolution: a direct loop over every output element, for any float
-//! dtype, any layout, groups, dilation and transposed convolutions. Accumulates in f64
-//! and rounds once at the store.
+//! The reference convolution: a direct loop over every output element, for any real
+//! dtype, any layout, groups, dilation and transposed convolutions. Accumulates as
+//! [`Dot`] says: floats in f64, rounding once at the store; integers wrapping around, as
+//! PyTorch's integer convolutions do.
 
 use et_runtime::KernelResult;
 
 use super::geom::Geom;
-use crate::util::element::Num;
+use crate::util::element::Dot;
 
 /// `y = conv(x, w) + bias` with the geometry `g`; `os` are the output's (n, c, h, w)
 /// strides. All slices are the tensors' full data.
-pub(crate) fn conv_direct<T: Num>(
+pub(crate) fn conv_direct<T: Dot>(
     g: &Geom,
     x: &[T],
     w: &[T],
@@ -22,7 +23,7 @@ pub(crate) fn conv_direct<T: Num>(
         for co in 0..g.cout {
             let grp = co / g.cout_g;
             let cog = co % g.cout_g;
-            let b = bias.map_or(0.0, |b| b[co].to_f64());
+            let b = bias.map_or(T::ACC_ZERO, |b| b[co].widen());
             for oy in 0..g.oh {
                 for ox in 0..g.ow {
                     let mut acc = b;
@@ -46,11 +47,11 @@ pub(crate) fn conv_direct<T: Num>(
                                     co * ws[0] + cig * ws[1]
                                 };
                                 let wv = w[wi + ky * ws[2] + kx * ws[3]];
-                                acc += xv.to_f64() * wv.to_f64();
+                                acc = T::mul_add(acc, xv, wv);
                             }
                         }
                     }
-                    y[n * os[0] + co * os[1] + oy * os[2] + ox * os[3]] = T::from_f64(acc);
+                    y[n * os[0] + co * os[1] + oy * os[2] + ox * os[3]] = T::narrow(acc);
                 }
             }
         }

@@ -11,7 +11,7 @@ use crate::util::layout::{check_same_dtype, fill_bytes, istrides, Walk};
 /// `out = F.pad(self, pad, value=value)`: `pad` holds (before, after) pairs starting
 /// with the last dim. Negative padding crops. The value must fit the dtype (PyTorch's
 /// `fill_` check).
-#[kernel("aten::constant_pad_nd.out")]
+#[kernel("aten::constant_pad_nd.out", accepts = [all])]
 pub fn constant_pad_nd_out<Sel: DtypeSelection>(
     _ctx: &KernelContext<'_>,
     input: &Tensor,

@@ -8,7 +8,7 @@ use crate::util::layout::{check_same_dtype, fill_bytes};
 
 /// `out = self.fill(value)`: `self`'s sizes and dtype (which `out` must have), every
 /// element `value`; the value must fit the dtype, as PyTorch's `fill_` checks.
-#[kernel("aten::fill.Scalar_out")]
+#[kernel("aten::fill.Scalar_out", accepts = [all])]
 pub fn fill_scalar_out<Sel: DtypeSelection>(
     _ctx: &KernelContext<'_>,
     input: &Tensor,

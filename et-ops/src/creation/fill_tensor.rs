@@ -8,7 +8,7 @@ use crate::util::layout::{check_same_dtype, fill_bytes};
 
 /// `out = self.fill(value)` for a 0-dim `value` tensor of any dtype: `self`'s sizes and
 /// dtype (which `out` must have), every element the value cast to that dtype.
-#[kernel("aten::fill.Tensor_out")]
+#[kernel("aten::fill.Tensor_out", accepts = [all])]
 pub fn fill_tensor_out<Sel: DtypeSelection>(
     _ctx: &KernelContext<'_>,
     input: &Tensor,

@@ -12,7 +12,7 @@ use crate::util::promote::{compute_dtype, compute_set};
 
 /// `out = self.masked_fill(mask, value)`: `value` (cast to `self`'s dtype) where the bool
 /// `mask`, broadcast against `self`, is true, else `self`'s element.
-#[kernel("aten::masked_fill.Scalar_out")]
+#[kernel("aten::masked_fill.Scalar_out", accepts = [all])]
 pub fn masked_fill_scalar_out<Sel: DtypeSelection>(
     _ctx: &KernelContext<'_>,
     input: &Tensor,

@@ -12,7 +12,7 @@ use crate::util::reduction::Space;
 /// `out = self.nonzero()`: one row per non-zero element of `self` (NaN counts), in
 /// row-major order, holding its coordinates: an int64 `[count, self.dim()]` tensor whose
 /// length depends on the data (`out` must be resizable to it).
-#[kernel("aten::nonzero.out")]
+#[kernel("aten::nonzero.out", accepts = [all])]
 pub fn nonzero_out<Sel: DtypeSelection>(
     _ctx: &KernelContext<'_>,
     input: &Tensor,

@@ -11,7 +11,7 @@ use crate::util::layout::{check_same_dtype, copy_same_shape, istrides};
 /// `p` of `index`, `src[p]` is added to `out[p with dim replaced by index[p]]` (repeated
 /// positions add up). Integers wrap; floats add in their own precision (float16 rounds
 /// after each addition, as PyTorch's CPU kernel does); bools or.
-#[kernel("aten::scatter_add.out")]
+#[kernel("aten::scatter_add.out", accepts = [all])]
 pub fn scatter_add_out<Sel: DtypeSelection>(
     _ctx: &KernelContext<'_>,
     input: &Tensor,

@@ -10,7 +10,7 @@ use crate::util::layout::{check_same_dtype, copy_same_shape, istrides};
 /// `out = self.scatter(dim, index, value)`: a copy of `self` where, for every position
 /// `p` of `index`, `out[p with dim replaced by index[p]] = value` (the value must fit
 /// `self`'s dtype; indices in `0..self.size(dim)`).
-#[kernel("aten::scatter.value_out")]
+#[kernel("aten::scatter.value_out", accepts = [all])]
 pub fn scatter_value_out<Sel: DtypeSelection>(
     _ctx: &KernelContext<'_>,
     input: &Tensor,

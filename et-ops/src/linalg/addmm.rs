@@ -10,8 +10,9 @@ use crate::util::gemm::GemmElem;
 
 /// `out = beta * self + alpha * (mat1 @ mat2)` with `self` broadcast to `[n, p]` (0-d,
 /// `[p]`, `[1, p]`, `[n, 1]` or `[n, p]`). As in PyTorch, `beta == 0` ignores `self`
-/// entirely (NaN or inf in it do not propagate).
-#[kernel("aten::addmm.out")]
+/// entirely (NaN or inf in it do not propagate). Integer tensors take integer `alpha` and
+/// `beta` and wrap around, as PyTorch's integer addmm.
+#[kernel("aten::addmm.out", accepts = [reals])]
 pub fn addmm_out<Sel: DtypeSelection>(
     ctx: &KernelContext<'_>,
     input: &Tensor,
@@ -33,8 +34,14 @@ pub fn addmm_out<Sel: DtypeSelection>(
     }
     let (n, p) = (a.size(0), b.size(1));
     let (bs0, bs1) = bias_strides(input, n, p)?;
+    if !dt.is_floating() && (beta.is_floating() || alpha.is_floating()) {
+        // PyTorch refuses a fractional alpha or beta for integer tensors.
+        return Err(KernelError::invalid(
+            "addmm alpha and beta must be integers for integer tensors",
+        ));
+    }
     out.resize(&[n, p])?;
-    et_switch!(Sel, dt, @floats, T => addmm_impl::<T>(ctx, input, (bs0, bs1), a, b, beta.to_f64(), alpha.to_f64(), out))
+    et_switch!(Sel, dt, @reals, T => addmm_impl::<T>(ctx, input, (bs0, bs1), a, b, beta, alpha, out))
 }
 
 /// Strides that read `self` as an `[n, p]` matrix (0 along broadcast dims).
@@ -68,11 +75,11 @@ fn addmm_impl<T: GemmElem>(
     (bs0, bs1): (usize, usize),
     a: &Tensor,
     b: &Tensor,
-    beta: f64,
-    alpha: f64,
+    beta: Scalar,
+    alpha: Scalar,
     out: &mut Tensor,
 ) -> KernelResult {
-    if beta != 0.0 && out.numel() > 0 {
+    if beta.to_f64() != 0.0 && out.numel() > 0 {
         // Broadcast `self` into `out` so the gemm can accumulate onto it with `beta`.
         let src = input.data::<T>()?;
         let (os0, os1) = (out.strides()[0], out.strides()[1]);

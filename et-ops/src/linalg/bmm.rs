@@ -1,14 +1,16 @@
 //! `aten::bmm.out`: batched matrix product of two 3-D tensors.
 
 use et_runtime::kernel;
-use et_runtime::{et_switch, DtypeSelection, KernelContext, KernelError, KernelResult, Tensor};
+use et_runtime::{
+    et_switch, DtypeSelection, KernelContext, KernelError, KernelResult, Scalar, Tensor,
+};
 
 use super::{mat_at, mat_mut_at};
 use crate::util::gemm::GemmElem;
 
 /// `out[i] = self[i] @ mat2[i]` for `self: [b, n, m]`, `mat2: [b, m, p]`,
-/// `out: [b, n, p]`, all one float dtype; each batch is one gemm.
-#[kernel("aten::bmm.out")]
+/// `out: [b, n, p]`, all one real dtype; each batch is one gemm (wrapping for integers).
+#[kernel("aten::bmm.out", accepts = [reals])]
 pub fn bmm_out<Sel: DtypeSelection>(
     ctx: &KernelContext<'_>,
     a: &Tensor,
@@ -28,7 +30,7 @@ pub fn bmm_out<Sel: DtypeSelection>(
         return Err(KernelError::invalid("bmm tensors must share one dtype"));
     }
     out.resize(&[a.size(0), a.size(1), b.size(2)])?;
-    et_switch!(Sel, a.dtype(), @floats, T => bmm_impl::<T>(ctx, a, b, out))
+    et_switch!(Sel, a.dtype(), @reals, T => bmm_impl::<T>(ctx, a, b, out))
 }
 
 fn bmm_impl<T: GemmElem>(
@@ -41,7 +43,14 @@ fn bmm_impl<T: GemmElem>(
     for i in 0..a.size(0) {
         let am = mat_at::<T>(a, 1, 2, i * sa)?;
         let bm = mat_at::<T>(b, 1, 2, i * sb)?;
-        T::gemm(ctx, 1.0, am, bm, 0.0, mat_mut_at::<T>(out, 1, 2, i * so)?)?;
+        T::gemm(
+            ctx,
+            Scalar::Int(1),
+            am,
+            bm,
+            Scalar::Int(0),
+            mat_mut_at::<T>(out, 1, 2, i * so)?,
+        )?;
     }
     Ok(())
 }

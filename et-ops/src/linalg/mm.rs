@@ -1,15 +1,18 @@
 //! `aten::mm.out`: matrix product of two 2-D tensors.
 
 use et_runtime::kernel;
-use et_runtime::{et_switch, DtypeSelection, KernelContext, KernelError, KernelResult, Tensor};
+use et_runtime::{
+    et_switch, DtypeSelection, KernelContext, KernelError, KernelResult, Scalar, Tensor,
+};
 
 use super::{mat_at, mat_mut_at};
 use crate::util::gemm::GemmElem;
 
-/// `out = self @ mat2` for `self: [n, m]`, `mat2: [m, p]`, `out: [n, p]`, all one float
+/// `out = self @ mat2` for `self: [n, m]`, `mat2: [m, p]`, `out: [n, p]`, all one real
 /// dtype. f32 runs the blocked SIMD gemm; f16 and f64 a reference loop (f16 accumulates
-/// in f64 and rounds once).
-#[kernel("aten::mm.out")]
+/// in f64 and rounds once); integers the same loop wrapping around, as PyTorch's integer
+/// matmul does.
+#[kernel("aten::mm.out", accepts = [reals])]
 pub fn mm_out<Sel: DtypeSelection>(
     ctx: &KernelContext<'_>,
     a: &Tensor,
@@ -26,7 +29,7 @@ pub fn mm_out<Sel: DtypeSelection>(
         return Err(KernelError::invalid("mm tensors must share one dtype"));
     }
     out.resize(&[a.size(0), b.size(1)])?;
-    et_switch!(Sel, a.dtype(), @floats, T => mm_impl::<T>(ctx, a, b, out))
+    et_switch!(Sel, a.dtype(), @reals, T => mm_impl::<T>(ctx, a, b, out))
 }
 
 fn mm_impl<T: GemmElem>(
@@ -37,7 +40,14 @@ fn mm_impl<T: GemmElem>(
 ) -> KernelResult {
     let am = mat_at::<T>(a, 0, 1, 0)?;
     let bm = mat_at::<T>(b, 0, 1, 0)?;
-    T::gemm(ctx, 1.0, am, bm, 0.0, mat_mut_at::<T>(out, 0, 1, 0)?)
+    T::gemm(
+        ctx,
+        Scalar::Int(1),
+        am,
+        bm,
+        Scalar::Int(0),
+        mat_mut_at::<T>(out, 0, 1, 0)?,
+    )
 }
 
 #[cfg(test)]
@@ -85,8 +95,13 @@ mod tests {
         let mut bad = TensorBuf::zeros(ScalarType::Float, &[3, 3]).unwrap();
         assert!(mm_out::<AllDtypes>(&ctx, &a, &b, &mut bad).is_err());
         assert!(mm_out::<AllDtypes>(&ctx, &a, &a, &mut out).is_err());
-        let i = TensorBuf::from_slice(&[1, 1], &[1i32]).unwrap();
-        let mut io = TensorBuf::zeros(ScalarType::Int, &[1, 1]).unwrap();
-        assert!(mm_out::<AllDtypes>(&ctx, &i, &i, &mut io).is_err());
+        // Integers wrap around: 16 * 16 = 256 is 0 in u8.
+        let i = TensorBuf::from_slice(&[1, 1], &[16u8]).unwrap();
+        let mut io = TensorBuf::zeros(ScalarType::Byte, &[1, 1]).unwrap();
+        mm_out::<AllDtypes>(&ctx, &i, &i, &mut io).unwrap();
+        assert_eq!(io.data::<u8>().unwrap(), &[0]);
+        let t = TensorBuf::from_slice(&[1, 1], &[et_runtime::Bool::from(true)]).unwrap();
+        let mut to = TensorBuf::zeros(ScalarType::Bool, &[1, 1]).unwrap();
+        assert!(mm_out::<AllDtypes>(&ctx, &t, &t, &mut to).is_err());
     }
 }

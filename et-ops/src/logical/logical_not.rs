@@ -9,7 +9,7 @@ use crate::util::promote::{compute_dtype, compute_set};
 
 /// Elementwise `x == 0` for any input dtype (NaN counts as true, so it gives false).
 /// The out tensor may have any dtype and receives 0 or 1.
-#[kernel("aten::logical_not.out")]
+#[kernel("aten::logical_not.out", accepts = [all])]
 pub fn logical_not_out<Sel: DtypeSelection>(
     _ctx: &KernelContext<'_>,
     input: &Tensor,

@@ -9,7 +9,7 @@ use crate::util::promote::{compute_dtype, compute_set, result_type};
 
 /// Elementwise `(a != 0) || (b != 0)` for any input dtypes, with broadcasting (NaN counts
 /// as true). The out tensor may have any dtype and receives 0 or 1.
-#[kernel("aten::logical_or.out")]
+#[kernel("aten::logical_or.out", accepts = [all])]
 pub fn logical_or_out<Sel: DtypeSelection>(
     _ctx: &KernelContext<'_>,
     a: &Tensor,

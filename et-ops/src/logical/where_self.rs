@@ -11,7 +11,7 @@ use crate::util::promote::{compute_dtype, compute_set, result_type};
 
 /// Elementwise `condition ? a : b` with broadcasting over all three; `a` and `b` promote
 /// to their common dtype. The condition must be a bool tensor.
-#[kernel("aten::where.self_out")]
+#[kernel("aten::where.self_out", accepts = [all])]
 pub fn where_self_out<Sel: DtypeSelection>(
     _ctx: &KernelContext<'_>,
     condition: &Tensor,

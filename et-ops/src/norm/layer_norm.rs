@@ -12,7 +12,7 @@ use crate::util::reduction::{split, strides_over_input};
 /// Normalizes `input` over its trailing `normalized_shape` dims by their mean and biased
 /// variance, then applies the elementwise `weight` and `bias` (of `normalized_shape`).
 /// `mean` and `rstd` receive the statistics with the normalized dims kept as size 1.
-#[kernel("aten::native_layer_norm.out")]
+#[kernel("aten::native_layer_norm.out", accepts = [floats])]
 #[allow(
     clippy::too_many_arguments,
     reason = "the operator's own argument list"

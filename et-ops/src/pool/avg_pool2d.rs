@@ -4,12 +4,14 @@ use et_runtime::kernel;
 use et_runtime::{et_switch, DtypeSelection, KernelContext, KernelError, KernelResult, Tensor};
 
 use super::{strides4, Pool};
-use crate::util::element::Num;
+use crate::util::element::Dot;
 
 /// The mean of each window into `out`. The divisor is `divisor_override` if given, else
 /// the window's size clipped to the padded input (`count_include_pad`) or to the input.
-/// Sums accumulate in f64 and round once.
-#[kernel("aten::avg_pool2d.out")]
+/// Float sums accumulate in f64 and round once. int64 (the one integer dtype both
+/// PyTorch's and ExecuTorch's kernels accept) sums in i64 and divides truncating toward
+/// zero, as PyTorch does; PyTorch's result is the specification here.
+#[kernel("aten::avg_pool2d.out", accepts = [f16, f32, f64, i64])]
 #[allow(
     clippy::too_many_arguments,
     reason = "the operator's own argument list"
@@ -35,10 +37,10 @@ pub fn avg_pool2d_out<Sel: DtypeSelection>(
         return Err(KernelError::invalid("avg pool divisor must not be zero"));
     }
     p.resize(input, out)?;
-    et_switch!(Sel, input.dtype(), @floats, T => avg_pool::<T>(&p, input, count_include_pad, divisor_override, out))
+    et_switch!(Sel, input.dtype(), [et_runtime::f16, f32, f64, i64], T => avg_pool::<T>(&p, input, count_include_pad, divisor_override, out))
 }
 
-fn avg_pool<T: Num>(
+fn avg_pool<T: Dot>(
     p: &Pool,
     input: &Tensor,
     include_pad: bool,
@@ -68,20 +70,24 @@ fn avg_pool<T: Num>(
                 let (y0, y1, ph) = window(oy, p.sh, p.ph, p.kh, p.ih);
                 for ox in 0..p.ow {
                     let (x0, x1, pw) = window(ox, p.sw, p.pw, p.kw, p.iw);
-                    let mut sum = 0.0f64;
+                    let mut sum = T::ACC_ZERO;
                     for iy in y0..y1 {
                         for ix in x0..x1 {
-                            sum += x[base + iy * is[2] + ix * is[3]].to_f64();
+                            sum = T::add(sum, x[base + iy * is[2] + ix * is[3]].widen());
                         }
                     }
-                    let count = (y1.saturating_sub(y0) * x1.saturating_sub(x0)) as f64;
+                    let count = (y1.saturating_sub(y0) * x1.saturating_sub(x0)) as i64;
                     let div = match divisor {
-                        Some(d) => d as f64,
-                        None if include_pad => (ph * pw) as f64,
+                        Some(d) => d,
+                        None if include_pad => (ph * pw) as i64,
                         None => count,
                     };
-                    let v = if count == 0.0 { 0.0 } else { sum / div };
-                    y[n * os[0] + c * os[1] + oy * os[2] + ox * os[3]] = T::from_f64(v);
+                    let v = if count == 0 {
+                        T::ACC_ZERO
+                    } else {
+                        T::div(sum, div)
+                    };
+                    y[n * os[0] + c * os[1] + oy * os[2] + ox * os[3]] = T::narrow(v);
                 }
             }
         }

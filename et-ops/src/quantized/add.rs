@@ -30,7 +30,7 @@ fn check_range(quant_min: i64, quant_max: i64, what: &'static str) -> KernelResu
 /// float32, the sum in float32, requantized with the out's parameters (float32 steps,
 /// half-to-even rounding, clamped to the out's range). `a`, `b` and `out` have the same
 /// shape, dim order and integer dtype; every range lies in `[0, 255]`.
-#[kernel("quantized_decomposed::add.out")]
+#[kernel("quantized_decomposed::add.out", accepts = [ints])]
 #[allow(
     clippy::too_many_arguments,
     reason = "the operator's own argument list"

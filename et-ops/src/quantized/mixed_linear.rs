@@ -15,7 +15,7 @@ use super::floats::{Floats, Prec};
 /// or float16 (`dtype`, when given, must name it and be float32 or float16). As in
 /// ExecuTorch's loop, products are rounded to the input's dtype and sums to the out's.
 /// Zero points are not supported (as in ExecuTorch).
-#[kernel("quantized_decomposed::mixed_linear.out")]
+#[kernel("quantized_decomposed::mixed_linear.out", accepts = [i8, f16, f32, f64])]
 pub fn mixed_linear_out<Sel: DtypeSelection>(
     _ctx: &KernelContext<'_>,
     input: &Tensor,
@@ -80,6 +80,13 @@ pub fn mixed_linear_out<Sel: DtypeSelection>(
     {
         return Err(KernelError::invalid(
             "mixed_linear tensors must be contiguous",
+        ));
+    }
+    if !matches!(input.dtype(), ScalarType::Float | ScalarType::Half) {
+        // The registration admits int8 (the weight's dtype), so an all-int8 call reaches
+        // here: a malformed call, not a dtype this build left out.
+        return Err(KernelError::invalid(
+            "mixed_linear input must be float32 or float16",
         ));
     }
     et_switch!(Sel, input.dtype(), [f32, f16], U => Ok(()))?;

@@ -8,7 +8,7 @@ use crate::util::reduction::{dim_mask, resize_reduced};
 
 /// The max of `self` over `dim` (`[]`: every dim) into `out` of the same dtype. NaN
 /// propagates; reducing an empty dimension is an error.
-#[kernel("aten::amax.out")]
+#[kernel("aten::amax.out", accepts = [all])]
 pub fn amax_out<Sel: DtypeSelection>(
     _ctx: &KernelContext<'_>,
     input: &Tensor,

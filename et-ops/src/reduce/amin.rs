@@ -8,7 +8,7 @@ use crate::util::reduction::{dim_mask, resize_reduced};
 
 /// The min of `self` over `dim` (`[]`: every dim) into `out` of the same dtype. NaN
 /// propagates; reducing an empty dimension is an error.
-#[kernel("aten::amin.out")]
+#[kernel("aten::amin.out", accepts = [all])]
 pub fn amin_out<Sel: DtypeSelection>(
     _ctx: &KernelContext<'_>,
     input: &Tensor,

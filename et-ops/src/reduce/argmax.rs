@@ -10,7 +10,7 @@ use crate::util::reduction::{dim_mask_one, resize_reduced};
 
 /// The index of the largest element of `self` along `dim` (`None`: of the flattened
 /// tensor) into an int64 `out`. Ties keep the first occurrence; the first NaN wins.
-#[kernel("aten::argmax.out")]
+#[kernel("aten::argmax.out", accepts = [reals])]
 pub fn argmax_out<Sel: DtypeSelection>(
     _ctx: &KernelContext<'_>,
     input: &Tensor,

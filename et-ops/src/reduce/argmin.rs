@@ -10,7 +10,7 @@ use crate::util::reduction::{dim_mask_one, resize_reduced};
 
 /// The index of the smallest element of `self` along `dim` (`None`: of the flattened
 /// tensor) into an int64 `out`. Ties keep the first occurrence; the first NaN wins.
-#[kernel("aten::argmin.out")]
+#[kernel("aten::argmin.out", accepts = [reals])]
 pub fn argmin_out<Sel: DtypeSelection>(
     _ctx: &KernelContext<'_>,
     input: &Tensor,

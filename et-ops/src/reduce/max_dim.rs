@@ -11,7 +11,7 @@ use crate::util::reduction::{dim_mask_one, resize_reduced};
 /// into `max` (the input's dtype) and its index along `dim` into the int64
 /// `max_indices`. The first of equal elements wins; NaN propagates (the first NaN's
 /// index). Reducing an empty dimension is an error.
-#[kernel("aten::max.dim_max")]
+#[kernel("aten::max.dim_max", accepts = [all])]
 pub fn max_dim_out<Sel: DtypeSelection>(
     _ctx: &KernelContext<'_>,
     input: &Tensor,

@@ -11,7 +11,7 @@ use crate::util::reduction::{dim_mask_one, resize_reduced};
 /// into `min` (the input's dtype) and its index along `dim` into the int64
 /// `min_indices`. The first of equal elements wins; NaN propagates (the first NaN's
 /// index). Reducing an empty dimension is an error.
-#[kernel("aten::min.dim_min")]
+#[kernel("aten::min.dim_min", accepts = [all])]
 pub fn min_dim_out<Sel: DtypeSelection>(
     _ctx: &KernelContext<'_>,
     input: &Tensor,

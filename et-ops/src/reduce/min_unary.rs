@@ -8,7 +8,7 @@ use crate::util::reduction::{all_dims, resize_reduced};
 
 /// `out = self.min()`: the smallest element of `self` as a 0-dim tensor of its dtype.
 /// NaN propagates; an empty tensor is an error, as in PyTorch.
-#[kernel("aten::min.unary_out")]
+#[kernel("aten::min.unary_out", accepts = [all])]
 pub fn min_unary_out<Sel: DtypeSelection>(
     _ctx: &KernelContext<'_>,
     input: &Tensor,

@@ -13,7 +13,7 @@ use crate::util::reduction::{
 /// is `dtype`, else int64 for integer and bool inputs and the input's dtype for floats;
 /// `out` must have it. Floats multiply in f64 and round once; integers wrap in int64. An
 /// empty tensor gives 1.
-#[kernel("aten::prod.out")]
+#[kernel("aten::prod.out", accepts = [all])]
 pub fn prod_out<Sel: DtypeSelection>(
     _ctx: &KernelContext<'_>,
     input: &Tensor,

@@ -8,7 +8,7 @@ use crate::util::reduction::dim_mask_one;
 
 /// `out = self.prod(dim, keepdim, dtype=dtype)`: the product along `dim`, with the result
 /// dtype and accumulation rules of `prod.out`.
-#[kernel("aten::prod.int_out")]
+#[kernel("aten::prod.int_out", accepts = [all])]
 pub fn prod_int_out<Sel: DtypeSelection>(
     _ctx: &KernelContext<'_>,
     input: &Tensor,

@@ -15,7 +15,7 @@ use crate::util::reduction::{
 /// accumulation: floating outs accumulate in f64, integral and bool outs in wrapping i64
 /// (so int32 inputs summed into the default int64 out never overflow early). A given
 /// `dtype` must equal the out's. An empty reduction is 0.
-#[kernel("aten::sum.IntList_out")]
+#[kernel("aten::sum.IntList_out", accepts = [all])]
 pub fn sum_out<Sel: DtypeSelection>(
     _ctx: &KernelContext<'_>,
     input: &Tensor,

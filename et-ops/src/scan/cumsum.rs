@@ -6,15 +6,15 @@ use et_runtime::{
     MAX_DIM,
 };
 
-use crate::util::convert::{loader, Loader};
-use crate::util::element::RawElement;
+use crate::util::convert::{loader, storer, Loader, Storer, Val};
 use crate::util::layout::{istrides, normalize_dim, Walk};
+use crate::util::reduction::store_at;
 
 /// `out = self.cumsum(dim, dtype=dtype)`: the input is cast to `out`'s dtype (which
 /// must be `dtype` when given), then summed in PyTorch's CPU accumulation type (double
 /// for float32/float64, float for float16, int64 wrapping for integers), each prefix
 /// rounded once into `out`.
-#[kernel("aten::cumsum.out")]
+#[kernel("aten::cumsum.out", accepts = [all])]
 pub fn cumsum_out<Sel: DtypeSelection>(
     _ctx: &KernelContext<'_>,
     input: &Tensor,
@@ -29,22 +29,36 @@ pub fn cumsum_out<Sel: DtypeSelection>(
     }
     let d = normalize_dim(dim, input.dim())?;
     out.resize(input.sizes())?;
-    let from = if input.dtype() == out.dtype() {
-        None
-    } else {
-        Some(et_switch!(Sel, input.dtype(), @all, T => Ok(loader::<T>()))?)
+    // One dtype-erased loop: per-dtype code is only the element loader and storer.
+    let from = et_switch!(Sel, input.dtype(), @all, T => Ok(loader::<T>()))?;
+    let (to, back) = et_switch!(Sel, out.dtype(), @reals, T => Ok((storer::<T>(), loader::<T>())))?;
+    let acc = match out.dtype() {
+        ScalarType::Half | ScalarType::BFloat16 => Acc::F32,
+        ScalarType::Float | ScalarType::Double => Acc::F64,
+        _ => Acc::Int,
     };
-    et_switch!(Sel, out.dtype(), @reals, T => scan::<T>(input, d, from, out))
+    scan(input, d, [from, back], to, acc, out)
 }
 
-fn scan<T: RawElement>(
+/// What the running sum accumulates in, by out dtype (as PyTorch): f32 for the half
+/// types, f64 for f32 and f64, wrapping i64 for the integers (truncated at each store,
+/// which gives the out type's own wrap-around).
+#[derive(Clone, Copy, PartialEq)]
+enum Acc {
+    F32,
+    F64,
+    Int,
+}
+
+fn scan(
     input: &Tensor,
     d: usize,
-    from: Option<Loader>,
+    [from, back]: [Loader; 2],
+    to: Storer,
+    mode: Acc,
     out: &mut Tensor,
 ) -> KernelResult {
     let n = input.dim();
-    // Lines along `d`: walk every other dim, then step along `d` inside.
     let (is, os) = (istrides(input)?, istrides(out)?);
     let mut sizes = [0usize; MAX_DIM];
     sizes[..n].copy_from_slice(input.sizes());
@@ -60,41 +74,54 @@ fn scan<T: RawElement>(
     if len == 0 || lines.numel() == 0 {
         return Ok(());
     }
+    let same = input.dtype() == out.dtype();
     let src = input.bytes()?;
-    let width = input.dtype().element_size();
-    let read = |i: usize| -> T {
-        let b = &src[i * width..(i + 1) * width];
-        match from {
-            Some(l) => (l.load)(b).to::<T>(),
-            None => T::read(b),
+    let width = from.size;
+    // Each element is first converted to the out dtype (as PyTorch's `to(dtype)` before
+    // the scan): a store and a load through a one-element buffer.
+    let read = |i: usize| -> Val {
+        let v = (from.load)(&src[i * width..(i + 1) * width]);
+        if same {
+            return v;
         }
+        let mut tmp = [0u8; 8];
+        (to.store)(&mut tmp, v);
+        (back.load)(&tmp)
     };
-    let dst = out.data_mut::<T>()?;
-    // Every element of every line lies inside both tensors: checked once for the whole
-    // shape, so the indexing below cannot fail.
-    Walk::new(input.sizes(), [&os[..n], &is[..n]])?.check([0, 0], [dst.len(), input.numel()])?;
-    lines.for_each([0, 0], [dst.len(), input.numel()], |[o, s]| {
+    let numel = out.numel();
+    Walk::new(input.sizes(), [&os[..n], &is[..n]])?.check([0, 0], [numel, input.numel()])?;
+    let dst = out.bytes_mut()?;
+    lines.for_each([0, 0], [numel, input.numel()], |[o, s]| {
         let (o, s) = (o as isize, s as isize);
-        if T::IS_FLOAT && core::mem::size_of::<T>() == 2 {
-            let mut acc = 0f32;
-            for k in 0..len as isize {
-                acc += read((s + k * in_step) as usize).to_f64() as f32;
-                dst[(o + k * out_step) as usize] = T::from_f64(acc as f64);
-            }
-        } else if T::IS_FLOAT {
-            let mut acc = 0f64;
-            for k in 0..len as isize {
-                acc += read((s + k * in_step) as usize).to_f64();
-                dst[(o + k * out_step) as usize] = T::from_f64(acc);
-            }
-        } else {
-            let mut acc = 0i64;
-            for k in 0..len as isize {
-                acc = acc.wrapping_add(read((s + k * in_step) as usize).to_i64());
-                dst[(o + k * out_step) as usize] = T::from_i64(acc);
-            }
+        let (mut f, mut i) = (0f64, 0i64);
+        let mut f32acc = 0f32;
+        for k in 0..len as isize {
+            let v = read((s + k * in_step) as usize);
+            let sum = match (mode, v) {
+                (Acc::Int, Val::Int(x)) => {
+                    i = i.wrapping_add(x);
+                    Val::Int(i)
+                }
+                (Acc::F32, v) => {
+                    f32acc += val_f64(v) as f32;
+                    Val::Float(f64::from(f32acc))
+                }
+                (_, v) => {
+                    f += val_f64(v);
+                    Val::Float(f)
+                }
+            };
+            store_at(dst, &to, (o + k * out_step) as usize, sum);
         }
     })
+}
+
+/// A loaded value as f64.
+fn val_f64(v: Val) -> f64 {
+    match v {
+        Val::Int(i) => i as f64,
+        Val::Float(f) => f,
+    }
 }
 
 #[cfg(test)]

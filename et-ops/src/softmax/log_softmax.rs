@@ -8,7 +8,7 @@ use super::{prepare, softmax_lanes};
 /// `out = x - max - ln(sum(exp(x - max)))` along `dim`, computed directly (not as the log
 /// of a softmax, which underflows to `-inf`). With `half_to_float`, a float16 input
 /// produces a float32 out.
-#[kernel("aten::_log_softmax.out")]
+#[kernel("aten::_log_softmax.out", accepts = [floats])]
 pub fn log_softmax_out<Sel: DtypeSelection>(
     _ctx: &KernelContext<'_>,
     input: &Tensor,

@@ -7,7 +7,7 @@ use super::{prepare, softmax_lanes};
 
 /// `out = exp(x - max) / sum(exp(x - max))` along `dim`. With `half_to_float`, a float16
 /// input produces a float32 out.
-#[kernel("aten::_softmax.out")]
+#[kernel("aten::_softmax.out", accepts = [floats])]
 pub fn softmax_out<Sel: DtypeSelection>(
     _ctx: &KernelContext<'_>,
     input: &Tensor,

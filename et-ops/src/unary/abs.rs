@@ -9,7 +9,7 @@ use crate::util::promote::{compute_dtype, compute_set};
 
 /// Elementwise absolute value in the input's dtype. Integers wrap (`|MIN| = MIN`);
 /// floats clear the sign bit (`|-0.0| = 0.0`, NaN stays NaN).
-#[kernel("aten::abs.out")]
+#[kernel("aten::abs.out", accepts = [all])]
 pub fn abs_out<Sel: DtypeSelection>(
     _ctx: &KernelContext<'_>,
     input: &Tensor,

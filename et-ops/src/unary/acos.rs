@@ -17,7 +17,7 @@ impl FloatFn for Acos {
 
 /// Elementwise the arc cosine (NaN outside `[-1, 1]`). Bool and integer inputs give float32; float16 computes in float32
 /// and rounds once.
-#[kernel("aten::acos.out")]
+#[kernel("aten::acos.out", accepts = [all])]
 pub fn acos_out<Sel: DtypeSelection>(
     _ctx: &KernelContext<'_>,
     input: &Tensor,

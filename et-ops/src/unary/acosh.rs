@@ -17,7 +17,7 @@ impl FloatFn for Acosh {
 
 /// Elementwise the inverse hyperbolic cosine (NaN below 1). Bool and integer inputs give float32; float16 computes in float32
 /// and rounds once.
-#[kernel("aten::acosh.out")]
+#[kernel("aten::acosh.out", accepts = [all])]
 pub fn acosh_out<Sel: DtypeSelection>(
     _ctx: &KernelContext<'_>,
     input: &Tensor,

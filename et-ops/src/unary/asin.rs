@@ -17,7 +17,7 @@ impl FloatFn for Asin {
 
 /// Elementwise the arc sine (NaN outside `[-1, 1]`). Bool and integer inputs give float32; float16 computes in
 /// float32 and rounds once.
-#[kernel("aten::asin.out")]
+#[kernel("aten::asin.out", accepts = [all])]
 pub fn asin_out<Sel: DtypeSelection>(
     _ctx: &KernelContext<'_>,
     input: &Tensor,

@@ -17,7 +17,7 @@ impl FloatFn for Asinh {
 
 /// Elementwise the inverse hyperbolic sine. Bool and integer inputs give float32; float16 computes in float32
 /// and rounds once.
-#[kernel("aten::asinh.out")]
+#[kernel("aten::asinh.out", accepts = [all])]
 pub fn asinh_out<Sel: DtypeSelection>(
     _ctx: &KernelContext<'_>,
     input: &Tensor,

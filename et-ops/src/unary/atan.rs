@@ -17,7 +17,7 @@ impl FloatFn for Atan {
 
 /// Elementwise the arc tangent, in `[-pi/2, pi/2]`. Bool and integer inputs give float32; float16 computes in
 /// float32 and rounds once.
-#[kernel("aten::atan.out")]
+#[kernel("aten::atan.out", accepts = [all])]
 pub fn atan_out<Sel: DtypeSelection>(
     _ctx: &KernelContext<'_>,
     input: &Tensor,

@@ -17,7 +17,7 @@ impl FloatFn for Atanh {
 
 /// Elementwise the inverse hyperbolic tangent (infinite at ±1, NaN beyond). Bool and integer inputs give float32; float16 computes in float32
 /// and rounds once.
-#[kernel("aten::atanh.out")]
+#[kernel("aten::atanh.out", accepts = [all])]
 pub fn atanh_out<Sel: DtypeSelection>(
     _ctx: &KernelContext<'_>,
     input: &Tensor,

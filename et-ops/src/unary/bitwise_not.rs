@@ -10,7 +10,7 @@ use crate::util::promote::{compute_dtype, compute_set};
 
 /// Elementwise bitwise complement of an integer tensor; logical not of a bool tensor
 /// (whose elements are 0 or 1, so `!x` would not be a bool). Floats are rejected.
-#[kernel("aten::bitwise_not.out")]
+#[kernel("aten::bitwise_not.out", accepts = [all])]
 pub fn bitwise_not_out<Sel: DtypeSelection>(
     _ctx: &KernelContext<'_>,
     input: &Tensor,

@@ -17,7 +17,7 @@ impl FloatFn for Ceil {
 
 /// Elementwise: rounds toward positive infinity. Integer and bool tensors are copied unchanged (their dtype is kept);
 /// NaN and infinities pass through.
-#[kernel("aten::ceil.out")]
+#[kernel("aten::ceil.out", accepts = [all])]
 pub fn ceil_out<Sel: DtypeSelection>(
     _ctx: &KernelContext<'_>,
     input: &Tensor,

@@ -15,7 +15,7 @@ use crate::util::promote::{compute_dtype, compute_set, ResultType};
 /// The bounds take part in type promotion like scalar operands (an integer tensor with a
 /// float bound gives float32). NaN in the input or a bound propagates; when `min > max`
 /// every element becomes `max`, as in PyTorch.
-#[kernel("aten::clamp.out")]
+#[kernel("aten::clamp.out", accepts = [all])]
 pub fn clamp_out<Sel: DtypeSelection>(
     _ctx: &KernelContext<'_>,
     input: &Tensor,
@@ -39,13 +39,16 @@ pub fn clamp_out<Sel: DtypeSelection>(
         };
         let lo = bound(min, f64::NEG_INFINITY)?;
         let hi = bound(max, f64::INFINITY)?;
-        if C::IS_FLOAT && (lo.is_nan() || hi.is_nan()) {
-            // A NaN bound makes every element NaN.
-            return unary::<C, C, Sel>(input, out, common, move |x| {
+        // A NaN bound makes every element NaN. One closure for both cases: a branch per
+        // element instead of a second copy of the unary driver per compute type.
+        let nan_bound = C::IS_FLOAT && (lo.is_nan() || hi.is_nan());
+        unary::<C, C, Sel>(input, out, common, move |x| {
+            if nan_bound {
                 x.max_nan(lo).min_nan(hi)
-            });
-        }
-        unary::<C, C, Sel>(input, out, common, move |x| x.at_least(lo).at_most(hi))
+            } else {
+                x.at_least(lo).at_most(hi)
+            }
+        })
     })
 }
 

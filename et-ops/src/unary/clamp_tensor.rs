@@ -4,13 +4,13 @@ use et_runtime::kernel;
 use et_runtime::{et_switch, DtypeSelection, KernelContext, KernelError, KernelResult, Tensor};
 
 use crate::util::element::Compute;
-use crate::util::elementwise::{binary, ternary};
+use crate::util::elementwise::ternary;
 use crate::util::promote::{compute_dtype, compute_set, ResultType};
 
 /// Elementwise `min(max(x, min), max)` with optional tensor bounds (at least one), all
 /// three broadcast together and promoted to their common dtype. NaN in the input or in a
 /// bound propagates; where `min > max` the result is `max`, as in PyTorch.
-#[kernel("aten::clamp.Tensor_out")]
+#[kernel("aten::clamp.Tensor_out", accepts = [all])]
 pub fn clamp_tensor_out<Sel: DtypeSelection>(
     _ctx: &KernelContext<'_>,
     input: &Tensor,
@@ -23,15 +23,19 @@ pub fn clamp_tensor_out<Sel: DtypeSelection>(
         rt = rt.tensor(t);
     }
     let common = rt.finish()?;
+    let (lo, hi) = match (min, max) {
+        (None, None) => return Err(KernelError::invalid("clamp needs a min or a max")),
+        // A missing bound is stood in for by the input (same shape, values unused), so
+        // one ternary loop per compute type serves all three forms: the one-bound forms
+        // used to instantiate the binary driver twice more.
+        (lo, hi) => (lo.unwrap_or(input), hi.unwrap_or(input)),
+    };
+    let (has_lo, has_hi) = (min.is_some(), max.is_some());
     et_switch!(in compute_set(Sel::SET), compute_dtype(common), [i64, f32, f64], C => {
-        match (min, max) {
-            (Some(lo), Some(hi)) => ternary::<C, C, Sel>(input, lo, hi, out, common, |x, lo, hi| {
-                x.max_nan(lo).min_nan(hi)
-            }),
-            (Some(lo), None) => binary::<C, C, Sel>(input, lo, out, common, |x, lo| x.max_nan(lo)),
-            (None, Some(hi)) => binary::<C, C, Sel>(input, hi, out, common, |x, hi| x.min_nan(hi)),
-            (None, None) => Err(KernelError::invalid("clamp needs a min or a max")),
-        }
+        ternary::<C, C, Sel>(input, lo, hi, out, common, move |x: C, lo, hi| {
+            let y = if has_lo { x.max_nan(lo) } else { x };
+            if has_hi { y.min_nan(hi) } else { y }
+        })
     })
 }
 

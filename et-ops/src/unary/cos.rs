@@ -17,7 +17,7 @@ impl FloatFn for Cos {
 
 /// Elementwise the cosine. Bool and integer inputs give float32; float16 computes in
 /// float32 and rounds once.
-#[kernel("aten::cos.out")]
+#[kernel("aten::cos.out", accepts = [all])]
 pub fn cos_out<Sel: DtypeSelection>(
     _ctx: &KernelContext<'_>,
     input: &Tensor,

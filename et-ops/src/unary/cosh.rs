@@ -17,7 +17,7 @@ impl FloatFn for Cosh {
 
 /// Elementwise the hyperbolic cosine. Bool and integer inputs give float32; float16 computes in float32
 /// and rounds once.
-#[kernel("aten::cosh.out")]
+#[kernel("aten::cosh.out", accepts = [all])]
 pub fn cosh_out<Sel: DtypeSelection>(
     _ctx: &KernelContext<'_>,
     input: &Tensor,

@@ -17,7 +17,7 @@ impl FloatFn for Erf {
 
 /// Elementwise the error function. Bool and integer inputs give float32; float16 computes in
 /// float32 and rounds once.
-#[kernel("aten::erf.out")]
+#[kernel("aten::erf.out", accepts = [all])]
 pub fn erf_out<Sel: DtypeSelection>(
     _ctx: &KernelContext<'_>,
     input: &Tensor,

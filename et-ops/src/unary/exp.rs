@@ -17,7 +17,7 @@ impl FloatFn for Exp {
 
 /// Elementwise e^x (`exp(-inf) = 0`, `exp(inf) = inf`, NaN stays NaN). Bool and integer inputs give float32; float16 computes in
 /// float32 and rounds once.
-#[kernel("aten::exp.out")]
+#[kernel("aten::exp.out", accepts = [all])]
 pub fn exp_out<Sel: DtypeSelection>(
     _ctx: &KernelContext<'_>,
     input: &Tensor,

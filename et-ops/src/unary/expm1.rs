@@ -17,7 +17,7 @@ impl FloatFn for Expm1 {
 
 /// Elementwise `e^x - 1`, accurate near zero. Bool and integer inputs give float32; float16 computes in
 /// float32 and rounds once.
-#[kernel("aten::expm1.out")]
+#[kernel("aten::expm1.out", accepts = [all])]
 pub fn expm1_out<Sel: DtypeSelection>(
     _ctx: &KernelContext<'_>,
     input: &Tensor,

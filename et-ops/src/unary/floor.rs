@@ -17,7 +17,7 @@ impl FloatFn for Floor {
 
 /// Elementwise: rounds toward negative infinity. Integer and bool tensors are copied unchanged (their dtype is kept);
 /// NaN and infinities pass through.
-#[kernel("aten::floor.out")]
+#[kernel("aten::floor.out", accepts = [all])]
 pub fn floor_out<Sel: DtypeSelection>(
     _ctx: &KernelContext<'_>,
     input: &Tensor,

@@ -9,7 +9,7 @@ use crate::util::promote::{compute_dtype, compute_set};
 
 /// Elementwise "is +inf or -inf", as bools: false for NaN and for every integer and bool
 /// element (an int64 computed as `i64::MAX` is not an infinity).
-#[kernel("aten::isinf.out")]
+#[kernel("aten::isinf.out", accepts = [all])]
 pub fn isinf_out<Sel: DtypeSelection>(
     _ctx: &KernelContext<'_>,
     input: &Tensor,

@@ -8,7 +8,7 @@ use crate::util::elementwise::unary;
 use crate::util::promote::{compute_dtype, compute_set};
 
 /// Elementwise "is NaN", as bools: false for every integer and bool element.
-#[kernel("aten::isnan.out")]
+#[kernel("aten::isnan.out", accepts = [all])]
 pub fn isnan_out<Sel: DtypeSelection>(
     _ctx: &KernelContext<'_>,
     input: &Tensor,

@@ -17,7 +17,7 @@ impl FloatFn for Log {
 
 /// Elementwise the natural logarithm (`log(0) = -inf`, negative inputs give NaN). Bool and integer inputs give float32; float16 computes in
 /// float32 and rounds once.
-#[kernel("aten::log.out")]
+#[kernel("aten::log.out", accepts = [all])]
 pub fn log_out<Sel: DtypeSelection>(
     _ctx: &KernelContext<'_>,
     input: &Tensor,

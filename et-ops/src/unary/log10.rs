@@ -17,7 +17,7 @@ impl FloatFn for Log10 {
 
 /// Elementwise the base-10 logarithm (NaN below 0, -inf at 0). Bool and integer inputs give float32; float16 computes in float32
 /// and rounds once.
-#[kernel("aten::log10.out")]
+#[kernel("aten::log10.out", accepts = [all])]
 pub fn log10_out<Sel: DtypeSelection>(
     _ctx: &KernelContext<'_>,
     input: &Tensor,

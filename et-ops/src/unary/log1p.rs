@@ -17,7 +17,7 @@ impl FloatFn for Log1p {
 
 /// Elementwise `ln(1 + x)`, accurate near zero (`log1p(-1) = -inf`). Bool and integer inputs give float32; float16 computes in
 /// float32 and rounds once.
-#[kernel("aten::log1p.out")]
+#[kernel("aten::log1p.out", accepts = [all])]
 pub fn log1p_out<Sel: DtypeSelection>(
     _ctx: &KernelContext<'_>,
     input: &Tensor,

@@ -17,7 +17,7 @@ impl FloatFn for Log2 {
 
 /// Elementwise the base-2 logarithm (NaN below 0, -inf at 0). Bool and integer inputs give float32; float16 computes in float32
 /// and rounds once.
-#[kernel("aten::log2.out")]
+#[kernel("aten::log2.out", accepts = [all])]
 pub fn log2_out<Sel: DtypeSelection>(
     _ctx: &KernelContext<'_>,
     input: &Tensor,

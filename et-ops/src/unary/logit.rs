@@ -10,7 +10,7 @@ use crate::util::promote::{compute_dtype, float_compute_set, to_float};
 /// Elementwise `ln(z / (1 - z))`, where `z` is the input clamped to `[eps, 1 - eps]` when
 /// `eps` is given and not negative (a NaN input stays NaN), else the input itself. Bool
 /// and integer inputs give float32; float16 computes in float32.
-#[kernel("aten::logit.out")]
+#[kernel("aten::logit.out", accepts = [all])]
 pub fn logit_out<Sel: DtypeSelection>(
     _ctx: &KernelContext<'_>,
     input: &Tensor,

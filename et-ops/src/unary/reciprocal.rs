@@ -17,7 +17,7 @@ impl FloatFn for Reciprocal {
 
 /// Elementwise `1 / x` (`1 / 0 = inf`). Bool and integer inputs give float32; float16 computes in
 /// float32 and rounds once.
-#[kernel("aten::reciprocal.out")]
+#[kernel("aten::reciprocal.out", accepts = [all])]
 pub fn reciprocal_out<Sel: DtypeSelection>(
     _ctx: &KernelContext<'_>,
     input: &Tensor,

@@ -17,7 +17,7 @@ impl FloatFn for Round {
 
 /// Elementwise: rounds to the nearest integer, ties to even (`round(2.5) = 2`, `round(-0.5) = -0`). Integer and bool tensors are copied unchanged (their dtype is kept);
 /// NaN and infinities pass through.
-#[kernel("aten::round.out")]
+#[kernel("aten::round.out", accepts = [all])]
 pub fn round_out<Sel: DtypeSelection>(
     _ctx: &KernelContext<'_>,
     input: &Tensor,

@@ -17,7 +17,7 @@ impl FloatFn for Rsqrt {
 
 /// Elementwise `1 / sqrt(x)` (`rsqrt(0) = inf`, NaN below zero). Bool and integer inputs give float32; float16 computes in
 /// float32 and rounds once.
-#[kernel("aten::rsqrt.out")]
+#[kernel("aten::rsqrt.out", accepts = [all])]
 pub fn rsqrt_out<Sel: DtypeSelection>(
     _ctx: &KernelContext<'_>,
     input: &Tensor,

@@ -9,7 +9,7 @@ use crate::util::promote::{compute_dtype, compute_set};
 
 /// Elementwise sign: -1, 0 or 1 in the input's dtype. NaN gives 0 and both zeros give 0,
 /// as PyTorch's `(0 < x) - (x < 0)`; a bool tensor is unchanged.
-#[kernel("aten::sign.out")]
+#[kernel("aten::sign.out", accepts = [all])]
 pub fn sign_out<Sel: DtypeSelection>(
     _ctx: &KernelContext<'_>,
     input: &Tensor,

@@ -17,7 +17,7 @@ impl FloatFn for Sin {
 
 /// Elementwise the sine. Bool and integer inputs give float32; float16 computes in
 /// float32 and rounds once.
-#[kernel("aten::sin.out")]
+#[kernel("aten::sin.out", accepts = [all])]
 pub fn sin_out<Sel: DtypeSelection>(
     _ctx: &KernelContext<'_>,
     input: &Tensor,

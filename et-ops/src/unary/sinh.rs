@@ -17,7 +17,7 @@ impl FloatFn for Sinh {
 
 /// Elementwise the hyperbolic sine. Bool and integer inputs give float32; float16 computes in float32
 /// and rounds once.
-#[kernel("aten::sinh.out")]
+#[kernel("aten::sinh.out", accepts = [all])]
 pub fn sinh_out<Sel: DtypeSelection>(
     _ctx: &KernelContext<'_>,
     input: &Tensor,

@@ -17,7 +17,7 @@ impl FloatFn for Sqrt {
 
 /// Elementwise the square root (correctly rounded; NaN below zero). Bool and integer inputs give float32; float16 computes in
 /// float32 and rounds once.
-#[kernel("aten::sqrt.out")]
+#[kernel("aten::sqrt.out", accepts = [all])]
 pub fn sqrt_out<Sel: DtypeSelection>(
     _ctx: &KernelContext<'_>,
     input: &Tensor,

@@ -17,7 +17,7 @@ impl FloatFn for Tan {
 
 /// Elementwise the tangent. Bool and integer inputs give float32; float16 computes in float32
 /// and rounds once.
-#[kernel("aten::tan.out")]
+#[kernel("aten::tan.out", accepts = [all])]
 pub fn tan_out<Sel: DtypeSelection>(
     _ctx: &KernelContext<'_>,
     input: &Tensor,

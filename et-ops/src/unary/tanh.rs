@@ -17,7 +17,7 @@ impl FloatFn for Tanh {
 
 /// Elementwise the hyperbolic tangent (saturating to ±1). Bool and integer inputs give float32; float16 computes in
 /// float32 and rounds once.
-#[kernel("aten::tanh.out")]
+#[kernel("aten::tanh.out", accepts = [all])]
 pub fn tanh_out<Sel: DtypeSelection>(
     _ctx: &KernelContext<'_>,
     input: &Tensor,

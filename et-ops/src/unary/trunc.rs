@@ -17,7 +17,7 @@ impl FloatFn for Trunc {
 
 /// Elementwise: rounds toward zero. Integer and bool tensors are copied unchanged (their dtype is kept);
 /// NaN and infinities pass through.
-#[kernel("aten::trunc.out")]
+#[kernel("aten::trunc.out", accepts = [all])]
 pub fn trunc_out<Sel: DtypeSelection>(
     _ctx: &KernelContext<'_>,
     input: &Tensor,

@@ -7,19 +7,24 @@
 //!   [`outs`]: how it borrows the out tensors mutably ([`TensorListMut`]) without aliasing;
 //! - [`context`]: what a kernel may use besides its arguments ([`KernelContext`]);
 //! - [`entry`]: what the registry holds ([`KernelEntry`], [`KernelFn`], [`DtypeKey`],
-//!   [`op_hash`]).
+//!   [`op_hash`]);
+//! - `direct` (with `alloc`): calling an entry on hand-built arguments, for tests.
 //!
 //! Nothing here knows about methods or programs: `method` builds on these types, not the
 //! other way round.
 
 mod args;
 mod context;
+#[cfg(feature = "alloc")]
+mod direct;
 mod entry;
 mod outs;
 mod signature;
 
 pub use args::KernelArgs;
 pub use context::{KernelContext, StepStart};
+#[cfg(feature = "alloc")]
+pub use direct::{call_entry, CallArg};
 pub use entry::{op_hash, op_hash_parts, DtypeKey, KernelEntry, KernelFn};
 pub use outs::TensorListMut;
 pub(crate) use signature::Mismatch;

@@ -24,16 +24,21 @@
 //!   `opmath_type` (f16 and bf16 compute in f32, rounding once at the store). Used by the
 //!   kernels that loop over float tensors themselves: softmax, the norms, upsampling.
 //!
+//! * [`Dot`]: how sums of products accumulate (f64 for floats, wrapping i64 for
+//!   integers): the reference matrix multiply, the direct convolution, average pooling.
+//!
 //! The matrix multiply has its own dispatch trait,
 //! [`GemmElem`](crate::util::gemm::GemmElem), beside the algorithm it selects.
 
 mod compute;
+mod dot;
 mod float;
 mod num;
 mod opmath;
 mod raw;
 
 pub use compute::Compute;
+pub use dot::Dot;
 pub use float::Float;
 pub use num::{cast, Num};
 pub use opmath::OpMath;

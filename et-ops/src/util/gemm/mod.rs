@@ -39,11 +39,12 @@
 //! `(MC + NC) * KC` floats, and for small problems only what the padded operands need
 //! (see [`sgemm_scratch_bytes`]).
 //!
-//! Other dtypes use [`gemm_ref`], a straightforward loop accumulating in f64.
+//! Other dtypes use [`gemm_ref`], a straightforward loop accumulating in f64 (floats) or
+//! wrapping i64 (integers).
 
-use et_runtime::{KernelContext, KernelError, KernelResult};
+use et_runtime::{KernelContext, KernelError, KernelResult, Scalar};
 
-use super::element::Num;
+use super::element::Dot;
 
 mod blocked;
 mod pack;
@@ -142,29 +143,36 @@ fn check_shapes<T>(a: &Mat<'_, T>, b: &Mat<'_, T>, c: &MatMut<'_, T>) -> KernelR
     Ok(())
 }
 
-/// `C = alpha * A * B + beta * C` for any element type, accumulating in f64 and rounding
-/// once per element. `beta == 0` ignores C's contents.
-pub fn gemm_ref<T: Num>(
-    alpha: f64,
+/// `C = alpha * A * B + beta * C` for any element type, accumulating as [`Dot`] says
+/// (floats in f64, rounding once per element; integers wrapping, as PyTorch's integer
+/// matmul). `beta == 0` ignores C's contents.
+pub fn gemm_ref<T: Dot>(
+    alpha: Scalar,
     a: Mat<'_, T>,
     b: Mat<'_, T>,
-    beta: f64,
+    beta: Scalar,
     c: MatMut<'_, T>,
 ) -> KernelResult {
     check_shapes(&a, &b, &c)?;
+    let skip_c = beta.to_f64() == 0.0;
+    let (alpha, beta) = (T::scalar(alpha), T::scalar(beta));
     for i in 0..c.rows {
         for j in 0..c.cols {
-            let mut acc = 0.0f64;
+            let mut acc = T::ACC_ZERO;
             for p in 0..a.cols {
-                acc += a.data[i * a.rs + p * a.cs].to_f64() * b.data[p * b.rs + j * b.cs].to_f64();
+                acc = T::mul_add(
+                    acc,
+                    a.data[i * a.rs + p * a.cs],
+                    b.data[p * b.rs + j * b.cs],
+                );
             }
             let slot = &mut c.data[i * c.rs + j * c.cs];
-            let prev = if beta == 0.0 {
-                0.0
+            let prev = if skip_c {
+                T::ACC_ZERO
             } else {
-                beta * slot.to_f64()
+                T::mul(beta, slot.widen())
             };
-            *slot = T::from_f64(alpha * acc + prev);
+            *slot = T::narrow(T::add(T::mul(alpha, acc), prev));
         }
     }
     Ok(())
@@ -356,16 +364,16 @@ fn scale(c: MatMut<'_, f32>, beta: f32) {
     }
 }
 
-/// Element types with a matrix product: f32 takes [`sgemm`], the other floats
-/// [`gemm_ref`]. Generic kernels call `T::gemm` inside their dtype switch.
-pub trait GemmElem: Num {
+/// Element types with a matrix product: f32 takes [`sgemm`], the other floats and the
+/// integers [`gemm_ref`]. Generic kernels call `T::gemm` inside their dtype switch.
+pub trait GemmElem: Dot {
     /// `C = alpha * A * B + beta * C` (`beta == 0`: C is not read).
     fn gemm(
         ctx: &KernelContext<'_>,
-        alpha: f64,
+        alpha: Scalar,
         a: Mat<'_, Self>,
         b: Mat<'_, Self>,
-        beta: f64,
+        beta: Scalar,
         c: MatMut<'_, Self>,
     ) -> KernelResult;
 }
@@ -374,13 +382,13 @@ impl GemmElem for f32 {
     #[inline]
     fn gemm(
         ctx: &KernelContext<'_>,
-        alpha: f64,
+        alpha: Scalar,
         a: Mat<'_, f32>,
         b: Mat<'_, f32>,
-        beta: f64,
+        beta: Scalar,
         c: MatMut<'_, f32>,
     ) -> KernelResult {
-        sgemm(ctx, alpha as f32, a, b, beta as f32, c)
+        sgemm(ctx, alpha.to_f64() as f32, a, b, beta.to_f64() as f32, c)
     }
 }
 
@@ -390,10 +398,10 @@ macro_rules! gemm_by_reference {
             #[inline]
             fn gemm(
                 _ctx: &KernelContext<'_>,
-                alpha: f64,
+                alpha: Scalar,
                 a: Mat<'_, $t>,
                 b: Mat<'_, $t>,
-                beta: f64,
+                beta: Scalar,
                 c: MatMut<'_, $t>,
             ) -> KernelResult {
                 gemm_ref(alpha, a, b, beta, c)
@@ -402,4 +410,13 @@ macro_rules! gemm_by_reference {
     )*};
 }
 
-gemm_by_reference!(f64, et_runtime::f16, et_runtime::bf16);
+gemm_by_reference!(
+    f64,
+    et_runtime::f16,
+    et_runtime::bf16,
+    u8,
+    i8,
+    i16,
+    i32,
+    i64
+);

@@ -211,14 +211,32 @@ fn generic_reference_f64() {
     let b = [5.0f64, 6.0, 7.0, 8.0];
     let mut c = [1.0f64; 4];
     gemm_ref(
-        1.0,
+        Scalar::Int(1),
         Mat::row_major(&a, 2, 2),
         Mat::row_major(&b, 2, 2),
-        1.0,
+        Scalar::Int(1),
         MatMut::row_major(&mut c, 2, 2),
     )
     .unwrap();
     assert_eq!(c, [20.0, 23.0, 44.0, 51.0]);
+}
+
+#[test]
+fn generic_reference_integers_wrap() {
+    // [[100, 2], [3, 4]] @ [[3, 0], [1, 1]] = [[302, 2], [13, 4]]; 2 * C + 1 * that.
+    let a = [100i8, 2, 3, 4];
+    let b = [3i8, 0, 1, 1];
+    let mut c = [1i8, -1, 0, 127];
+    gemm_ref(
+        Scalar::Int(1),
+        Mat::row_major(&a, 2, 2),
+        Mat::row_major(&b, 2, 2),
+        Scalar::Int(2),
+        MatMut::row_major(&mut c, 2, 2),
+    )
+    .unwrap();
+    // 304 wraps to 48 and 258 to 2, as PyTorch's int8 addmm gives.
+    assert_eq!(c, [48, 0, 13, 2]);
 }
 
 /// Timing harness: `cargo test -p et-ops --release -- --ignored --nocapture bench_sgemm`.

@@ -1,0 +1,451 @@
+//! Every kernel in the registry, called for every dtype its registration declares, must
+//! not fail with `InvalidType` ("unsupported dtype for this operator") at execute: a
+//! dtype a kernel does not compute must be missing from its registration, so that
+//! `load_method` refuses the call with its kernel key instead (issue 17).
+//!
+//! Arguments are built from each kernel's declared signature: tensors are `[2, 3]` of the
+//! dtype under test, out tensors resizable (up to 24 elements), scalars and ints 1,
+//! doubles 1.0, int lists `[1]`, optionals `None`. A call is tried with the out tensors in
+//! the dtype under test, then in float32, bool and int64 (comparisons, `argmax` and float
+//! functions of integers write another dtype). A (kernel, dtype) is *exercised* when one
+//! attempt succeeds; it *fails the test* when none does and one was refused with
+//! "unsupported dtype"; otherwise (every attempt refused for another reason: an index
+//! tensor must be int64, shapes the generic arguments do not meet) it is listed as not
+//! exercised. `ETCH_REGISTRY_VERBOSE=1` prints that list.
+//!
+//! The dtypes tried are the ones etch's tensors compute with (bool, the integers, f16,
+//! bf16, f32, f64, u16, u32, u64) intersected with the declared set; complex kernels
+//! declare their dtypes with `dtype = ..` entries or work on bytes.
+
+use et_runtime::registry::{call_entry, kernels, ArgKind, CallArg, DtypeKey, KernelEntry};
+use et_runtime::{
+    Arena, DtypeSet, Error, KernelContext, ScalarType, ShapeDynamism, Tensor, TensorBuf,
+};
+
+// Link the kernel library: nothing else in this test names it.
+use et_ops as _;
+
+/// The dtypes tried, as far as each entry declares them.
+const TRIED: [ScalarType; 13] = [
+    ScalarType::Bool,
+    ScalarType::Byte,
+    ScalarType::Char,
+    ScalarType::Short,
+    ScalarType::Int,
+    ScalarType::Long,
+    ScalarType::Half,
+    ScalarType::BFloat16,
+    ScalarType::Float,
+    ScalarType::Double,
+    ScalarType::UInt16,
+    ScalarType::UInt32,
+    ScalarType::UInt64,
+];
+
+/// A tensor of `dtype` and `sizes` holding 1, 2, 3, ... (true for bool).
+fn input(dtype: ScalarType, sizes: &[usize]) -> TensorBuf {
+    let numel: usize = sizes.iter().product();
+    let mut bytes = Vec::new();
+    for v in 1..=numel as u8 {
+        let f = f32::from(v);
+        match dtype {
+            ScalarType::Bool | ScalarType::Byte | ScalarType::Char => {
+                bytes.push(if dtype == ScalarType::Bool { 1 } else { v })
+            }
+            ScalarType::Short | ScalarType::UInt16 => bytes.extend(u16::from(v).to_le_bytes()),
+            ScalarType::Int | ScalarType::UInt32 => bytes.extend(u32::from(v).to_le_bytes()),
+            ScalarType::Long | ScalarType::UInt64 => bytes.extend(u64::from(v).to_le_bytes()),
+            ScalarType::Half => bytes.extend(et_runtime::f16::from_f32(f).to_le_bytes()),
+            ScalarType::BFloat16 => bytes.extend(et_runtime::bf16::from_f32(f).to_le_bytes()),
+            ScalarType::Float => bytes.extend(f.to_le_bytes()),
+            ScalarType::Double => bytes.extend(f64::from(v).to_le_bytes()),
+            other => panic!("no test values for {other:?}"),
+        }
+    }
+    TensorBuf::from_bytes(dtype, sizes, &bytes).unwrap()
+}
+
+/// The out shapes tried: resizing keeps the rank, so one per rank an out may have.
+const OUT_SHAPES: [&[usize]; 4] = [&[2, 12], &[24], &[2, 3, 4], &[]];
+
+/// A resizable out tensor of `dtype` with room for 24 elements (one for rank 0).
+fn output(dtype: ScalarType, sizes: &[usize]) -> TensorBuf {
+    let order: Vec<u8> = (0..sizes.len() as u8).collect();
+    TensorBuf::with_layout(dtype, sizes, &order, ShapeDynamism::Bound).unwrap()
+}
+
+/// Arguments for kernels the generic ones do not reach (shapes that must agree, index
+/// tensors, int64 outs), one token per argument, outs included: `T2x3` a tensor of the
+/// dtype under test (`T0` 0-d), `L2` an int64 tensor of zeros (indices), `B2x3` a bool
+/// tensor of trues, `F1x2x2x2` a float32 tensor of zeros, `I1` an int, `i1` an optional
+/// int, `S1` a scalar, `D0.5` a double, `y`/`n` a bool, `N` none, `IL1,1` an int list,
+/// `DL2` a double list, `TL2x3,2x3` and `LL1` tensor lists, `O` an out (in the dtypes
+/// tried), `OL` an int64 out, `OTL` an out list of two.
+const RECIPES: &[(&str, &str)] = &[
+    ("aten::mm.out", "T2x3 T3x2 O"),
+    ("aten::bmm.out", "T1x2x3 T1x3x2 O"),
+    ("aten::addmm.out", "T2 T2x3 T3x2 S1 S1 O"),
+    (
+        "aten::convolution.out",
+        "T1x1x4x4 T1x1x2x2 N IL1,1 IL0,0 IL1,1 n IL0,0 I1 O",
+    ),
+    ("aten::avg_pool2d.out", "T1x1x4x4 IL2,2 IL2,2 IL0,0 n y N O"),
+    ("aten::_adaptive_avg_pool2d.out", "T1x1x4x4 IL2,2 O"),
+    (
+        "aten::max_pool2d_with_indices.out",
+        "T1x1x4x4 IL2,2 IL2,2 IL0,0 IL1,1 n O OL",
+    ),
+    (
+        "aten::max_pool2d_with_indices_backward.grad_input",
+        "T1x1x2x2 T1x1x4x4 IL2,2 IL2,2 IL0,0 IL1,1 n L1x1x2x2 O",
+    ),
+    ("aten::permute_copy.out", "T2x3 IL1,0 O"),
+    ("aten::view_copy.out", "T2x3 IL3,2 O"),
+    ("aten::expand_copy.out", "T1x3 IL2,3 n O"),
+    ("aten::repeat.out", "T2x3 IL2,1 O"),
+    ("aten::index_select.out", "T2x3 I0 L1 O"),
+    ("aten::gather.out", "T2x3 I1 L2x3 n O"),
+    ("aten::scatter.src_out", "T2x3 I1 L2x3 T2x3 O"),
+    ("aten::scatter.value_out", "T2x3 I1 L2x3 S1 O"),
+    ("aten::scatter_add.out", "T2x3 I1 L2x3 T2x3 O"),
+    ("aten::index.Tensor_out", "T2x3 LL1 O"),
+    ("aten::index_put.out", "T2x3 LL1 T3 n O"),
+    ("aten::index_put_", "T2x3 LL1 T3 n O"),
+    ("aten::embedding.out", "T4x3 L2 I-1 n n O"),
+    ("aten::where.self_out", "B2x3 T2x3 T2x3 O"),
+    ("aten::masked_fill.Scalar_out", "T2x3 B2x3 S1 O"),
+    ("aten::masked_select.out", "T2x3 B2x3 O"),
+    ("aten::masked_scatter.out", "T2x3 B2x3 T2x3 O"),
+    ("aten::clamp.out", "T2x3 S1 S5 O"),
+    ("aten::clamp.Tensor_out", "T2x3 T2x3 T2x3 O"),
+    ("aten::constant_pad_nd.out", "T2x3 IL1,1 S0 O"),
+    ("aten::fill.Tensor_out", "T2x3 T0 O"),
+    ("aten::topk.values", "T2x3 I2 I-1 y y O OL"),
+    ("aten::max.dim_max", "T2x3 I1 n O OL"),
+    ("aten::min.dim_min", "T2x3 I1 n O OL"),
+    ("aten::argmax.out", "T2x3 i1 n OL"),
+    ("aten::argmin.out", "T2x3 i1 n OL"),
+    ("aten::nonzero.out", "T2x3 OL"),
+    ("aten::native_layer_norm.out", "T2x3 IL3 N N D0.00001 O O O"),
+    (
+        "aten::native_group_norm.out",
+        "T1x2x3 N N I1 I2 I3 I1 D0.00001 O O O",
+    ),
+    (
+        "aten::_native_batch_norm_legit_no_training.out",
+        "T1x2x2x2 N N T2 T2 D0.1 D0.00001 O O O",
+    ),
+    (
+        "aten::_native_batch_norm_legit.no_stats_out",
+        "T1x2x2x2 N N y D0.1 D0.00001 O O O",
+    ),
+    ("aten::upsample_nearest2d.vec_out", "T1x1x2x2 IL4,4 N O"),
+    ("aten::upsample_bilinear2d.vec_out", "T1x1x2x2 IL4,4 n N O"),
+    (
+        "aten::_upsample_bilinear2d_aa.out",
+        "T1x1x2x2 IL4,4 n N N O",
+    ),
+    ("aten::grid_sampler_2d.out", "T1x1x2x2 T1x2x2x2 I0 I0 n O"),
+    ("aten::split_copy.Tensor_out", "T2x3 I1 I0 OTL"),
+    ("aten::split_with_sizes_copy.out", "T2x3 IL1,1 I0 OTL"),
+    ("aten::unbind_copy.int_out", "T2x3 I0 OTL"),
+    ("aten::pixel_shuffle.out", "T1x4x1x1 I2 O"),
+    ("aten::pixel_unshuffle.out", "T1x1x2x2 I2 O"),
+    ("aten::reflection_pad1d.out", "T1x1x3 IL1,1 O"),
+    ("aten::reflection_pad2d.out", "T1x1x3x3 IL1,1,1,1 O"),
+    ("aten::reflection_pad3d.out", "T1x1x3x3x3 IL1,1,1,1,1,1 O"),
+    ("aten::replication_pad1d.out", "T1x1x3 IL1,1 O"),
+    ("aten::replication_pad2d.out", "T1x1x3x3 IL1,1,1,1 O"),
+    ("aten::replication_pad3d.out", "T1x1x3x3x3 IL1,1,1,1,1,1 O"),
+    ("aten::diagonal_copy.out", "T3x3 I0 I0 I1 O"),
+    ("aten::select_scatter.out", "T2x3 T3 I0 I0 O"),
+    ("aten::glu.out", "T2x4 I-1 O"),
+    ("aten::repeat_interleave.Tensor_out", "L2 N O"),
+    ("aten::native_dropout.out", "T2x3 D0.0 y O B2x3"),
+    ("aten::copy_", "T2x3 T2x3 n O"),
+    ("aten::_cdist_forward.out", "T2x3 T2x3 D2.0 N O"),
+    ("aten::_pdist_forward.out", "T2x3 D2.0 O"),
+    (
+        "aten::convolution_backward.out",
+        "T1x1x3x3 T1x1x4x4 T1x1x2x2 IL1 IL1,1 IL0,0 IL1,1 n IL0,0 I1 BL1,1,1 O O O",
+    ),
+];
+
+/// One parsed recipe token.
+enum Tok {
+    In(ScalarType, Vec<usize>),
+    /// Zeros: index tensors, grid points.
+    Zeros(ScalarType, Vec<usize>),
+    Out(Option<ScalarType>),
+    OutList,
+    List(Vec<(ScalarType, Vec<usize>)>),
+    Int(i64),
+    Double(f64),
+    Bool(bool),
+    None,
+    IntList(Vec<i64>),
+    DoubleList(Vec<f64>),
+    BoolList(Vec<bool>),
+}
+
+fn shape(s: &str) -> Vec<usize> {
+    if s == "0" {
+        return Vec::new();
+    }
+    s.split('x').map(|d| d.parse().unwrap()).collect()
+}
+
+fn parse_recipe(recipe: &str, dtype: ScalarType) -> Vec<Tok> {
+    recipe
+        .split(' ')
+        .map(|t| {
+            let rest = |n: usize| &t[n..];
+            match t {
+                "O" => Tok::Out(None),
+                "OL" => Tok::Out(Some(ScalarType::Long)),
+                "OTL" => Tok::OutList,
+                "N" => Tok::None,
+                "y" => Tok::Bool(true),
+                "n" => Tok::Bool(false),
+                _ if t.starts_with("TL") => {
+                    Tok::List(rest(2).split(',').map(|s| (dtype, shape(s))).collect())
+                }
+                _ if t.starts_with("LL") => Tok::List(
+                    rest(2)
+                        .split(',')
+                        .map(|s| (ScalarType::Long, shape(s)))
+                        .collect(),
+                ),
+                _ if t.starts_with("IL") => {
+                    Tok::IntList(rest(2).split(',').map(|v| v.parse().unwrap()).collect())
+                }
+                _ if t.starts_with("DL") => {
+                    Tok::DoubleList(rest(2).split(',').map(|v| v.parse().unwrap()).collect())
+                }
+                _ if t.starts_with("BL") => {
+                    Tok::BoolList(rest(2).split(',').map(|v| v == "1").collect())
+                }
+                _ if t.starts_with('T') => Tok::In(dtype, shape(rest(1))),
+                _ if t.starts_with('L') => Tok::Zeros(ScalarType::Long, shape(rest(1))),
+                _ if t.starts_with('B') => Tok::In(ScalarType::Bool, shape(rest(1))),
+                _ if t.starts_with('F') => Tok::Zeros(ScalarType::Float, shape(rest(1))),
+                _ if t.starts_with('I') || t.starts_with('i') || t.starts_with('S') => {
+                    Tok::Int(rest(1).parse().unwrap())
+                }
+                _ if t.starts_with('D') => Tok::Double(rest(1).parse().unwrap()),
+                _ => panic!("bad recipe token {t}"),
+            }
+        })
+        .collect()
+}
+
+/// The generic recipe of a signature: `[2, 3]` tensors, ones, `[1]` lists, `None`s.
+fn generic_recipe(kinds: &[ArgKind], dtype: ScalarType) -> Vec<Tok> {
+    kinds
+        .iter()
+        .map(|kind| match kind {
+            ArgKind::Tensor => Tok::In(dtype, vec![2, 3]),
+            ArgKind::TensorMut => Tok::Out(None),
+            ArgKind::TensorList => Tok::List(vec![(dtype, vec![2, 3]), (dtype, vec![2, 3])]),
+            ArgKind::OptionalTensorList => Tok::List(vec![(dtype, vec![2, 3])]),
+            ArgKind::TensorListMut => Tok::OutList,
+            ArgKind::Scalar | ArgKind::Int => Tok::Int(1),
+            ArgKind::Double => Tok::Double(1.0),
+            ArgKind::Bool => Tok::Bool(false),
+            ArgKind::IntList => Tok::IntList(vec![1]),
+            ArgKind::DoubleList => Tok::DoubleList(vec![1.0]),
+            ArgKind::BoolList => Tok::BoolList(vec![true]),
+            ArgKind::ScalarType => Tok::Int(dtype as i64),
+            _ => Tok::None,
+        })
+        .collect()
+}
+
+/// The tensors one call needs, kept alive while `CallArg`s borrow them.
+struct Call {
+    tensors: Vec<TensorBuf>,
+}
+
+/// Calls `entry` with inputs of `dtype` and outs of `out` (shaped `shape`), with its
+/// recipe's arguments or the generic ones.
+fn attempt(
+    entry: &KernelEntry,
+    dtype: ScalarType,
+    out: ScalarType,
+    shape: &[usize],
+) -> Result<(), et_runtime::KernelError> {
+    let toks = match RECIPES.iter().find(|(n, _)| *n == entry.name) {
+        Some((_, r)) => parse_recipe(r, dtype),
+        None => generic_recipe(entry.signature.args, dtype),
+    };
+    // Allocate every tensor first, then borrow them in order.
+    let mut call = Call {
+        tensors: Vec::new(),
+    };
+    for tok in &toks {
+        match tok {
+            Tok::In(d, sizes) => call.tensors.push(input(*d, sizes)),
+            Tok::Zeros(d, sizes) => call.tensors.push(TensorBuf::zeros(*d, sizes).unwrap()),
+            Tok::Out(d) => call.tensors.push(output(d.unwrap_or(out), shape)),
+            Tok::OutList => call
+                .tensors
+                .extend([output(out, shape), output(out, shape)]),
+            // List items of int64 are indices: zeros.
+            Tok::List(items) => call.tensors.extend(items.iter().map(|(d, s)| {
+                if *d == ScalarType::Long && *d != dtype {
+                    TensorBuf::zeros(*d, s).unwrap()
+                } else {
+                    input(*d, s)
+                }
+            })),
+            _ => {}
+        }
+    }
+    let mut pool: Vec<&mut Tensor> = call.tensors.iter_mut().map(|t| &mut **t).collect();
+    pool.reverse();
+    let mut args = Vec::new();
+    for tok in &toks {
+        args.push(match tok {
+            Tok::In(..) | Tok::Zeros(..) | Tok::Out(_) => CallArg::Tensor(pool.pop().unwrap()),
+            Tok::OutList => CallArg::TensorList(vec![pool.pop().unwrap(), pool.pop().unwrap()]),
+            Tok::List(items) => {
+                CallArg::TensorList(items.iter().map(|_| pool.pop().unwrap()).collect())
+            }
+            Tok::Int(i) => CallArg::Int(*i),
+            Tok::Double(d) => CallArg::Double(*d),
+            Tok::Bool(b) => CallArg::Bool(*b),
+            Tok::None => CallArg::None,
+            Tok::IntList(l) => CallArg::IntList(l),
+            Tok::DoubleList(l) => CallArg::DoubleList(l),
+            Tok::BoolList(l) => CallArg::BoolList(l),
+        });
+    }
+    let mut scratch = vec![0u8; 1 << 20];
+    let arena = Arena::new(&mut scratch);
+    let ctx = KernelContext::new(&arena);
+    call_entry(entry, &ctx, &mut args)
+}
+
+/// The dtypes `entry` declares, among the tried ones.
+fn declared(entry: &KernelEntry) -> Vec<ScalarType> {
+    if entry.dtype == DtypeKey::FALLBACK {
+        let set: DtypeSet = entry.signature.dtypes;
+        TRIED.into_iter().filter(|&d| set.contains(d)).collect()
+    } else {
+        entry
+            .dtype
+            .dtype()
+            .into_iter()
+            .filter(|d| TRIED.contains(d))
+            .collect()
+    }
+}
+
+fn unsupported(e: &et_runtime::KernelError) -> bool {
+    e.error == Error::InvalidType && e.message == "unsupported dtype for this operator"
+}
+
+#[test]
+fn no_kernel_refuses_a_declared_dtype_at_execute() {
+    let verbose = std::env::var_os("ETCH_REGISTRY_VERBOSE").is_some();
+    let debug = std::env::var("ETCH_REGISTRY_OP").ok();
+    let dump = std::env::var_os("ETCH_REGISTRY_DUMP").is_some();
+    let mut failures = Vec::new();
+    let mut not_exercised = Vec::new();
+    let (mut exercised, mut kernels_seen) = (0, 0);
+    for entry in kernels()
+        .iter()
+        .filter(|e| e.signature.crate_name == "et-ops")
+    {
+        kernels_seen += 1;
+        for dtype in declared(entry) {
+            // Refused: the call whose tensors all have `dtype` (the call a dtype-keyed
+            // lookup or the fallback's declared set admits) fails with "unsupported".
+            let mut refused = false;
+            let mut first_err = None;
+            let mut ok = false;
+            'attempts: for out in [dtype, ScalarType::Float, ScalarType::Bool, ScalarType::Long] {
+                for shape in OUT_SHAPES {
+                    match attempt(entry, dtype, out, shape) {
+                        Ok(()) => {
+                            ok = true;
+                            break 'attempts;
+                        }
+                        Err(e) => {
+                            if debug.as_deref() == Some(entry.name) {
+                                eprintln!(
+                                    "{} {} out {} {shape:?}: {e:?}",
+                                    entry.name,
+                                    dtype.name(),
+                                    out.name()
+                                );
+                            }
+                            refused |= out == dtype && unsupported(&e);
+                            first_err.get_or_insert(e);
+                        }
+                    }
+                }
+            }
+            if dump {
+                let status = if ok {
+                    "ok"
+                } else if refused {
+                    "refused"
+                } else {
+                    "unreached"
+                };
+                println!("DUMP {} {} {status}", entry.name, dtype.name());
+            }
+            if ok {
+                exercised += 1;
+            } else if refused {
+                failures.push(format!("{} {}", entry.name, dtype.name()));
+            } else {
+                not_exercised.push(format!("{} {}: {:?}", entry.name, dtype.name(), first_err));
+            }
+        }
+    }
+    if verbose {
+        eprintln!(
+            "not exercised ({}):\n{}",
+            not_exercised.len(),
+            not_exercised.join("\n")
+        );
+    }
+    eprintln!(
+        "{kernels_seen} et-ops entries; {exercised} (kernel, dtype) pairs exercised, {} not \
+         reached by the generic arguments",
+        not_exercised.len()
+    );
+    assert!(
+        failures.is_empty(),
+        "{} (kernel, dtype) pairs declared but refused at execute:\n{}",
+        failures.len(),
+        failures.join("\n")
+    );
+}
+
+/// What a kernel does not compute is missing from the registry, so `load_method` (and
+/// `etch check`) refuse such calls with their kernel key before anything executes.
+#[test]
+fn undeclared_dtypes_resolve_to_no_kernel() {
+    use et_runtime::registry::find_kernel;
+    let has = |op: &str, d: ScalarType| {
+        let (name, overload) = op.split_once('.').unwrap();
+        find_kernel(name, overload, Some(d)).is_some()
+    };
+    for d in [
+        ScalarType::Char,
+        ScalarType::Byte,
+        ScalarType::Int,
+        ScalarType::Long,
+    ] {
+        assert!(has("aten::mm.out", d) && has("aten::addmm.out", d) && has("aten::bmm.out", d));
+        assert!(has("aten::convolution.out", d));
+    }
+    assert!(has("aten::avg_pool2d.out", ScalarType::Long));
+    assert!(!has("aten::avg_pool2d.out", ScalarType::Int));
+    assert!(!has("aten::mm.out", ScalarType::Bool));
+    assert!(!has("aten::add.out", ScalarType::BFloat16));
+    assert!(!has("aten::_softmax.out", ScalarType::Long));
+}
