@@ -47,9 +47,8 @@ pub fn read_input(spec: &str, info: &TensorInfo) -> Result<InputData, String> {
     }
     let sizes = shape.unwrap_or_else(|| info.sizes().to_vec());
     // Checked: the shape is the user's, and a product past `usize::MAX` is an error.
-    let expected = sizes
-        .iter()
-        .try_fold(info.dtype.element_size(), |n, &s| n.checked_mul(s))
+    let expected = et_runtime::checked_numel(&sizes)
+        .and_then(|n| n.checked_mul(info.dtype.element_size()))
         .ok_or_else(|| format!("{path}: the shape {sizes:?} is too large"))?;
     if data.len() != expected {
         return Err(format!(

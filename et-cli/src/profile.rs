@@ -5,7 +5,7 @@ use std::collections::BTreeMap;
 use std::fmt::Write as _;
 use std::path::Path;
 
-use et_runtime::etdump::{Clock, EventKind, EventTracer, ProfileRecord};
+use et_runtime::etdump::{EventKind, EventTracer, ProfileRecord};
 use et_runtime::{Method, MethodMeta, Program};
 
 use crate::{format, Failure};
@@ -25,11 +25,6 @@ pub fn record_buffer(
         .unwrap_or(0);
     let per_run = meta.num_instructions() + nodes + 1;
     vec![ProfileRecord::EMPTY; 2 + per_run.saturating_mul(iterations as usize)]
-}
-
-/// The host's monotonic clock, in nanoseconds.
-pub fn clock() -> Clock {
-    Clock::monotonic()
 }
 
 /// Writes the ETDump of what `tracer` recorded to `path`.

@@ -4,7 +4,7 @@
 use std::path::Path;
 use std::time::Instant;
 
-use et_runtime::etdump::EventTracer;
+use et_runtime::etdump::{Clock, EventTracer};
 use et_runtime::{
     BufferError, EValue, MemoryManager, Method, MethodBufferSizes, MethodBuffers, MethodMeta,
     Program, Tag,
@@ -57,18 +57,17 @@ pub fn run(req: &RunRequest<'_>) -> Result<(), Failure> {
     })?;
     let (method_mem, mut planned, scratch) = buffers.split();
     let mut memory = MemoryManager::new(method_mem, &mut planned, scratch);
-    let tracing = req.profile || req.etdump.is_some();
-    let mut records = if tracing {
-        profile::record_buffer(&program, &meta, name, req.iterations)
-    } else {
-        Vec::new()
-    };
-    let tracer = EventTracer::new(&mut records, profile::clock());
+    // Only a profiled run needs the buffer and the clock (whose first use measures the
+    // time-stamp counter's period).
+    let mut records = Vec::new();
+    let tracer = (req.profile || req.etdump.is_some()).then(|| {
+        records = profile::record_buffer(&program, &meta, name, req.iterations);
+        EventTracer::new(&mut records, Clock::monotonic())
+    });
     let started = Instant::now();
-    let loaded = if tracing {
-        program.load_method_traced(name, &mut memory, &tracer)
-    } else {
-        program.load_method(name, &mut memory)
+    let loaded = match &tracer {
+        Some(tracer) => program.load_method_traced(name, &mut memory, tracer),
+        None => program.load_method(name, &mut memory),
     };
     let load_us = started.elapsed().as_secs_f64() * 1e6;
     let mut method = loaded.map_err(|e| {
@@ -93,10 +92,9 @@ pub fn run(req: &RunRequest<'_>) -> Result<(), Failure> {
     for run in 1..=req.iterations {
         set_inputs(&mut method, &meta, &data)?;
         let t0 = Instant::now();
-        let executed = if tracing {
-            method.execute_traced(&tracer)
-        } else {
-            method.execute()
+        let executed = match &tracer {
+            Some(tracer) => method.execute_traced(tracer),
+            None => method.execute(),
         };
         executed.map_err(|e| Failure(format!("{}: execute failed: {e}", model.display())))?;
         times.push(t0.elapsed().as_secs_f64() * 1e6);
@@ -115,10 +113,13 @@ pub fn run(req: &RunRequest<'_>) -> Result<(), Failure> {
     if let Some(dir) = req.output_dir {
         write_outputs(&first, dir)?;
     }
-    if let Some(path) = req.etdump {
-        profile::write_etdump(&method, &tracer, path)?;
+    if let (Some(path), Some(tracer)) = (req.etdump, &tracer) {
+        profile::write_etdump(&method, tracer, path)?;
     }
-    let profile = req.profile.then(|| profile::Profile::new(&method, &tracer));
+    let profile = tracer
+        .as_ref()
+        .filter(|_| req.profile)
+        .map(|tracer| profile::Profile::new(&method, tracer));
     let iterations = req.iterations;
     if req.json {
         let outputs = (0..method.num_outputs())

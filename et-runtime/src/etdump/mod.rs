@@ -18,6 +18,7 @@
 mod flat;
 mod tracer;
 
+use core::cell::Cell;
 use core::fmt;
 use core::ops::Range;
 
@@ -132,7 +133,7 @@ fn write(method: &Method<'_>, tracer: &EventTracer<'_>, out: &mut [u8]) -> Resul
         w.point(table.slot(0), name)?;
         let events = w.offsets(run.len())?;
         w.point(table.slot(1), events)?;
-        for (k, record) in tracer.records().skip(run.start).take(run.len()).enumerate() {
+        for (k, record) in tracer.recorded()[run].iter().map(Cell::get).enumerate() {
             let event = w.table(&[Field::Offset(ed::Event::VT_PROFILE_EVENT)])?;
             w.point(events + 4 + 4 * k, event.start())?;
             let profile = profile_event(&mut w, method, &record, &clock)?;

@@ -204,7 +204,12 @@ impl<'b> EventTracer<'b> {
 
     /// The spans recorded so far, in the order they ended.
     pub fn records(&self) -> impl ExactSizeIterator<Item = ProfileRecord> + '_ {
-        self.records[..self.len.get()].iter().map(Cell::get)
+        self.recorded().iter().map(Cell::get)
+    }
+
+    /// The filled part of the buffer.
+    pub(crate) fn recorded(&self) -> &[Cell<ProfileRecord>] {
+        &self.records[..self.len.get()]
     }
 
     /// How many spans did not fit in the buffer.
@@ -261,14 +266,7 @@ impl<'b> EventTracer<'b> {
 
     /// Records a span that belongs to no instruction.
     pub(crate) fn record_span(&self, kind: EventKind, start: u64) {
-        self.record(ProfileRecord {
-            start,
-            end: self.now(),
-            instruction: 0,
-            node: 0,
-            chain: 0,
-            kind,
-        });
+        self.record_instruction(kind, 0, 0, start);
     }
 
     /// Marks the DelegateCall about to run, for the records of its steps.

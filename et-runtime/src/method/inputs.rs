@@ -7,7 +7,7 @@ use et_schema::scalar_type::ScalarType;
 
 use super::Method;
 use crate::error::Error;
-use crate::tensor::ShapeDynamism;
+use crate::tensor::{checked_numel, ShapeDynamism};
 
 /// What about a given input does not fit the method's input.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -129,23 +129,17 @@ impl Method<'_> {
             let (expected, found) = (t.dim(), sizes.len());
             return Err(bad(InputProblem::Rank { expected, found }));
         }
+        let numel = checked_numel(sizes).unwrap_or(usize::MAX);
         if sizes != t.sizes() {
             if t.dynamism() == ShapeDynamism::Static {
                 return Err(bad(InputProblem::StaticShape));
             }
-            let numel = sizes
-                .iter()
-                .try_fold(1usize, |n, &s| n.checked_mul(s))
-                .unwrap_or(usize::MAX);
             let bound = t.numel_bound();
             if numel > bound {
                 return Err(bad(InputProblem::AboveBound { numel, bound }));
             }
         }
-        let expected = sizes
-            .iter()
-            .try_fold(dtype.element_size(), |n, &s| n.checked_mul(s))
-            .unwrap_or(usize::MAX);
+        let expected = numel.saturating_mul(dtype.element_size());
         if bytes.len() != expected {
             let found = bytes.len();
             return Err(bad(InputProblem::ByteCount { expected, found }));
