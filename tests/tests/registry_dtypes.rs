@@ -342,7 +342,7 @@ fn declared(entry: &KernelEntry) -> Vec<ScalarType> {
 }
 
 fn unsupported(e: &et_runtime::KernelError) -> bool {
-    e.error == Error::InvalidType && e.message == "unsupported dtype for this operator"
+    e.error == Error::InvalidType && e.message() == "unsupported dtype for this operator"
 }
 
 #[test]
