@@ -274,7 +274,7 @@ fn attempt(
     out: ScalarType,
     shape: &[usize],
 ) -> Result<(), et_runtime::KernelError> {
-    let toks = match RECIPES.iter().find(|(n, _)| *n == entry.name) {
+    let toks = match RECIPES.iter().find(|(n, _)| *n == entry.name()) {
         Some((_, r)) => parse_recipe(r, dtype),
         None => generic_recipe(entry.signature.args, dtype),
     };
@@ -372,10 +372,10 @@ fn no_kernel_refuses_a_declared_dtype_at_execute() {
                             break 'attempts;
                         }
                         Err(e) => {
-                            if debug.as_deref() == Some(entry.name) {
+                            if debug.as_deref() == Some(entry.name()) {
                                 eprintln!(
                                     "{} {} out {} {shape:?}: {e:?}",
-                                    entry.name,
+                                    entry.name(),
                                     dtype.name(),
                                     out.name()
                                 );
@@ -394,14 +394,14 @@ fn no_kernel_refuses_a_declared_dtype_at_execute() {
                 } else {
                     "unreached"
                 };
-                println!("DUMP {} {} {status}", entry.name, dtype.name());
+                println!("DUMP {} {} {status}", entry.name(), dtype.name());
             }
             if ok {
                 exercised += 1;
             } else if refused {
-                failures.push(format!("{} {}", entry.name, dtype.name()));
+                failures.push(format!("{} {}", entry.name(), dtype.name()));
             } else {
-                not_exercised.push(format!("{} {}: {:?}", entry.name, dtype.name(), first_err));
+                not_exercised.push(format!("{} {}: {:?}", entry.name(), dtype.name(), first_err));
             }
         }
     }
