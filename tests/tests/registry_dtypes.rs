@@ -401,7 +401,12 @@ fn no_kernel_refuses_a_declared_dtype_at_execute() {
             } else if refused {
                 failures.push(format!("{} {}", entry.name(), dtype.name()));
             } else {
-                not_exercised.push(format!("{} {}: {:?}", entry.name(), dtype.name(), first_err));
+                not_exercised.push(format!(
+                    "{} {}: {:?}",
+                    entry.name(),
+                    dtype.name(),
+                    first_err
+                ));
             }
         }
     }

@@ -407,8 +407,7 @@ unsafe fn withdraw_alias_proofs(instrs: NonNull<Instr>, total: usize) {
 mod tests {
     use crate::error::{Error, KernelResult};
     use crate::kernel::{
-        ArgKind, DtypeKey, KernelArgs, KernelContext, KernelEntry, KernelSignature,
-        ReturnKind,
+        ArgKind, DtypeKey, KernelArgs, KernelContext, KernelEntry, KernelSignature, ReturnKind,
     };
     use crate::loader::FileLoader;
     use crate::memory::MemoryManager;
