@@ -510,7 +510,7 @@ fn kernels(json: bool) {
             })
             .collect();
         let dups: Vec<String> = et_runtime::registry::duplicates()
-            .map(|(a, _)| format::json_str(a.name))
+            .map(|(a, _)| format::json_str(a.name()))
             .collect();
         let linked = delegates::linked_node_kinds();
         let kinds: Vec<String> = linked.iter().map(|(k, _)| format::json_str(k)).collect();
@@ -557,7 +557,7 @@ fn kernels(json: bool) {
     for (a, b) in et_runtime::registry::duplicates() {
         println!(
             "duplicate: {} ({}) registered by {} and {}",
-            a.name,
+            a.name(),
             dtype_label(a),
             a.signature.crate_name,
             b.signature.crate_name
