@@ -394,8 +394,8 @@ fn duplicate_registrations_are_detected() {
         "only etch_test::twice.out is registered twice"
     );
     let (a, b) = dups[0];
-    assert_eq!(a.name, "etch_test::twice.out");
-    assert_eq!(b.name, "etch_test::twice.out");
+    assert_eq!(a.name(), "etch_test::twice.out");
+    assert_eq!(b.name(), "etch_test::twice.out");
     assert_eq!(a.dtype, DtypeKey::FALLBACK);
     // Resolution is deterministic: the first entry in link order, every time.
     let first = find_kernel("etch_test::twice", "out", None).expect("registered");
