@@ -503,14 +503,14 @@ fn kernels(json: bool) {
             .map(|e| {
                 format!(
                     "{{\"name\":{},\"dtype\":{},\"crate\":{}}}",
-                    format::json_str(e.name),
+                    format::json_str(e.name()),
                     format::json_str(&dtype_label(e)),
                     format::json_str(e.signature.crate_name)
                 )
             })
             .collect();
         let dups: Vec<String> = et_runtime::registry::duplicates()
-            .map(|(a, _)| format::json_str(a.name))
+            .map(|(a, _)| format::json_str(a.name()))
             .collect();
         let linked = delegates::linked_node_kinds();
         let kinds: Vec<String> = linked.iter().map(|(k, _)| format::json_str(k)).collect();
@@ -533,7 +533,7 @@ fn kernels(json: bool) {
     }
     let mut rows: Vec<(&str, String, &str)> = all
         .iter()
-        .map(|e| (e.name, dtype_label(e), e.signature.crate_name))
+        .map(|e| (e.name(), dtype_label(e), e.signature.crate_name))
         .collect();
     rows.sort();
     let width = rows.iter().map(|r| r.0.len()).max().unwrap_or(0);
@@ -557,7 +557,7 @@ fn kernels(json: bool) {
     for (a, b) in et_runtime::registry::duplicates() {
         println!(
             "duplicate: {} ({}) registered by {} and {}",
-            a.name,
+            a.name(),
             dtype_label(a),
             a.signature.crate_name,
             b.signature.crate_name

@@ -8,13 +8,16 @@ pub use et_schema::Error;
 /// A kernel's failure: an error code plus a static explanation that names the problem.
 ///
 /// The message is a `&'static str` so that reporting costs no allocation and no formatting
-/// machinery at the failure site.
+/// machinery at the failure site. It exists only with the feature `messages`: without it
+/// a `KernelError` is its code alone (4 bytes), so a `KernelResult` travels in registers
+/// instead of through memory at every `?` of every kernel.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct KernelError {
     /// The code `execute` reports.
     pub error: Error,
     /// What was wrong, in a few words (empty when the code says it all).
-    pub message: &'static str,
+    #[cfg(feature = "messages")]
+    message: &'static str,
 }
 
 impl KernelError {
@@ -23,10 +26,23 @@ impl KernelError {
     /// error explanation of the runtime: without it a binary carries codes only.
     #[inline(always)]
     pub const fn new(error: Error, message: &'static str) -> Self {
+        #[cfg(not(feature = "messages"))]
+        let _ = message;
         KernelError {
             error,
-            message: et_schema::error::message(message),
+            #[cfg(feature = "messages")]
+            message,
         }
+    }
+
+    /// What was wrong, in a few words (empty when the code says it all, and always
+    /// without the feature `messages`).
+    #[inline(always)]
+    pub const fn message(&self) -> &'static str {
+        #[cfg(feature = "messages")]
+        return self.message;
+        #[cfg(not(feature = "messages"))]
+        ""
     }
 
     /// An `InvalidArgument` failure with an explanation.
@@ -44,16 +60,16 @@ impl KernelError {
 
 impl From<Error> for KernelError {
     fn from(error: Error) -> Self {
-        KernelError { error, message: "" }
+        KernelError::new(error, "")
     }
 }
 
 impl fmt::Display for KernelError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        if self.message.is_empty() {
+        if self.message().is_empty() {
             fmt::Display::fmt(&self.error, f)
         } else {
-            write!(f, "{}: {}", self.message, self.error)
+            write!(f, "{}: {}", self.message(), self.error)
         }
     }
 }

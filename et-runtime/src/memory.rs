@@ -54,6 +54,9 @@ impl<'a> Arena<'a> {
     }
 
     /// Reserves `size` bytes aligned to `align` (a power of two).
+    // Out of line: one copy of the bounds checks serves every caller (inlined, each of
+    // the builder's dozen allocation sites carried its own).
+    #[inline(never)]
     pub fn allocate(&self, size: usize, align: usize) -> Result<NonNull<u8>, Error> {
         debug_assert!(align.is_power_of_two());
         let used = self.used.get();
@@ -84,9 +87,18 @@ impl<'a> Arena<'a> {
 
     /// Like [`alloc_array`](Self::alloc_array), with every byte zeroed.
     pub(crate) fn alloc_zeroed<T>(&self, n: usize) -> Result<NonNull<T>, Error> {
-        let p = self.alloc_array::<T>(n)?;
-        // SAFETY: the allocation holds `n * size_of::<T>()` bytes (checked) and is ours.
-        unsafe { p.cast::<u8>().as_ptr().write_bytes(0, n * size_of::<T>()) };
+        self.allocate_n_zeroed(n, size_of::<T>(), align_of::<T>())
+            .map(NonNull::cast)
+    }
+
+    /// Like [`allocate_n`](Self::allocate_n), with every byte zeroed: one copy of the
+    /// clearing for every element type.
+    #[inline(never)]
+    fn allocate_n_zeroed(&self, n: usize, size: usize, align: usize) -> Result<NonNull<u8>, Error> {
+        let p = self.allocate_n(n, size, align)?;
+        // SAFETY: the allocation holds `n * size` bytes (`allocate_n` checked the product)
+        // and is ours alone.
+        unsafe { p.as_ptr().write_bytes(0, n.wrapping_mul(size)) };
         Ok(p)
     }
 

@@ -109,7 +109,7 @@ impl<'d> Program<'d> {
     ) -> Result<Program<'d>, ProgramError> {
         let r = Self::load_checked(loader, verification, data_files);
         if let Err(e) = &r {
-            crate::et_log!(error, "Program::load: {}: {:?}", e.reason, e.error);
+            crate::et_log!(error, "Program::load: {}: {:?}", e.reason(), e.error);
         }
         r
     }

@@ -75,7 +75,7 @@ fn named<'n>(name: &'n str, overload: &'n str) -> impl Iterator<Item = &'static 
     let hash = op_hash_parts(name.as_bytes(), overload.as_bytes());
     kernels()
         .iter()
-        .filter(move |e| e.hash == hash && name_matches(e.name, name, overload))
+        .filter(move |e| e.hash == hash && name_matches(e.name(), name, overload))
 }
 
 /// Finds the kernel for a call of `name` (split as the program stores it: `name` and
@@ -123,7 +123,7 @@ pub fn duplicates() -> impl Iterator<Item = (&'static KernelEntry, &'static Kern
     all.iter().enumerate().flat_map(move |(i, a)| {
         all[i + 1..]
             .iter()
-            .filter(move |b| a.hash == b.hash && a.dtype == b.dtype && a.name == b.name)
+            .filter(move |b| a.hash == b.hash && a.dtype == b.dtype && a.name() == b.name())
             .map(move |b| (a, b))
     })
 }

@@ -33,10 +33,7 @@ pub fn is_bundled(file: &[u8]) -> bool {
 pub type BundledError = crate::header::ProgramError;
 
 fn malformed(reason: &'static str) -> BundledError {
-    BundledError {
-        error: Error::InvalidProgram,
-        reason,
-    }
+    BundledError::new(Error::InvalidProgram, reason)
 }
 
 /// A bundled program's root table.

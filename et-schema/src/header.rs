@@ -73,28 +73,42 @@ fn read_u64(b: &[u8], at: usize) -> Option<u64> {
 pub struct ProgramError {
     /// ExecuTorch's error code.
     pub error: Error,
-    /// What was wrong.
-    pub reason: &'static str,
+    /// What was wrong (only with the feature `messages`: without it the error is its
+    /// code alone, 4 bytes, and results carrying it travel in registers).
+    #[cfg(feature = "messages")]
+    reason: &'static str,
 }
 
 impl ProgramError {
-    /// An error with its reason; the reason is dropped (`""`) unless the feature
-    /// `messages` is on, so a binary that prints codes only carries no error text.
+    /// An error with its reason; the reason is dropped unless the feature `messages` is
+    /// on, so a binary that prints codes only carries no error text.
     #[inline(always)]
     pub const fn new(error: Error, reason: &'static str) -> ProgramError {
+        #[cfg(not(feature = "messages"))]
+        let _ = reason;
         ProgramError {
             error,
-            reason: crate::error::message(reason),
+            #[cfg(feature = "messages")]
+            reason,
         }
+    }
+
+    /// What was wrong (`""` without the feature `messages`).
+    #[inline(always)]
+    pub const fn reason(&self) -> &'static str {
+        #[cfg(feature = "messages")]
+        return self.reason;
+        #[cfg(not(feature = "messages"))]
+        ""
     }
 }
 
 impl fmt::Display for ProgramError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        if self.reason.is_empty() {
+        if self.reason().is_empty() {
             write!(f, "{}", self.error)
         } else {
-            write!(f, "{}: {}", self.reason, self.error)
+            write!(f, "{}: {}", self.reason(), self.error)
         }
     }
 }

@@ -40,6 +40,25 @@ pub enum ScalarType {
     UInt64 = 29,
 }
 
+/// [`ScalarType::element_size`] by discriminant.
+static ELEMENT_SIZES: [u8; 30] = {
+    use ScalarType::*;
+    let mut sizes = [0u8; 30];
+    let mut i = 0;
+    while i < 30 {
+        sizes[i] = match ScalarType::ALL[i] {
+            Byte | Char | Bool | QInt8 | QUInt8 | QUInt4x2 | QUInt2x4 | Bits1x8 | Bits2x4
+            | Bits4x2 | Bits8 | Float8E5M2 | Float8E4M3FN | Float8E5M2FNUZ | Float8E4M3FNUZ => 1,
+            Short | Half | BFloat16 | Bits16 | UInt16 => 2,
+            Int | Float | QInt32 | ComplexHalf | UInt32 => 4,
+            Long | Double | ComplexFloat | UInt64 => 8,
+            ComplexDouble => 16,
+        };
+        i += 1;
+    }
+    sizes
+};
+
 impl ScalarType {
     /// All element types, in numeric order.
     pub const ALL: [ScalarType; 30] = {
@@ -95,15 +114,9 @@ impl ScalarType {
 
     /// Bytes per element.
     pub const fn element_size(self) -> usize {
-        use ScalarType::*;
-        match self {
-            Byte | Char | Bool | QInt8 | QUInt8 | QUInt4x2 | QUInt2x4 | Bits1x8 | Bits2x4
-            | Bits4x2 | Bits8 | Float8E5M2 | Float8E4M3FN | Float8E5M2FNUZ | Float8E4M3FNUZ => 1,
-            Short | Half | BFloat16 | Bits16 | UInt16 => 2,
-            Int | Float | QInt32 | ComplexHalf | UInt32 => 4,
-            Long | Double | ComplexFloat | UInt64 => 8,
-            ComplexDouble => 16,
-        }
+        // A byte table (30 bytes) rather than a `match`, which compiles to a table of
+        // 8-byte words, one copy per inlining.
+        ELEMENT_SIZES[self as usize] as usize
     }
 
     /// One element, given as its little-endian bytes, as an `f64` (bool as 0 or 1): for

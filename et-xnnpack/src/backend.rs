@@ -22,7 +22,7 @@ static XNNPACK: XnnpackBackend = XnnpackBackend;
 et_runtime::register_backend!("XnnpackBackend", XNNPACK);
 
 fn parse(processed: &[u8]) -> Result<Graph<'_>, DelegateError> {
-    Graph::parse(processed).map_err(|e| DelegateError::new(e.error, e.reason))
+    Graph::parse(processed).map_err(|e| DelegateError::new(e.error, e.reason()))
 }
 
 impl Backend for XnnpackBackend {

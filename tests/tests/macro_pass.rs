@@ -103,7 +103,7 @@ fn add_f32(
 #[test]
 fn dtype_kernel_is_registered_for_its_dtype_only() {
     let entry = find_kernel("aten::add", "out", Some(ScalarType::Float)).expect("registered");
-    assert_eq!(entry.name, "aten::add.out");
+    assert_eq!(entry.name(), "aten::add.out");
     assert_eq!(entry.dtype, DtypeKey::of(ScalarType::Float));
     assert_eq!(entry.hash, et_runtime::registry::op_hash("aten::add.out"));
     assert_eq!(
@@ -145,7 +145,7 @@ fn generic_kernel_has_one_entry_per_dtype() {
     assert!(find_kernel("aten::mul", "out", Some(ScalarType::Long)).is_none());
     let count = et_runtime::registry::kernels()
         .iter()
-        .filter(|e| e.name == "aten::mul.out")
+        .filter(|e| e.name() == "aten::mul.out")
         .count();
     assert_eq!(count, 3);
 }
@@ -394,8 +394,8 @@ fn duplicate_registrations_are_detected() {
         "only etch_test::twice.out is registered twice"
     );
     let (a, b) = dups[0];
-    assert_eq!(a.name, "etch_test::twice.out");
-    assert_eq!(b.name, "etch_test::twice.out");
+    assert_eq!(a.name(), "etch_test::twice.out");
+    assert_eq!(b.name(), "etch_test::twice.out");
     assert_eq!(a.dtype, DtypeKey::FALLBACK);
     // Resolution is deterministic: the first entry in link order, every time.
     let first = find_kernel("etch_test::twice", "out", None).expect("registered");

@@ -485,7 +485,7 @@ fn declared(entry: &KernelEntry) -> Vec<ScalarType> {
 }
 
 fn unsupported(e: &et_runtime::KernelError) -> bool {
-    e.error == Error::InvalidType && e.message == "unsupported dtype for this operator"
+    e.error == Error::InvalidType && e.message() == "unsupported dtype for this operator"
 }
 
 #[test]
@@ -509,7 +509,7 @@ fn no_kernel_refuses_a_declared_dtype_at_execute() {
         let mut first_err = std::collections::BTreeMap::new();
         let mut recipes: Vec<Option<&str>> = RECIPES
             .iter()
-            .filter(|(name, _)| *name == entry.name)
+            .filter(|(name, _)| *name == entry.name())
             .map(|(_, recipe)| Some(*recipe))
             .collect();
         if recipes.is_empty() {
@@ -533,10 +533,10 @@ fn no_kernel_refuses_a_declared_dtype_at_execute() {
                         break;
                     }
                     Err(e) => {
-                        if debug.as_deref() == Some(entry.name) {
+                        if debug.as_deref() == Some(entry.name()) {
                             eprintln!(
                                 "{} {} out {} {shape:?}: {e:?}",
-                                entry.name,
+                                entry.name(),
                                 input_dtype.name(),
                                 out.name()
                             );
@@ -545,7 +545,7 @@ fn no_kernel_refuses_a_declared_dtype_at_execute() {
                         // a dtype-keyed lookup or the fallback's declared set admits)
                         // fails with "unsupported".
                         if input_dtype == out && unsupported(&e) {
-                            failures.push(format!("{} {}", entry.name, out.name()));
+                            failures.push(format!("{} {}", entry.name(), out.name()));
                         }
                         first_err.entry(input_dtype).or_insert(e);
                     }
@@ -563,19 +563,19 @@ fn no_kernel_refuses_a_declared_dtype_at_execute() {
             };
             eprintln!(
                 "COVER {}: exercised [{}] not [{}]",
-                entry.name,
+                entry.name(),
                 names(&|d| covered.contains(*d)),
                 names(&|d| !covered.contains(*d))
             );
         }
-        let exempt = UNREACHABLE.iter().any(|(name, _)| *name == entry.name);
+        let exempt = UNREACHABLE.iter().any(|(name, _)| *name == entry.name());
         for dtype in declared {
             if covered.contains(dtype) {
                 exercised += 1;
             } else if !exempt {
                 not_exercised.push(format!(
                     "{} {}: {:?}",
-                    entry.name,
+                    entry.name(),
                     dtype.name(),
                     first_err.get(&dtype)
                 ));

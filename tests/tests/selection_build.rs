@@ -60,10 +60,10 @@ fn mul(_: &KernelContext<'_>, _a: &Tensor, _b: &Tensor, _out: &mut Tensor) -> Ke
 fn main() {
     let mut lines: Vec<String> = et_runtime::registry::kernels()
         .iter()
-        .filter(|e| e.name == "aten::add.out" || e.name == "aten::mul.out")
+        .filter(|e| e.name() == "aten::add.out" || e.name() == "aten::mul.out")
         .map(|e| {
             let dtype = e.dtype.dtype().map_or("fallback", ScalarType::name);
-            format!("{} {} {:x}", e.name, dtype, e.signature.dtypes.0)
+            format!("{} {} {:x}", e.name(), dtype, e.signature.dtypes.0)
         })
         .collect();
     lines.sort();

@@ -138,13 +138,12 @@ fn entries(
         items.extend(quote! {
             #[#private::linkme::distributed_slice(#private::KERNELS)]
             #[linkme(crate = #private::linkme)]
-            static #entry: #private::KernelEntry = #private::KernelEntry {
-                name: #op,
-                hash: #private::op_hash(#op),
-                dtype: #dtype_key,
-                function: #wrapper,
-                signature: &__ET_SIGNATURE,
-            };
+            static #entry: #private::KernelEntry = #private::KernelEntry::new(
+                #op,
+                #dtype_key,
+                #wrapper,
+                &__ET_SIGNATURE,
+            );
         });
     }
 

@@ -139,7 +139,7 @@ mod tests {
                 &mut contiguous,
             )
             .unwrap_err();
-            assert_eq!(err.message, "out must have the input's dim order");
+            assert_eq!(err.message(), "out must have the input's dim order");
         });
     }
 }

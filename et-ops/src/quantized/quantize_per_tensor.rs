@@ -107,13 +107,13 @@ mod tests {
             assert!(call(&x, -128, 127, ScalarType::Byte, &mut o).is_err());
             assert!(call(&x, -129, 127, ScalarType::Char, &mut o).is_err());
             let err = call(&x, 5, 4, ScalarType::Char, &mut o).unwrap_err();
-            assert_eq!(err.message, "quant_min is greater than quant_max");
+            assert_eq!(err.message(), "quant_min is greater than quant_max");
             // Integer input, int64 out.
             let xi = TensorBuf::from_slice(&[2], &[1i32, 2]).unwrap();
             let err = call(&xi, -128, 127, ScalarType::Char, &mut o).unwrap_err();
             assert_eq!(err.error, et_runtime::Error::InvalidArgument);
             assert_eq!(
-                err.message,
+                err.message(),
                 "quantize input must be float16, float32 or float64"
             );
             let mut ol = TensorBuf::zeros(ScalarType::Long, &[2]).unwrap();

@@ -126,7 +126,7 @@ impl<'a> Method<'a> {
                 };
                 // SAFETY: the context and every scratch borrow ended with the call.
                 unsafe { self.temp.reset_shared() };
-                result.map_err(|e| (e.error, e.message))?;
+                result.map_err(|e| (e.error, e.message()))?;
                 Ok(pc + 1)
             }
             Instr::Delegate { index, args, len } => {
@@ -145,7 +145,7 @@ impl<'a> Method<'a> {
                 };
                 // SAFETY: as above.
                 unsafe { self.temp.reset_shared() };
-                result.map_err(|e| (e.error, e.message))?;
+                result.map_err(|e| (e.error, e.message()))?;
                 Ok(pc + 1)
             }
             Instr::Move { from, to } => {
@@ -167,7 +167,7 @@ impl<'a> Method<'a> {
                                 "jump condition is not a bool tensor",
                             ));
                         }
-                        let data = t.data::<Bool>().map_err(|e| (e.error, e.message))?;
+                        let data = t.data::<Bool>().map_err(|e| (e.error, e.message()))?;
                         data.iter().all(|b| b.get())
                     }
                     _ => return Err((Error::InvalidProgram, "jump condition is not a bool")),

@@ -407,8 +407,7 @@ unsafe fn withdraw_alias_proofs(instrs: NonNull<Instr>, total: usize) {
 mod tests {
     use crate::error::{Error, KernelResult};
     use crate::kernel::{
-        op_hash, ArgKind, DtypeKey, KernelArgs, KernelContext, KernelEntry, KernelSignature,
-        ReturnKind,
+        ArgKind, DtypeKey, KernelArgs, KernelContext, KernelEntry, KernelSignature, ReturnKind,
     };
     use crate::loader::FileLoader;
     use crate::memory::MemoryManager;
@@ -422,12 +421,11 @@ mod tests {
     /// build leaves when its selection names add for those dtypes and not for float32.
     #[linkme::distributed_slice(crate::__private::KERNELS)]
     #[linkme(crate = linkme)]
-    static ADD_WITHOUT_FLOAT: KernelEntry = KernelEntry {
-        name: "aten::add.out",
-        hash: op_hash("aten::add.out"),
-        dtype: DtypeKey::FALLBACK,
-        function: add_without_float,
-        signature: &KernelSignature {
+    static ADD_WITHOUT_FLOAT: KernelEntry = KernelEntry::new(
+        "aten::add.out",
+        DtypeKey::FALLBACK,
+        add_without_float,
+        &KernelSignature {
             args: &[
                 ArgKind::Tensor,
                 ArgKind::Tensor,
@@ -440,7 +438,7 @@ mod tests {
                 .with(ScalarType::Long)
                 .with(ScalarType::Double),
         },
-    };
+    );
 
     fn add_without_float(_: &KernelContext<'_>, _: &KernelArgs<'_>) -> KernelResult {
         unreachable!("no test calls add with int64 or double")

@@ -21,13 +21,8 @@ macro_rules! prim {
     ($id:ident, $name:literal, $sig:expr, $f:path) => {
         #[linkme::distributed_slice(crate::__private::KERNELS)]
         #[linkme(crate = linkme)]
-        pub(crate) static $id: crate::kernel::KernelEntry = crate::kernel::KernelEntry {
-            name: $name,
-            hash: crate::kernel::op_hash($name),
-            dtype: crate::kernel::DtypeKey::FALLBACK,
-            function: $f,
-            signature: $sig,
-        };
+        pub(crate) static $id: crate::kernel::KernelEntry =
+            crate::kernel::KernelEntry::new($name, crate::kernel::DtypeKey::FALLBACK, $f, $sig);
     };
 }
 use prim;

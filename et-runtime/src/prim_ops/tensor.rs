@@ -27,13 +27,16 @@ fn local_scalar_dense(_: &KernelContext<'_>, args: &KernelArgs<'_>) -> KernelRes
         *d = *s;
     }
     let raw = u64::from_le_bytes(raw);
-    let v = match t.dtype() {
+    let dtype = t.dtype();
+    // Signed integers: the element's sign bit extended over the upper bytes (one shift
+    // pair for every width, rather than an arm per type).
+    let unused_bits = 64 - 8 * dtype.element_size() as u32;
+    let v = match dtype {
         ScalarType::Bool => Scalar::Bool(raw != 0),
-        ScalarType::Byte => Scalar::Int(raw as u8 as i64),
-        ScalarType::Char => Scalar::Int(raw as i8 as i64),
-        ScalarType::Short => Scalar::Int(raw as i16 as i64),
-        ScalarType::Int => Scalar::Int(raw as i32 as i64),
-        ScalarType::Long => Scalar::Int(raw as i64),
+        ScalarType::Byte => Scalar::Int(raw as i64),
+        ScalarType::Char | ScalarType::Short | ScalarType::Int | ScalarType::Long => {
+            Scalar::Int(((raw << unused_bits) as i64) >> unused_bits)
+        }
         ScalarType::Half => Scalar::Double(half::f16::from_bits(raw as u16).to_f64()),
         ScalarType::Float => Scalar::Double(f32::from_bits(raw as u32) as f64),
         ScalarType::Double => Scalar::Double(f64::from_bits(raw)),

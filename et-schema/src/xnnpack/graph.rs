@@ -200,10 +200,7 @@ pub struct Graph<'a> {
 }
 
 fn invalid(reason: &'static str) -> HeaderError {
-    HeaderError {
-        error: Error::InvalidProgram,
-        reason,
-    }
+    HeaderError::new(Error::InvalidProgram, reason)
 }
 
 impl<'a> Graph<'a> {

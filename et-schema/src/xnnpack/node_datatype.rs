@@ -203,9 +203,11 @@ impl<'a> Graph<'a> {
             if id == INVALID_ID {
                 continue;
             }
-            let value = self.value(id as usize).map_err(|_| HeaderError {
-                error: Error::InvalidProgram,
-                reason: "a node names a value id past the graph's values",
+            let value = self.value(id as usize).map_err(|_| {
+                HeaderError::new(
+                    Error::InvalidProgram,
+                    "a node names a value id past the graph's values",
+                )
             })?;
             if let Some(slot) = datatypes.get_mut(n) {
                 *slot = value.datatype;

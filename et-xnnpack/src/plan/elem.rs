@@ -236,7 +236,7 @@ fn with_constant<'n, R>(
 ) -> Result<R, DelegateError> {
     match graph
         .constant(idx)
-        .map_err(|e| DelegateError::new(e.error, e.reason))?
+        .map_err(|e| DelegateError::new(e.error, e.reason()))?
     {
         ConstantRef::Named(key) => f(named(key).ok_or(DelegateError::new(
             Error::NotFound,

@@ -276,7 +276,7 @@ pub(crate) fn build<'n>(
     for (i, slot) in values.iter_mut().enumerate() {
         let view = graph
             .value(i)
-            .map_err(|e| DelegateError::new(e.error, e.reason))?;
+            .map_err(|e| DelegateError::new(e.error, e.reason()))?;
         *slot = values::read_value(graph, &view, named, &mut |n| arena_raw::<f32>(ctx, n))?;
         if let Storage::Input { arg } | Storage::Output { arg } = slot.storage {
             if arg as usize >= num_args {
@@ -309,13 +309,13 @@ pub(crate) fn build<'n>(
     for (i, kind) in kinds.iter_mut().enumerate() {
         let node = graph
             .node(i)
-            .map_err(|e| DelegateError::new(e.error, e.reason))?;
+            .map_err(|e| DelegateError::new(e.error, e.reason()))?;
         b.node = i as u32;
         b.kind = node.kind;
         *kind = node.kind;
         let datatype = graph
             .node_datatype(&node)
-            .map_err(|e| b.fail(e.error, e.reason))?;
+            .map_err(|e| b.fail(e.error, e.reason()))?;
         let spec = nodes::find(node.kind, datatype).ok_or_else(|| {
             if !nodes::has_kind(node.kind) {
                 return b.fail(

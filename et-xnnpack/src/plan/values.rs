@@ -173,7 +173,7 @@ pub(crate) fn read_value<'n>(
         (false, false, idx) => {
             let data = match graph
                 .constant(idx)
-                .map_err(|e| DelegateError::new(e.error, e.reason))?
+                .map_err(|e| DelegateError::new(e.error, e.reason()))?
             {
                 ConstantRef::Inline(b) => b,
                 // The context records the missing key and the files searched.

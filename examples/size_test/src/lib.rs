@@ -76,6 +76,8 @@ pub fn write_number(fd: i32, mut n: u64, radix: u64) {
     write(fd, digits.get(i..).unwrap_or_default());
 }
 
+/// Reports a failure as the step that failed and the runtime's error code (the runner's
+/// messages are bytes of the measured binary too, so they stay short).
 fn fail(message: &[u8], code: u32) -> i32 {
     write(2, b"size_test: ");
     write(2, message);
@@ -136,27 +138,24 @@ pub unsafe fn run(argc: i32, argv: *const *const libc::c_char) -> i32 {
     // SAFETY: `argc >= 2`, so `argv[1]` exists and is NUL-terminated (caller); `run`
     // is called once, so the pool is taken once.
     let Some(bytes) = (unsafe { read_file(*argv.add(1), FILE_POOL.take()) }) else {
-        write(
-            2,
-            b"size_test: cannot read the program file (or it exceeds 32 MiB)\n",
-        );
+        write(2, b"size_test: cannot read the file (or over 32 MiB)\n");
         return 1;
     };
     let loader = match BufferLoader::new(bytes) {
         Ok(l) => l,
-        Err(e) => return fail(b"program data is misaligned", e.code()),
+        Err(e) => return fail(b"misaligned data", e.code()),
     };
     let program = match Program::load_with(&loader, Verification::Minimal) {
         Ok(p) => p,
-        Err(e) => return fail(b"cannot load the program", e.error.code()),
+        Err(e) => return fail(b"Program::load", e.error.code()),
     };
     let name = match program.method_name(0) {
         Ok(n) => n,
-        Err(e) => return fail(b"the program has no method", e.code()),
+        Err(e) => return fail(b"no method", e.code()),
     };
     let meta = match program.method_meta(name) {
         Ok(m) => m,
-        Err(e) => return fail(b"bad method metadata", e.code()),
+        Err(e) => return fail(b"method_meta", e.code()),
     };
 
     // Carve the planned arenas out of one static pool.
@@ -166,19 +165,19 @@ pub unsafe fn run(argc: i32, argv: *const *const libc::c_char) -> i32 {
     let mut planned: [&mut [u8]; MAX_PLANNED] = Default::default();
     let count = meta.num_planned_buffers();
     let Some(planned) = planned.get_mut(..count) else {
-        return fail(b"too many planned buffers", 0x25);
+        return fail(b"planned buffers", 0x25);
     };
     for (i, slot) in planned.iter_mut().enumerate() {
         let size = match meta.planned_buffer_size(i) {
             Ok(s) => s,
-            Err(e) => return fail(b"bad planned buffer size", e.code()),
+            Err(e) => return fail(b"planned_buffer_size", e.code()),
         };
         // Keep each arena 16-byte aligned.
         let split = size
             .checked_next_multiple_of(16)
             .and_then(|size| core::mem::take(&mut rest).split_at_mut_checked(size));
         let Some((head, tail)) = split else {
-            return fail(b"planned memory pool too small", 0x21);
+            return fail(b"planned pool", 0x21);
         };
         *slot = head;
         rest = tail;
@@ -186,7 +185,7 @@ pub unsafe fn run(argc: i32, argv: *const *const libc::c_char) -> i32 {
     let mut memory = MemoryManager::new(method_pool, planned, temp_pool);
     let mut method = match program.load_method(name, &mut memory) {
         Ok(m) => m,
-        Err(e) => return fail(b"cannot load the method", e.error.code()),
+        Err(e) => return fail(b"load_method", e.error.code()),
     };
     for i in 0..method.num_inputs() {
         if let Ok(t) = method.input_tensor_mut(i) {
@@ -198,7 +197,7 @@ pub unsafe fn run(argc: i32, argv: *const *const libc::c_char) -> i32 {
         }
     }
     if let Err(e) = method.execute() {
-        return fail(b"execute failed", e.error.code());
+        return fail(b"execute", e.error.code());
     }
     let mut elements = 0u64;
     for i in 0..method.num_outputs() {

@@ -99,18 +99,17 @@ macro_rules! register {
     ($id:ident, $name:literal, $f:path, [$($k:ident),*]) => {
         #[linkme::distributed_slice(KERNELS)]
         #[linkme(crate = linkme)]
-        static $id: KernelEntry = KernelEntry {
-            name: $name,
-            hash: et_runtime::registry::op_hash($name),
-            dtype: DtypeKey::FALLBACK,
-            function: $f,
-            signature: &KernelSignature {
+        static $id: KernelEntry = KernelEntry::new(
+            $name,
+            DtypeKey::FALLBACK,
+            $f,
+            &KernelSignature {
                 args: &[$(ArgKind::$k),*],
                 returns: ReturnKind::Outs,
                 crate_name: "etch-tests",
                 dtypes: DtypeSet(ScalarType::Float.bit() | ScalarType::Bool.bit()),
             },
-        };
+        );
     };
 }
 
