@@ -11,3 +11,5 @@ pub mod layout;
 pub mod promote;
 pub mod random;
 pub mod reduction;
+#[cfg(test)]
+pub mod test_pool;
