@@ -1,21 +1,24 @@
 //! Every kernel in the registry, called for every dtype its registration declares, must
-//! not fail with `InvalidType` ("unsupported dtype for this operator") at execute: a
-//! dtype a kernel does not compute must be missing from its registration, so that
-//! `load_method` refuses the call with its kernel key instead (issue 17).
+//! run, and must not fail with `InvalidType` ("unsupported dtype for this operator") at
+//! execute: a dtype a kernel does not compute must be missing from its registration, so
+//! that `load_method` refuses the call with its kernel key instead (issue 17).
 //!
-//! Arguments are built from each kernel's declared signature: tensors are `[2, 3]` of the
-//! dtype under test, out tensors resizable (up to 24 elements), scalars and ints 1,
-//! doubles 1.0, int lists `[1]`, optionals `None`. A call is tried with the out tensors in
-//! the dtype under test, then in float32, bool and int64 (comparisons, `argmax` and float
-//! functions of integers write another dtype). A (kernel, dtype) is *exercised* when one
-//! attempt succeeds; it *fails the test* when none does and one was refused with
-//! "unsupported dtype"; otherwise (every attempt refused for another reason: an index
-//! tensor must be int64, shapes the generic arguments do not meet) it is listed as not
-//! exercised. `ETCH_REGISTRY_VERBOSE=1` prints that list.
+//! Each kernel is called with every pair of an input dtype and an out dtype among the
+//! dtypes it declares. Arguments come from its declared signature (tensors `[2, 3]` of the
+//! input dtype, resizable outs of the out dtype in each rank, scalars and ints 1, doubles
+//! 1.0, int lists `[1]`, dtype arguments the out dtype, optionals `None`) or, where
+//! those cannot work (shapes that must agree, index tensors, quantization parameters),
+//! from a recipe in [`RECIPES`]. A successful call *exercises* the dtypes of all its
+//! tensors. The test fails when a call whose tensors all have one declared dtype is
+//! refused with "unsupported dtype", and when a declared (kernel, dtype) pair is exercised
+//! by no call (outside the few [`UNREACHABLE`] kernels): so the registry claims no dtype
+//! its kernel does not compute. `ETCH_REGISTRY_VERBOSE=1` prints what each such kernel
+//! exercised; `ETCH_REGISTRY_OP=name` prints every attempt's error for one kernel.
 //!
-//! The dtypes tried are the ones etch's tensors compute with (bool, the integers, f16,
-//! bf16, f32, f64, u16, u32, u64) intersected with the declared set; complex kernels
-//! declare their dtypes with `dtype = ..` entries or work on bytes.
+//! Registrations are dtype masks over all of a call's tensors, so a mixed-dtype kernel
+//! (an int64 index, a bool mask, a quantized out) declares the union; a call whose
+//! tensors all have one of those dtypes may still be malformed (an all-int8
+//! `mixed_mm`) and is refused with `InvalidArgument` naming what is wrong.
 
 use et_runtime::registry::{call_entry, kernels, ArgKind, CallArg, DtypeKey, KernelEntry};
 use et_runtime::{
@@ -65,10 +68,19 @@ fn input(dtype: ScalarType, sizes: &[usize]) -> TensorBuf {
     TensorBuf::from_bytes(dtype, sizes, &bytes).unwrap()
 }
 
-/// The out shapes tried: resizing keeps the rank, so one per rank an out may have.
-const OUT_SHAPES: [&[usize]; 4] = [&[2, 12], &[24], &[2, 3, 4], &[]];
+/// The out shapes tried: resizing keeps the rank, so one per rank an out may have, each
+/// with room for the results of the arguments below (a padded `[1, 1, 3, 3, 3]` needs
+/// 125 elements).
+const OUT_SHAPES: [&[usize]; 6] = [
+    &[2, 12],
+    &[24],
+    &[2, 3, 4],
+    &[2, 4, 4, 4],
+    &[2, 2, 4, 4, 4],
+    &[],
+];
 
-/// A resizable out tensor of `dtype` with room for 24 elements (one for rank 0).
+/// A resizable out tensor of `dtype` with room for the elements of `sizes`.
 fn output(dtype: ScalarType, sizes: &[usize]) -> TensorBuf {
     let order: Vec<u8> = (0..sizes.len() as u8).collect();
     TensorBuf::with_layout(dtype, sizes, &order, ShapeDynamism::Bound).unwrap()
@@ -127,18 +139,6 @@ const RECIPES: &[(&str, &str)] = &[
     ("aten::argmin.out", "T2x3 i1 n OL"),
     ("aten::nonzero.out", "T2x3 OL"),
     ("aten::native_layer_norm.out", "T2x3 IL3 N N D0.00001 O O O"),
-    (
-        "aten::native_group_norm.out",
-        "T1x2x3 N N I1 I2 I3 I1 D0.00001 O O O",
-    ),
-    (
-        "aten::_native_batch_norm_legit_no_training.out",
-        "T1x2x2x2 N N T2 T2 D0.1 D0.00001 O O O",
-    ),
-    (
-        "aten::_native_batch_norm_legit.no_stats_out",
-        "T1x2x2x2 N N y D0.1 D0.00001 O O O",
-    ),
     ("aten::upsample_nearest2d.vec_out", "T1x1x2x2 IL4,4 N O"),
     ("aten::upsample_bilinear2d.vec_out", "T1x1x2x2 IL4,4 n N O"),
     (
@@ -161,13 +161,106 @@ const RECIPES: &[(&str, &str)] = &[
     ("aten::select_scatter.out", "T2x3 T3 I0 I0 O"),
     ("aten::glu.out", "T2x4 I-1 O"),
     ("aten::repeat_interleave.Tensor_out", "L2 N O"),
-    ("aten::native_dropout.out", "T2x3 D0.0 y O B2x3"),
+    ("aten::native_dropout.out", "T2x3 D0.0 y O OB"),
     ("aten::copy_", "T2x3 T2x3 n O"),
     ("aten::_cdist_forward.out", "T2x3 T2x3 D2.0 N O"),
     ("aten::_pdist_forward.out", "T2x3 D2.0 O"),
     (
         "aten::convolution_backward.out",
-        "T1x1x3x3 T1x1x4x4 T1x1x2x2 IL1 IL1,1 IL0,0 IL1,1 n IL0,0 I1 BL1,1,1 O O O",
+        "T1x1x3x3 T1x1x4x4 T1x1x2x2 IL1 IL1,1 IL0,0 IL1,1 n IL0,0 I1 BL1,1,1 Os1x1x4x4 Os1x1x2x2 Os1",
+    ),
+    // The exporter passes outs the mask does not ask for as empty uint8 tensors.
+    (
+        "aten::convolution_backward.out",
+        "T1x1x3x3 T1x1x4x4 T1x1x2x2 IL1 IL1,1 IL0,0 IL1,1 n IL0,0 I1 BL1,0,0 Os1x1x4x4 >uint8:1 >uint8:1",
+    ),
+    // Mixed dtypes PyTorch computes (bool operands promoted by an int64 one).
+    ("aten::floor_divide.out", "T2x3 @int64:2x3 O"),
+    ("aten::bitwise_left_shift.Tensor_out", "T2x3 @int64:2x3 O"),
+    ("aten::bitwise_right_shift.Tensor_out", "T2x3 @int64:2x3 O"),
+    ("aten::mean.out", "T2x3 IL1 n DT O"),
+    ("aten::mean.dtype_out", "T2x3 DT O"),
+    ("aten::repeat_interleave.Tensor_out", "T2 N O"),
+    // Quantization: float inputs and quantized outs, or the reverse; scales are
+    // float64 and zero points int64 tensors where they are tensors.
+    ("quantized_decomposed::quantize_per_tensor.out", "T2x3 D0.5 I0 I0 I100 DT O"),
+    (
+        "quantized_decomposed::quantize_per_tensor.Tensor_out",
+        "T2x3 @float64:1 @int64:1 I0 I100 DT O",
+    ),
+    (
+        "quantized_decomposed::dequantize_per_tensor.out",
+        "T2x3 D0.5 I0 I0 I100 ID N O",
+    ),
+    (
+        "quantized_decomposed::dequantize_per_tensor.Tensor_out",
+        "T2x3 @float64:1 @int64:1 I0 I100 ID N O",
+    ),
+    (
+        "quantized_decomposed::quantize_per_channel.out",
+        "T2x3 @float64:2 @int64:2 I0 I0 I100 DT O",
+    ),
+    (
+        "quantized_decomposed::dequantize_per_channel.out",
+        "T2x3 @float64:2 @int64:2 I0 I0 I100 ID N O",
+    ),
+    (
+        "quantized_decomposed::quantize_per_token.out",
+        "T2x3 @float64:2x1 @int64:2x1 I0 I100 DT O",
+    ),
+    (
+        "quantized_decomposed::dequantize_per_token.out",
+        "T2x3 @float64:2x1 @int64:2x1 I0 I100 ID DT O",
+    ),
+    (
+        "quantized_decomposed::choose_qparams.Tensor_out",
+        "T2x3 I0 I255 D0.00001 DT >float64:1 >int64:1",
+    ),
+    (
+        "quantized_decomposed::choose_qparams_per_token_asymmetric.out",
+        "T2x3 DT >float64:2x1 >int64:2x1",
+    ),
+    ("quantized_decomposed::embedding_byte.out", "T4x3 @out:4 N I0 I255 L2 O"),
+    ("quantized_decomposed::embedding_byte.dtype_out", "T4x3 @float32:4 N I0 I255 L2 DT O"),
+    ("quantized_decomposed::embedding_4bit.out", "T4x2 @out:4 N I-8 I7 L2 O"),
+    ("quantized_decomposed::embedding_4bit.dtype_out", "T4x2 @float32:4 N I-8 I7 L2 DT O"),
+    ("quantized_decomposed::embedding_2bit.out", "T4x1 @out:4 N I-2 I1 L2 O"),
+    ("quantized_decomposed::embedding_2bit.dtype_out", "T4x1 @float32:4 N I-2 I1 L2 DT O"),
+    ("quantized_decomposed::mixed_mm.out", "T2x3 @int8:3x2 T3 N O"),
+    ("quantized_decomposed::mixed_linear.out", "T2x3 @int8:2x3 T2 N N O"),
+    (
+        "aten::native_group_norm.out",
+        "T1x2x3 N N I1 I2 I3 I1 D0.00001 Os1x2x3 Os1x1 Os1x1",
+    ),
+    (
+        "aten::_native_batch_norm_legit_no_training.out",
+        "T1x2x2x2 N N T2 T2 D0.1 D0.00001 Os1x2x2x2 Os2 Os2",
+    ),
+    (
+        "aten::_native_batch_norm_legit.no_stats_out",
+        "T1x2x2x2 N N y D0.1 D0.00001 Os1x2x2x2 Os2 Os2",
+    ),
+    (
+        "aten::_native_batch_norm_legit.out",
+        "T1x2x2x2 N N T2 T2 n D0.1 D0.00001 Os1x2x2x2 Os2 Os2",
+    ),
+];
+
+/// Kernels no call here can exercise, and why. Every other declared (kernel, dtype) pair
+/// must run once.
+const UNREACHABLE: &[(&str, &str)] = &[
+    (
+        "aten::view_as_real_copy.out",
+        "its inputs are complex, which `accepts` cannot name (it keeps every dtype) and \
+         these tensors do not hold; the opcases run it",
+    ),
+    (
+        "et_copy::_h2d_copy.out",
+        "needs a device tensor; every etch tensor is in host memory (unit tests cover it)",
+    ),
+    (
+        "et_copy::_d2h_copy.out",
+        "needs a device tensor; every etch tensor is in host memory (unit tests cover it)",
     ),
 ];
 
@@ -177,6 +270,8 @@ enum Tok {
     /// Zeros: index tensors, grid points.
     Zeros(ScalarType, Vec<usize>),
     Out(Option<ScalarType>),
+    /// An out of the dtypes tried, starting at a shape of its own.
+    OutShaped(Vec<usize>),
     OutList,
     List(Vec<(ScalarType, Vec<usize>)>),
     Int(i64),
@@ -186,6 +281,20 @@ enum Tok {
     IntList(Vec<i64>),
     DoubleList(Vec<f64>),
     BoolList(Vec<bool>),
+    /// A dtype argument: the dtype of the outs being tried.
+    OutDtype,
+    /// A dtype argument: the dtype of the inputs being tried.
+    InDtype,
+    /// An out of a dtype and shape of its own.
+    OutTyped(ScalarType, Vec<usize>),
+    Str(&'static str),
+}
+
+fn named_dtype(name: &str) -> ScalarType {
+    *TRIED
+        .iter()
+        .find(|d| d.name() == name)
+        .unwrap_or_else(|| panic!("unknown dtype {name}"))
 }
 
 fn shape(s: &str) -> Vec<usize> {
@@ -195,7 +304,7 @@ fn shape(s: &str) -> Vec<usize> {
     s.split('x').map(|d| d.parse().unwrap()).collect()
 }
 
-fn parse_recipe(recipe: &str, dtype: ScalarType) -> Vec<Tok> {
+fn parse_recipe(recipe: &str, dtype: ScalarType, out: ScalarType) -> Vec<Tok> {
     recipe
         .split(' ')
         .map(|t| {
@@ -205,6 +314,26 @@ fn parse_recipe(recipe: &str, dtype: ScalarType) -> Vec<Tok> {
                 "OL" => Tok::Out(Some(ScalarType::Long)),
                 "OTL" => Tok::OutList,
                 "N" => Tok::None,
+                "DT" => Tok::OutDtype,
+                "ID" => Tok::InDtype,
+                // `>f64:1` an out of the named dtype.
+                _ if t.starts_with('>') => {
+                    let (name, sizes) = rest(1).split_once(':').unwrap();
+                    Tok::OutTyped(named_dtype(name), shape(sizes))
+                }
+                "OB" => Tok::Out(Some(ScalarType::Bool)),
+                _ if t.starts_with("Os") => Tok::OutShaped(shape(rest(2))),
+                // `@f64:1` a tensor of the named dtype holding 1, 2, ...
+                // (`@out:4` one of the dtype the outs are tried in).
+                _ if t.starts_with('@') => {
+                    let (name, sizes) = rest(1).split_once(':').unwrap();
+                    let dtype = if name == "out" {
+                        out
+                    } else {
+                        named_dtype(name)
+                    };
+                    Tok::In(dtype, shape(sizes))
+                }
                 "y" => Tok::Bool(true),
                 "n" => Tok::Bool(false),
                 _ if t.starts_with("TL") => {
@@ -255,7 +384,8 @@ fn generic_recipe(kinds: &[ArgKind], dtype: ScalarType) -> Vec<Tok> {
             ArgKind::IntList => Tok::IntList(vec![1]),
             ArgKind::DoubleList => Tok::DoubleList(vec![1.0]),
             ArgKind::BoolList => Tok::BoolList(vec![true]),
-            ArgKind::ScalarType => Tok::Int(dtype as i64),
+            ArgKind::ScalarType => Tok::OutDtype,
+            ArgKind::String => Tok::Str("none"),
             _ => Tok::None,
         })
         .collect()
@@ -266,16 +396,19 @@ struct Call {
     tensors: Vec<TensorBuf>,
 }
 
-/// Calls `entry` with inputs of `dtype` and outs of `out` (shaped `shape`), with its
-/// recipe's arguments or the generic ones.
+/// Calls `entry` with inputs of `dtype` and outs of `out` (shaped `shape`), with the
+/// arguments of `recipe` or the generic ones. Returns the dtypes of the call's tensors with
+/// the result.
 fn attempt(
     entry: &KernelEntry,
+    recipe: Option<&str>,
     dtype: ScalarType,
     out: ScalarType,
     shape: &[usize],
-) -> Result<(), et_runtime::KernelError> {
-    let toks = match RECIPES.iter().find(|(n, _)| *n == entry.name) {
-        Some((_, r)) => parse_recipe(r, dtype),
+    scratch: &mut [u8],
+) -> (DtypeSet, Result<(), et_runtime::KernelError>) {
+    let toks = match recipe {
+        Some(r) => parse_recipe(r, dtype, out),
         None => generic_recipe(entry.signature.args, dtype),
     };
     // Allocate every tensor first, then borrow them in order.
@@ -287,6 +420,8 @@ fn attempt(
             Tok::In(d, sizes) => call.tensors.push(input(*d, sizes)),
             Tok::Zeros(d, sizes) => call.tensors.push(TensorBuf::zeros(*d, sizes).unwrap()),
             Tok::Out(d) => call.tensors.push(output(d.unwrap_or(out), shape)),
+            Tok::OutShaped(sizes) => call.tensors.push(output(out, sizes)),
+            Tok::OutTyped(d, sizes) => call.tensors.push(output(*d, sizes)),
             Tok::OutList => call
                 .tensors
                 .extend([output(out, shape), output(out, shape)]),
@@ -301,12 +436,18 @@ fn attempt(
             _ => {}
         }
     }
+    let dtypes = call
+        .tensors
+        .iter()
+        .fold(DtypeSet::EMPTY, |set, t| set.with(t.dtype()));
     let mut pool: Vec<&mut Tensor> = call.tensors.iter_mut().map(|t| &mut **t).collect();
     pool.reverse();
     let mut args = Vec::new();
     for tok in &toks {
         args.push(match tok {
-            Tok::In(..) | Tok::Zeros(..) | Tok::Out(_) => CallArg::Tensor(pool.pop().unwrap()),
+            Tok::In(..) | Tok::Zeros(..) | Tok::Out(_) | Tok::OutShaped(_) | Tok::OutTyped(..) => {
+                CallArg::Tensor(pool.pop().unwrap())
+            }
             Tok::OutList => CallArg::TensorList(vec![pool.pop().unwrap(), pool.pop().unwrap()]),
             Tok::List(items) => {
                 CallArg::TensorList(items.iter().map(|_| pool.pop().unwrap()).collect())
@@ -318,12 +459,14 @@ fn attempt(
             Tok::IntList(l) => CallArg::IntList(l),
             Tok::DoubleList(l) => CallArg::DoubleList(l),
             Tok::BoolList(l) => CallArg::BoolList(l),
+            Tok::OutDtype => CallArg::Int(out as i64),
+            Tok::InDtype => CallArg::Int(dtype as i64),
+            Tok::Str(v) => CallArg::Str(v),
         });
     }
-    let mut scratch = vec![0u8; 1 << 20];
-    let arena = Arena::new(&mut scratch);
+    let arena = Arena::new(scratch);
     let ctx = KernelContext::new(&arena);
-    call_entry(entry, &ctx, &mut args)
+    (dtypes, call_entry(entry, &ctx, &mut args))
 }
 
 /// The dtypes `entry` declares, among the tried ones.
@@ -349,7 +492,7 @@ fn unsupported(e: &et_runtime::KernelError) -> bool {
 fn no_kernel_refuses_a_declared_dtype_at_execute() {
     let verbose = std::env::var_os("ETCH_REGISTRY_VERBOSE").is_some();
     let debug = std::env::var("ETCH_REGISTRY_OP").ok();
-    let dump = std::env::var_os("ETCH_REGISTRY_DUMP").is_some();
+    let mut scratch = vec![0u8; 1 << 20];
     let mut failures = Vec::new();
     let mut not_exercised = Vec::new();
     let (mut exercised, mut kernels_seen) = (0, 0);
@@ -358,53 +501,88 @@ fn no_kernel_refuses_a_declared_dtype_at_execute() {
         .filter(|e| e.signature.crate_name == "et-ops")
     {
         kernels_seen += 1;
-        for dtype in declared(entry) {
-            // Refused: the call whose tensors all have `dtype` (the call a dtype-keyed
-            // lookup or the fallback's declared set admits) fails with "unsupported".
-            let mut refused = false;
-            let mut first_err = None;
-            let mut ok = false;
-            'attempts: for out in [dtype, ScalarType::Float, ScalarType::Bool, ScalarType::Long] {
-                for shape in OUT_SHAPES {
-                    match attempt(entry, dtype, out, shape) {
-                        Ok(()) => {
-                            ok = true;
-                            break 'attempts;
+        let declared = declared(entry);
+        // Every combination of an input dtype and an out dtype the entry declares; a
+        // successful call exercises the dtypes of all its tensors (index tensors, bool
+        // masks and float scales included).
+        let mut covered = DtypeSet::EMPTY;
+        let mut first_err = std::collections::BTreeMap::new();
+        let mut recipes: Vec<Option<&str>> = RECIPES
+            .iter()
+            .filter(|(name, _)| *name == entry.name)
+            .map(|(_, recipe)| Some(*recipe))
+            .collect();
+        if recipes.is_empty() {
+            recipes.push(None);
+        }
+        let mut combinations = Vec::new();
+        for &recipe in &recipes {
+            for &input_dtype in &declared {
+                for &out in &declared {
+                    combinations.push((recipe, input_dtype, out));
+                }
+            }
+        }
+        for (recipe, input_dtype, out) in combinations {
+            for shape in OUT_SHAPES {
+                let (dtypes, result) =
+                    attempt(entry, recipe, input_dtype, out, shape, &mut scratch);
+                match result {
+                    Ok(()) => {
+                        covered.0 |= dtypes.0;
+                        break;
+                    }
+                    Err(e) => {
+                        if debug.as_deref() == Some(entry.name) {
+                            eprintln!(
+                                "{} {} out {} {shape:?}: {e:?}",
+                                entry.name,
+                                input_dtype.name(),
+                                out.name()
+                            );
                         }
-                        Err(e) => {
-                            if debug.as_deref() == Some(entry.name) {
-                                eprintln!(
-                                    "{} {} out {} {shape:?}: {e:?}",
-                                    entry.name,
-                                    dtype.name(),
-                                    out.name()
-                                );
-                            }
-                            refused |= out == dtype && unsupported(&e);
-                            first_err.get_or_insert(e);
+                        // Refused: the call whose tensors all have one dtype (the call
+                        // a dtype-keyed lookup or the fallback's declared set admits)
+                        // fails with "unsupported".
+                        if input_dtype == out && unsupported(&e) {
+                            failures.push(format!("{} {}", entry.name, out.name()));
                         }
+                        first_err.entry(input_dtype).or_insert(e);
                     }
                 }
             }
-            if dump {
-                let status = if ok {
-                    "ok"
-                } else if refused {
-                    "refused"
-                } else {
-                    "unreached"
-                };
-                println!("DUMP {} {} {status}", entry.name, dtype.name());
-            }
-            if ok {
+        }
+        if verbose && declared.iter().any(|d| !covered.contains(*d)) {
+            let names = |f: &dyn Fn(&ScalarType) -> bool| {
+                declared
+                    .iter()
+                    .filter(|d| f(d))
+                    .map(|d| d.name())
+                    .collect::<Vec<_>>()
+                    .join(",")
+            };
+            eprintln!(
+                "COVER {}: exercised [{}] not [{}]",
+                entry.name,
+                names(&|d| covered.contains(*d)),
+                names(&|d| !covered.contains(*d))
+            );
+        }
+        let exempt = UNREACHABLE.iter().any(|(name, _)| *name == entry.name);
+        for dtype in declared {
+            if covered.contains(dtype) {
                 exercised += 1;
-            } else if refused {
-                failures.push(format!("{} {}", entry.name, dtype.name()));
-            } else {
-                not_exercised.push(format!("{} {}: {:?}", entry.name, dtype.name(), first_err));
+            } else if !exempt {
+                not_exercised.push(format!(
+                    "{} {}: {:?}",
+                    entry.name,
+                    dtype.name(),
+                    first_err.get(&dtype)
+                ));
             }
         }
     }
+    failures.dedup();
     if verbose {
         eprintln!(
             "not exercised ({}):\n{}",
@@ -412,10 +590,13 @@ fn no_kernel_refuses_a_declared_dtype_at_execute() {
             not_exercised.join("\n")
         );
     }
-    eprintln!(
-        "{kernels_seen} et-ops entries; {exercised} (kernel, dtype) pairs exercised, {} not \
-         reached by the generic arguments",
-        not_exercised.len()
+    eprintln!("{kernels_seen} et-ops entries; {exercised} (kernel, dtype) pairs exercised");
+    assert!(
+        not_exercised.is_empty(),
+        "{} declared (kernel, dtype) pairs no call exercised (add a recipe, or narrow the \
+         kernel's `accepts`):\n{}",
+        not_exercised.len(),
+        not_exercised.join("\n")
     );
     assert!(
         failures.is_empty(),

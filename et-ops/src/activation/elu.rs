@@ -13,7 +13,7 @@ use crate::util::promote::{compute_dtype, compute_set};
 /// Elementwise ELU for floating tensors: `scale * x` for `x > 0`, else
 /// `scale * alpha * (e^(input_scale * x) - 1)` (computed with `expm1`, accurate near 0).
 /// NaN stays NaN.
-#[kernel("aten::elu.out", accepts = [all])]
+#[kernel("aten::elu.out", accepts = [floats])]
 pub fn elu_out<Sel: DtypeSelection>(
     _ctx: &KernelContext<'_>,
     input: &Tensor,

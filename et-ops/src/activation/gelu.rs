@@ -12,7 +12,7 @@ use crate::util::promote::{compute_dtype, compute_set};
 /// Elementwise GELU for floating tensors. `approximate = "none"`:
 /// `x/2 * (1 + erf(x / sqrt(2)))`; `"tanh"`:
 /// `x/2 * (1 + tanh(sqrt(2/pi) * (x + 0.044715 x^3)))`.
-#[kernel("aten::gelu.out", accepts = [all])]
+#[kernel("aten::gelu.out", accepts = [floats])]
 pub fn gelu_out<Sel: DtypeSelection>(
     _ctx: &KernelContext<'_>,
     input: &Tensor,

@@ -13,7 +13,7 @@ use crate::util::promote::{compute_dtype, compute_set};
 
 /// Elementwise `min(max(x, min_val), max_val)` in the input's dtype (ReLU6 is
 /// `hardtanh(x, 0, 6)`); NaN stays NaN. The bounds are converted to the input's dtype.
-#[kernel("aten::hardtanh.out", accepts = [all])]
+#[kernel("aten::hardtanh.out", accepts = [reals])]
 pub fn hardtanh_out<Sel: DtypeSelection>(
     _ctx: &KernelContext<'_>,
     input: &Tensor,

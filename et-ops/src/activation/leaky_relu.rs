@@ -10,7 +10,7 @@ use crate::util::elementwise::unary;
 use crate::util::promote::{compute_dtype, compute_set};
 
 /// Elementwise `x > 0 ? x : x * negative_slope` for floating tensors; NaN stays NaN.
-#[kernel("aten::leaky_relu.out", accepts = [all])]
+#[kernel("aten::leaky_relu.out", accepts = [floats])]
 pub fn leaky_relu_out<Sel: DtypeSelection>(
     _ctx: &KernelContext<'_>,
     input: &Tensor,

@@ -11,7 +11,7 @@ use crate::util::elementwise::unary;
 use crate::util::promote::{compute_dtype, compute_set};
 
 /// Elementwise `max(x, 0)` in the input's dtype; NaN stays NaN. Bool is rejected.
-#[kernel("aten::relu.out", accepts = [all])]
+#[kernel("aten::relu.out", accepts = [reals])]
 pub fn relu_out<Sel: DtypeSelection>(
     _ctx: &KernelContext<'_>,
     input: &Tensor,

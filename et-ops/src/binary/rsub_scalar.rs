@@ -12,7 +12,7 @@ use crate::util::promote::{check_alpha, compute_dtype, compute_set, result_type_
 
 /// Elementwise `out = other - alpha * a` (reversed subtraction), promoted like
 /// `sub.Scalar_out`; bool operands are rejected.
-#[kernel("aten::rsub.Scalar_out", accepts = [all])]
+#[kernel("aten::rsub.Scalar_out", accepts = [reals])]
 pub fn rsub_scalar_out<Sel: DtypeSelection>(
     _ctx: &KernelContext<'_>,
     a: &Tensor,

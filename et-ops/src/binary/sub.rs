@@ -11,7 +11,7 @@ use crate::util::promote::{check_alpha, compute_dtype, compute_set, result_type}
 
 /// Elementwise `out = a - alpha * b` with broadcasting and type promotion. Integer
 /// results wrap. Bool operands are rejected, as in PyTorch (use `logical_xor`).
-#[kernel("aten::sub.out", accepts = [all])]
+#[kernel("aten::sub.out", accepts = [reals])]
 pub fn sub_out<Sel: DtypeSelection>(
     _ctx: &KernelContext<'_>,
     a: &Tensor,

@@ -12,7 +12,7 @@ use crate::util::promote::{check_alpha, compute_dtype, compute_set, result_type_
 
 /// Elementwise `out = a - alpha * other`, promoted like `add.Scalar_out`. Integer results
 /// wrap. Bool operands are rejected, as in PyTorch.
-#[kernel("aten::sub.Scalar_out", accepts = [all])]
+#[kernel("aten::sub.Scalar_out", accepts = [reals])]
 pub fn sub_scalar_out<Sel: DtypeSelection>(
     _ctx: &KernelContext<'_>,
     a: &Tensor,

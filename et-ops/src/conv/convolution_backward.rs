@@ -12,7 +12,7 @@ use crate::util::convert::Val;
 /// (`[C_out]`, the sum of `grad_output` over batch and space), each computed only where
 /// `output_mask` says so (other outs are left untouched). Sums accumulate in f64 scratch
 /// and round once.
-#[kernel("aten::convolution_backward.out", accepts = [all])]
+#[kernel("aten::convolution_backward.out", accepts = [floats, u8])]
 #[allow(
     clippy::too_many_arguments,
     reason = "the operator's own argument list"

@@ -13,7 +13,7 @@ use crate::util::element::Num;
 /// int64 outputs, in integer arithmetic on the truncated bounds), and element `i` is
 /// `start + i * step` computed in the output's accumulation type (double for
 /// float32/float64, float for float16, int64 for integers), then cast once.
-#[kernel("aten::arange.start_out")]
+#[kernel("aten::arange.start_out", accepts = [reals])]
 pub fn arange_start_out<Sel: DtypeSelection>(
     _ctx: &KernelContext<'_>,
     start: Scalar,

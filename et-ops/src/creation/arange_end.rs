@@ -7,7 +7,7 @@ use super::arange::arange_start_out;
 
 /// `out = torch.arange(end, dtype=out.dtype)`: `arange.start_out` with start 0 and step 1
 /// (so the same length and rounding rules).
-#[kernel("aten::arange.out")]
+#[kernel("aten::arange.out", accepts = [reals])]
 pub fn arange_out<Sel: DtypeSelection>(
     ctx: &KernelContext<'_>,
     end: Scalar,

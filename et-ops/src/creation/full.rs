@@ -7,7 +7,7 @@ use crate::util::convert::scalar_bytes;
 use crate::util::layout::{fill_bytes, sizes_from_i64};
 
 /// `out = torch.full(size, fill_value, dtype=out.dtype)`: the value must fit the dtype.
-#[kernel("aten::full.out")]
+#[kernel("aten::full.out", accepts = [all])]
 pub fn full_out<Sel: DtypeSelection>(
     _ctx: &KernelContext<'_>,
     size: &[i64],

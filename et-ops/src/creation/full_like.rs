@@ -8,7 +8,7 @@ use crate::util::layout::fill_bytes;
 
 /// `out = torch.full_like(self, fill_value)` in `out`'s dtype and dim order; the
 /// memory format argument is carried by `out`'s layout.
-#[kernel("aten::full_like.out")]
+#[kernel("aten::full_like.out", accepts = [all])]
 pub fn full_like_out<Sel: DtypeSelection>(
     _ctx: &KernelContext<'_>,
     input: &Tensor,

@@ -7,7 +7,7 @@ use crate::util::convert::scalar_bytes;
 use crate::util::layout::{fill_bytes, sizes_from_i64};
 
 /// `out = torch.ones(size, dtype=out.dtype)`.
-#[kernel("aten::ones.out")]
+#[kernel("aten::ones.out", accepts = [all])]
 pub fn ones_out<Sel: DtypeSelection>(
     _ctx: &KernelContext<'_>,
     size: &[i64],

@@ -10,7 +10,7 @@ use crate::util::random::{mantissa_bits, Rng};
 /// `out = torch.rand(size)`: independent uniform values in `[0, 1)`, each a multiple of
 /// the dtype's precision so that none rounds up to 1. The numbers differ from PyTorch's
 /// (its generator is not reproduced; only the distribution is specified).
-#[kernel("aten::rand.out")]
+#[kernel("aten::rand.out", accepts = [floats])]
 pub fn rand_out<Sel: DtypeSelection>(
     _ctx: &KernelContext<'_>,
     size: &[i64],

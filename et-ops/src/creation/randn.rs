@@ -10,7 +10,7 @@ use crate::util::random::Rng;
 /// `out = torch.randn(size)`: independent standard normal values (mean 0, variance 1),
 /// drawn in f64 and rounded to the dtype. The numbers differ from PyTorch's (its
 /// generator is not reproduced; only the distribution is specified).
-#[kernel("aten::randn.out")]
+#[kernel("aten::randn.out", accepts = [floats])]
 pub fn randn_out<Sel: DtypeSelection>(
     _ctx: &KernelContext<'_>,
     size: &[i64],

@@ -8,7 +8,7 @@ use crate::util::layout::fill_bytes;
 
 /// `out = torch.scalar_tensor(s, dtype=out.dtype)`: the value must fit the dtype
 /// (PyTorch's `fill_` check; NaN and infinities are fine for floats).
-#[kernel("aten::scalar_tensor.out")]
+#[kernel("aten::scalar_tensor.out", accepts = [all])]
 pub fn scalar_tensor_out<Sel: DtypeSelection>(
     _ctx: &KernelContext<'_>,
     s: Scalar,

@@ -7,7 +7,7 @@ use crate::util::convert::scalar_bytes;
 use crate::util::layout::{fill_bytes, sizes_from_i64};
 
 /// `out = torch.zeros(size, dtype=out.dtype)`.
-#[kernel("aten::zeros.out")]
+#[kernel("aten::zeros.out", accepts = [all])]
 pub fn zeros_out<Sel: DtypeSelection>(
     _ctx: &KernelContext<'_>,
     size: &[i64],

@@ -9,7 +9,7 @@ use crate::util::layout::{IndexData, LogicalOffsets};
 /// index `i` repeated `repeats[i]` times, in order (`[0, 0, 1, 2, 2, 2]` for `[2, 1, 3]`),
 /// in `repeats`' dtype (int64 or int32). `output_size`, when given, must equal the total.
 /// The length depends on the data: `out` must be resizable to it.
-#[kernel("aten::repeat_interleave.Tensor_out")]
+#[kernel("aten::repeat_interleave.Tensor_out", accepts = [i32, i64])]
 pub fn repeat_interleave_tensor_out(
     _ctx: &KernelContext<'_>,
     repeats: &Tensor,

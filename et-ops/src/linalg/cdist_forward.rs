@@ -15,7 +15,7 @@ use crate::util::reduction::Space;
 /// counts differing coordinates, `p = inf` takes the largest difference. Computed in f64
 /// and rounded once (`compute_mode`, which picks a matrix-product path for `p = 2` in
 /// PyTorch, changes nothing here).
-#[kernel("aten::_cdist_forward.out", accepts = [all])]
+#[kernel("aten::_cdist_forward.out", accepts = [floats])]
 pub fn cdist_forward_out<Sel: DtypeSelection>(
     _ctx: &KernelContext<'_>,
     x1: &Tensor,

@@ -9,7 +9,7 @@ use crate::util::element::Num;
 /// For `self` of shape `[N, M]`, the p-norm distance between rows `i < j`, for every pair
 /// in row-major order of `(i, j)`: a `[N * (N - 1) / 2]` tensor. `p = 0` counts differing
 /// coordinates, `p = inf` takes the largest difference. Computed in f64, rounded once.
-#[kernel("aten::_pdist_forward.out", accepts = [all])]
+#[kernel("aten::_pdist_forward.out", accepts = [floats])]
 pub fn pdist_forward_out<Sel: DtypeSelection>(
     _ctx: &KernelContext<'_>,
     input: &Tensor,

@@ -15,7 +15,7 @@ use crate::util::reduction::Space;
 /// (dim 1), folded into one multiply-add per element: `alpha = weight * invstd`,
 /// `beta = bias - mean * alpha`, as PyTorch's CPU kernel does. `momentum` is unused
 /// without training; the two statistics outs are empty, as PyTorch returns them.
-#[kernel("aten::_native_batch_norm_legit_no_training.out")]
+#[kernel("aten::_native_batch_norm_legit_no_training.out", accepts = [floats])]
 #[allow(
     clippy::too_many_arguments,
     reason = "the operator's own argument list"

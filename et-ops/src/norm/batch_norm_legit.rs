@@ -19,7 +19,7 @@ use crate::util::element::Num;
 /// receive them, and the running statistics are updated in place as PyTorch does:
 /// `running = (1 - momentum) * running + momentum * batch`, with the unbiased batch
 /// variance.
-#[kernel("aten::_native_batch_norm_legit.out")]
+#[kernel("aten::_native_batch_norm_legit.out", accepts = [floats])]
 #[allow(
     clippy::too_many_arguments,
     reason = "the operator's own argument list"

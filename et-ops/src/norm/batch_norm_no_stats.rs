@@ -14,7 +14,7 @@ use crate::util::reduction::split;
 /// `save_invstd[c] = 1 / sqrt(var + eps)`. Statistics are computed in f64 (two passes).
 /// `training` and `momentum` change nothing without running statistics: the batch's
 /// statistics are always used, as ExecuTorch's portable kernel does.
-#[kernel("aten::_native_batch_norm_legit.no_stats_out")]
+#[kernel("aten::_native_batch_norm_legit.no_stats_out", accepts = [floats])]
 #[allow(
     clippy::too_many_arguments,
     reason = "the operator's own argument list"

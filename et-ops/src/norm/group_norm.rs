@@ -13,7 +13,7 @@ use crate::util::reduction::Space;
 /// Normalizes each of `group` channel groups of each image of `input` (`[N, C, *]`) by
 /// its own mean and biased variance, then applies the per-channel `weight` and `bias`.
 /// `mean` and `rstd` (`[N, group]`) receive the statistics (`rstd = 1/sqrt(var + eps)`).
-#[kernel("aten::native_group_norm.out")]
+#[kernel("aten::native_group_norm.out", accepts = [floats])]
 #[allow(
     clippy::too_many_arguments,
     reason = "the operator's own argument list"

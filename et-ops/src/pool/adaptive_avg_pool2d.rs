@@ -10,7 +10,7 @@ use crate::util::element::Num;
 /// cell `(i, j)` covers rows `floor(i * H / OH) .. ceil((i + 1) * H / OH)` and likewise
 /// columns, so cells may overlap when the sizes do not divide. Sums accumulate in f64 and
 /// round once.
-#[kernel("aten::_adaptive_avg_pool2d.out")]
+#[kernel("aten::_adaptive_avg_pool2d.out", accepts = [floats])]
 pub fn adaptive_avg_pool2d_out<Sel: DtypeSelection>(
     _ctx: &KernelContext<'_>,
     input: &Tensor,

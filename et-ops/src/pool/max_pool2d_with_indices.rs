@@ -11,7 +11,7 @@ use crate::util::element::Num;
 /// The maximum of each (dilated) window into `out`, and its position as `h * W + w` in the
 /// input plane into the int64 `indices`. Ties keep the first position; NaN wins (the last
 /// NaN of a window, as PyTorch's CPU kernel scans).
-#[kernel("aten::max_pool2d_with_indices.out")]
+#[kernel("aten::max_pool2d_with_indices.out", accepts = [reals])]
 #[allow(
     clippy::too_many_arguments,
     reason = "the operator's own argument list"

@@ -13,7 +13,7 @@ use crate::util::layout::IndexData;
 /// positions no window picked stay zero, positions several windows picked sum. The pooling
 /// arguments are checked against the shapes. Integers wrap; floats add in their own
 /// precision.
-#[kernel("aten::max_pool2d_with_indices_backward.grad_input")]
+#[kernel("aten::max_pool2d_with_indices_backward.grad_input", accepts = [reals])]
 #[allow(
     clippy::too_many_arguments,
     reason = "the operator's own argument list"

@@ -118,7 +118,7 @@ pub(crate) fn check_choose(
 /// One (scale, zero point) pair for the whole input's `[min, max]`. `eps` and `dtype` are
 /// not used (as in ExecuTorch); the outs hold one element each. An empty input has no
 /// range: an error.
-#[kernel("quantized_decomposed::choose_qparams.Tensor_out")]
+#[kernel("quantized_decomposed::choose_qparams.Tensor_out", accepts = [i64, f32, f64])]
 #[allow(
     clippy::too_many_arguments,
     reason = "the operator's own argument list"

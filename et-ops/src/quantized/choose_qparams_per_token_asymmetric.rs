@@ -9,7 +9,7 @@ use super::token_rows;
 /// One asymmetric int8 (scale, zero point) pair per row ("token": all dims but the
 /// last), range `[-128, 127]`; the outs are resized to the input's sizes with a last dim
 /// of 1. `dtype` is not used (as in ExecuTorch). Rows must not be empty.
-#[kernel("quantized_decomposed::choose_qparams_per_token_asymmetric.out")]
+#[kernel("quantized_decomposed::choose_qparams_per_token_asymmetric.out", accepts = [i64, f32, f64])]
 pub fn choose_qparams_per_token_asymmetric_out(
     _ctx: &KernelContext<'_>,
     input: &Tensor,

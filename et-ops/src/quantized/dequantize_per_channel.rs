@@ -9,7 +9,7 @@ use crate::util::layout::normalize_dim;
 /// Dequantizes with one (scale, zero point) per index along `axis`: float32 or float64
 /// scales (narrowed to float32), int64 or int32 zero points or none (0). A 1-d float64
 /// out is computed in float64, as ExecuTorch's 1-d path does; otherwise as per tensor.
-#[kernel("quantized_decomposed::dequantize_per_channel.out")]
+#[kernel("quantized_decomposed::dequantize_per_channel.out", accepts = [u8, i8, u16, i16, i32, i64, f16, f32, f64])]
 #[allow(
     clippy::too_many_arguments,
     reason = "the operator's own argument list"

@@ -9,7 +9,7 @@ use super::{check_dequantize, dequantize_with, resize_like, Params};
 /// (ExecuTorch narrows the scale to float to match fbgemm), stored as the out's float
 /// dtype (`out_dtype` when given must name it). `quant_min`/`quant_max` are metadata:
 /// checked for order, not applied.
-#[kernel("quantized_decomposed::dequantize_per_tensor.out")]
+#[kernel("quantized_decomposed::dequantize_per_tensor.out", accepts = [u8, i8, u16, i16, i32, f16, f32, f64])]
 #[allow(
     clippy::too_many_arguments,
     reason = "the operator's own argument list"

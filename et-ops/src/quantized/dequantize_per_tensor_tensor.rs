@@ -7,7 +7,7 @@ use super::{check_dequantize, dequantize_with, resize_like, Params, Scales, Zero
 
 /// `dequantize_per_tensor.out` with the scale and zero point given as one-element
 /// tensors: a float64 scale and an int64 zero point, as ExecuTorch requires.
-#[kernel("quantized_decomposed::dequantize_per_tensor.Tensor_out")]
+#[kernel("quantized_decomposed::dequantize_per_tensor.Tensor_out", accepts = [u8, i8, u16, i16, i32, i64, f16, f32, f64])]
 #[allow(
     clippy::too_many_arguments,
     reason = "the operator's own argument list"

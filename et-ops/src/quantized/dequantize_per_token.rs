@@ -8,7 +8,7 @@ use super::{check_dequantize, dequantize_with, resize_like, token_rows, Params, 
 /// Dequantizes each row ("token": all dims but the last) with its own scale (float32 or
 /// float64) and zero point (int64 or int32); `output_dtype` must name the out's dtype.
 /// The input must be contiguous.
-#[kernel("quantized_decomposed::dequantize_per_token.out")]
+#[kernel("quantized_decomposed::dequantize_per_token.out", accepts = [u8, i8, u16, i16, i32, i64, f16, f32, f64])]
 #[allow(
     clippy::too_many_arguments,
     reason = "the operator's own argument list"

@@ -11,7 +11,7 @@ use super::embed::{quantized_embedding, Bits, Variant};
 /// that type. The lookup: `out[i.., j] = (w[idx, j] - zp[idx, g]) * scale[idx, g]` in
 /// float32, group `g = j / (row length / groups)`; out sized `indices.sizes() + [row
 /// length]`.
-#[kernel("quantized_decomposed::embedding_2bit.out")]
+#[kernel("quantized_decomposed::embedding_2bit.out", accepts = [u8, i64, f16, bf16, f32])]
 #[allow(
     clippy::too_many_arguments,
     reason = "the operator's own argument list"

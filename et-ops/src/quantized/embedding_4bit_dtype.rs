@@ -9,7 +9,7 @@ use super::embed::{quantized_embedding, Bits, Variant};
 /// read as float32) and `dtype`, when given, naming the out's dtype. The lookup: `out[i..,
 /// j] = (w[idx, j] - zp[idx, g]) * scale[idx, g]` in float32, group `g = j / (row length /
 /// groups)`; out sized `indices.sizes() + [row length]`.
-#[kernel("quantized_decomposed::embedding_4bit.dtype_out")]
+#[kernel("quantized_decomposed::embedding_4bit.dtype_out", accepts = [u8, i64, f16, bf16, f32])]
 #[allow(
     clippy::too_many_arguments,
     reason = "the operator's own argument list"

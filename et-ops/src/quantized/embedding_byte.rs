@@ -10,7 +10,7 @@ use super::embed::{quantized_embedding, Bits, Variant};
 /// (float32, float16 or bfloat16), as ExecuTorch reads them as that type. The lookup:
 /// `out[i.., j] = (w[idx, j] - zp[idx, g]) * scale[idx, g]` in float32, group `g = j / (row
 /// length / groups)`; out sized `indices.sizes() + [row length]`.
-#[kernel("quantized_decomposed::embedding_byte.out")]
+#[kernel("quantized_decomposed::embedding_byte.out", accepts = [u8, i8, i64, f16, bf16, f32])]
 #[allow(
     clippy::too_many_arguments,
     reason = "the operator's own argument list"

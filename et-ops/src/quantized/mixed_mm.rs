@@ -12,7 +12,7 @@ use super::floats::{Floats, Prec};
 /// input times an int8 weight with one scale per weight row (scales and out have the
 /// input's dtype). Every product and partial sum is rounded to the input's dtype, as
 /// ExecuTorch's loop does in that type. Zero points are not supported (as in ExecuTorch).
-#[kernel("quantized_decomposed::mixed_mm.out")]
+#[kernel("quantized_decomposed::mixed_mm.out", accepts = [i8, f16, f32])]
 pub fn mixed_mm_out<Sel: DtypeSelection>(
     _ctx: &KernelContext<'_>,
     input: &Tensor,
@@ -52,11 +52,13 @@ pub fn mixed_mm_out<Sel: DtypeSelection>(
     {
         return Err(KernelError::invalid("mixed_mm tensors must be contiguous"));
     }
-    let store: StoreF =
-        et_switch!(Sel, input.dtype(), [f32, f16], T => Ok(store_f::<T> as StoreF))?;
+    // The registration admits int8 (the weight's dtype), so an all-int8 call reaches
+    // here: a malformed call, not a dtype this build left out.
     let prec = Prec::of(input.dtype()).ok_or(KernelError::invalid(
         "mixed_mm input must be float32 or float16",
     ))?;
+    let store: StoreF =
+        et_switch!(Sel, input.dtype(), [f32, f16], T => Ok(store_f::<T> as StoreF))?;
     let (x, s, w) = (
         Floats::of(input)?,
         Floats::of(weight_scales)?,

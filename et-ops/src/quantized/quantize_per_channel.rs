@@ -9,7 +9,7 @@ use crate::util::layout::normalize_dim;
 /// Quantizes with one (scale, zero point) per index along `axis` (negative counts from
 /// the end): float64 scales and int64 zero points with `input.size(axis)` values each,
 /// as ExecuTorch requires (it aborts on float32 scales).
-#[kernel("quantized_decomposed::quantize_per_channel.out")]
+#[kernel("quantized_decomposed::quantize_per_channel.out", accepts = [u8, i8, u16, i16, i32, i64, f16, f32, f64])]
 #[allow(
     clippy::too_many_arguments,
     reason = "the operator's own argument list"

@@ -8,7 +8,7 @@ use super::{check_quantize, quantize_with, resize_like, Params};
 /// `out = clamp(zero_point + round_half_even(input / scale), quant_min, quant_max)` with
 /// ExecuTorch's float32 steps (see the module docs). Input float16/32/64; out uint8,
 /// int8, uint16, int16 or int32, equal to `dtype`.
-#[kernel("quantized_decomposed::quantize_per_tensor.out")]
+#[kernel("quantized_decomposed::quantize_per_tensor.out", accepts = [u8, i8, u16, i16, i32, f16, f32, f64])]
 #[allow(
     clippy::too_many_arguments,
     reason = "the operator's own argument list"

@@ -8,7 +8,7 @@ use super::{check_quantize, quantize_with, resize_like, Params, Scales, Zeros};
 /// `quantize_per_tensor.out` with the scale and zero point given as one-element tensors:
 /// a float64 scale and an int64 zero point, what `choose_qparams.tensor` produces and
 /// ExecuTorch's kernel requires (a float32 scale is an error there too).
-#[kernel("quantized_decomposed::quantize_per_tensor.Tensor_out")]
+#[kernel("quantized_decomposed::quantize_per_tensor.Tensor_out", accepts = [u8, i8, u16, i16, i32, i64, f16, f32, f64])]
 #[allow(
     clippy::too_many_arguments,
     reason = "the operator's own argument list"

@@ -8,7 +8,7 @@ use super::{check_quantize, quantize_with, resize_like, token_rows, Params, Scal
 /// Quantizes each row ("token": all dims but the last) with its own float64 scale and
 /// int64 zero point (`scales` and `zero_points` hold one value per row, e.g. shaped
 /// `[..., 1]`). The input must be contiguous.
-#[kernel("quantized_decomposed::quantize_per_token.out")]
+#[kernel("quantized_decomposed::quantize_per_token.out", accepts = [u8, i8, u16, i16, i32, i64, f16, f32, f64])]
 #[allow(
     clippy::too_many_arguments,
     reason = "the operator's own argument list"

@@ -10,7 +10,7 @@ use crate::util::reduction::{dim_mask_one, reduce_spaces, resize_reduced, DimMas
 
 /// True where any element of `self` along `dim` is non-zero (NaN counts as non-zero). The
 /// out is bool, or uint8 for a uint8 input, as in PyTorch. An empty reduction is false.
-#[kernel("aten::any.out")]
+#[kernel("aten::any.out", accepts = [all])]
 pub fn any_out<Sel: DtypeSelection>(
     _ctx: &KernelContext<'_>,
     input: &Tensor,

@@ -8,7 +8,7 @@ use crate::util::reduction::all_dims;
 
 /// True if any element of `self` is non-zero (NaN counts), as a 0-dim bool (uint8 for a
 /// uint8 input, as in PyTorch). An empty tensor gives false.
-#[kernel("aten::any.all_out")]
+#[kernel("aten::any.all_out", accepts = [all])]
 pub fn any_all_out<Sel: DtypeSelection>(
     _ctx: &KernelContext<'_>,
     input: &Tensor,

@@ -8,7 +8,7 @@ use crate::util::reduction::dim_mask;
 
 /// True where any element of `self` along `dim` (`None` or `[]`: every dim) is non-zero
 /// (NaN counts), as bool (uint8 for a uint8 input). An empty reduction is false.
-#[kernel("aten::any.dims_out")]
+#[kernel("aten::any.dims_out", accepts = [all])]
 pub fn any_dims_out<Sel: DtypeSelection>(
     _ctx: &KernelContext<'_>,
     input: &Tensor,

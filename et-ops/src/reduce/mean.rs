@@ -14,7 +14,7 @@ use crate::util::reduction::{
 /// The mean of `self` over `dim` (`None` or `[]`: every dim) into a floating `out`
 /// (accumulated in f64, divided once, rounded once). A given `dtype` must equal the
 /// out's. An empty reduction is NaN (0/0), as in PyTorch.
-#[kernel("aten::mean.out", accepts = [all])]
+#[kernel("aten::mean.out", accepts = [reals])]
 pub fn mean_out<Sel: DtypeSelection>(
     _ctx: &KernelContext<'_>,
     input: &Tensor,

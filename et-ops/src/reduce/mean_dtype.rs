@@ -8,7 +8,7 @@ use super::mean::mean_out;
 /// `out = self.mean(dtype=dtype)` over every element, as a 0-dim floating tensor: the
 /// same rules as `mean.out` (f64 accumulation, one rounding; an integer input needs a
 /// floating `dtype`; an empty tensor gives NaN).
-#[kernel("aten::mean.dtype_out", accepts = [all])]
+#[kernel("aten::mean.dtype_out", accepts = [reals])]
 pub fn mean_dtype_out<Sel: DtypeSelection>(
     ctx: &KernelContext<'_>,
     input: &Tensor,

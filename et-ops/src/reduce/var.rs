@@ -11,7 +11,7 @@ use crate::util::reduction::{dim_mask, reduce_spaces, resize_reduced, DimMask};
 /// The variance of `self` over `dim` (`None` or `[]`: every dim) with Bessel-style
 /// `correction` (default 1): `sum((x - mean)^2) / max(0, N - correction)`, two passes in
 /// f64. A non-positive divisor gives inf or NaN, as in PyTorch.
-#[kernel("aten::var.correction_out", accepts = [all])]
+#[kernel("aten::var.correction_out", accepts = [floats])]
 pub fn var_correction_out<Sel: DtypeSelection>(
     _ctx: &KernelContext<'_>,
     input: &Tensor,

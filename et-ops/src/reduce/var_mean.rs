@@ -11,7 +11,7 @@ use crate::util::reduction::{dim_mask, resize_reduced, split, strides_over_input
 /// `(var, mean)` of `self` over `dim` (`None` or `[]`: every dim): the mean, and
 /// `sum((x - mean)^2) / max(0, N - correction)` with `correction` defaulting to 1, both in
 /// f64 (two passes) and rounded once to the input's floating dtype.
-#[kernel("aten::var_mean.correction_out", accepts = [all])]
+#[kernel("aten::var_mean.correction_out", accepts = [floats])]
 pub fn var_mean_correction_out<Sel: DtypeSelection>(
     _ctx: &KernelContext<'_>,
     input: &Tensor,

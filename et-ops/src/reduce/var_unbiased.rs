@@ -9,7 +9,7 @@ use crate::util::reduction::{dim_mask, resize_reduced};
 /// The variance of `self` over `dim` (`None` or `[]`: every dim): `sum((x - mean)^2)`
 /// divided by `N - 1` when `unbiased`, else by `N` (two passes in f64). A non-positive
 /// divisor gives inf or NaN, as in PyTorch.
-#[kernel("aten::var.out", accepts = [all])]
+#[kernel("aten::var.out", accepts = [floats])]
 pub fn var_out<Sel: DtypeSelection>(
     _ctx: &KernelContext<'_>,
     input: &Tensor,

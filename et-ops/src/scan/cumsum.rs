@@ -27,6 +27,10 @@ pub fn cumsum_out<Sel: DtypeSelection>(
             "out dtype must match the dtype argument",
         ));
     }
+    if out.dtype() == ScalarType::Bool {
+        // PyTorch has no bool running sum either; bool inputs sum into integer outs.
+        return Err(KernelError::invalid("cumsum cannot write a bool out"));
+    }
     let d = normalize_dim(dim, input.dim())?;
     out.resize(input.sizes())?;
     // One dtype-erased loop: per-dtype code is only the element loader and storer.

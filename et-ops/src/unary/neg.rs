@@ -11,7 +11,7 @@ use crate::util::promote::{compute_dtype, compute_set};
 
 /// Elementwise negation in the input's dtype. Integers wrap (`-MIN = MIN`); floats flip
 /// the sign bit (`-0.0`, `-NaN`). Bool tensors are rejected, as in PyTorch.
-#[kernel("aten::neg.out", accepts = [all])]
+#[kernel("aten::neg.out", accepts = [reals])]
 pub fn neg_out<Sel: DtypeSelection>(
     _ctx: &KernelContext<'_>,
     input: &Tensor,

@@ -30,7 +30,7 @@ enum Interpolation {
 /// top edge: the first pixel's centre with `align_corners`, its outer edge without).
 /// `interpolation_mode` 0/1/2 is bilinear/nearest (ties to even)/bicubic (A = -0.75);
 /// `padding_mode` 0/1/2 is zeros/border/reflection. Computed in f64, rounded once.
-#[kernel("aten::grid_sampler_2d.out")]
+#[kernel("aten::grid_sampler_2d.out", accepts = [floats])]
 pub fn grid_sampler_2d_out<Sel: DtypeSelection>(
     _ctx: &KernelContext<'_>,
     input: &Tensor,

@@ -13,7 +13,7 @@ use crate::util::element::OpMath;
 /// (`src = dst * (in - 1) / (out - 1)`); without, pixel centres map to pixel centres
 /// (`src = (dst + 0.5) * scale - 0.5`, clamped at 0), with the scale from the given
 /// factor when there is one.
-#[kernel("aten::upsample_bilinear2d.vec_out")]
+#[kernel("aten::upsample_bilinear2d.vec_out", accepts = [floats])]
 pub fn upsample_bilinear2d_vec_out<Sel: DtypeSelection>(
     _ctx: &KernelContext<'_>,
     input: &Tensor,

@@ -12,7 +12,7 @@ use crate::util::element::Num;
 /// scale is `(in - 1) / (out - 1)` with `align_corners`, else `1 / scales_*` when given,
 /// else `in / out`; taps are centred at `scale * (i + 0.5)` in both cases, as in PyTorch.
 /// Computed in f64 and rounded once.
-#[kernel("aten::_upsample_bilinear2d_aa.out")]
+#[kernel("aten::_upsample_bilinear2d_aa.out", accepts = [floats])]
 pub fn upsample_bilinear2d_aa_out<Sel: DtypeSelection>(
     _ctx: &KernelContext<'_>,
     input: &Tensor,

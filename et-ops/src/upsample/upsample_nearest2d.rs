@@ -10,7 +10,7 @@ use super::{out_sizes, scale_value, strides4};
 /// Resizes `input` (`[N, C, H, W]`) to `output_size` or by `scale_factors`, each output
 /// pixel copying input `min(floor(dst * scale), in - 1)` with `scale` in f32 as PyTorch's
 /// legacy `nearest` mode computes it.
-#[kernel("aten::upsample_nearest2d.vec_out")]
+#[kernel("aten::upsample_nearest2d.vec_out", accepts = [all])]
 pub fn upsample_nearest2d_vec_out<Sel: DtypeSelection>(
     ctx: &KernelContext<'_>,
     input: &Tensor,
