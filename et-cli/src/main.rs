@@ -5,6 +5,7 @@ mod data;
 mod delegates;
 mod format;
 mod input;
+mod pool;
 mod profile;
 mod run;
 
@@ -52,6 +53,10 @@ enum Command {
         /// every run's outputs equal the first's, and report load and execute timings.
         #[arg(long, default_value_t = 1)]
         iterations: u32,
+        /// Threads for the kernels to split their work over (convolutions and matrix
+        /// products; 1: everything on this thread). Needs the `threads` feature.
+        #[arg(long, value_name = "N", default_value_t = 1)]
+        threads: usize,
         /// Print one JSON object instead of text.
         #[arg(long)]
         json: bool,
@@ -157,6 +162,7 @@ fn main() -> ExitCode {
             inputs,
             data,
             iterations,
+            threads,
             json,
             output_dir,
             scratch_mib,
@@ -165,25 +171,34 @@ fn main() -> ExitCode {
             top_k,
             profile,
             etdump,
-        } => run::run(&run::RunRequest {
-            model: &model,
-            method: method.as_deref(),
-            inputs: &inputs,
-            data: &data,
-            iterations: iterations.max(1),
-            json,
-            output_dir: output_dir.as_deref(),
-            scratch_mib,
-            max_memory_mib,
-            printing: if full {
-                format::Printing::Full
-            } else {
-                format::Printing::Summary
-            },
-            top_k,
-            profile,
-            etdump: etdump.as_deref(),
-        }),
+        } => {
+            if threads > 1 && !cfg!(feature = "threads") {
+                eprintln!(
+                    "etch run: --threads {threads} needs an etch built with the `threads` feature (on by default); this one runs on one thread"
+                );
+                std::process::exit(2);
+            }
+            run::run(&run::RunRequest {
+                model: &model,
+                method: method.as_deref(),
+                inputs: &inputs,
+                data: &data,
+                iterations: iterations.max(1),
+                threads,
+                json,
+                output_dir: output_dir.as_deref(),
+                scratch_mib,
+                max_memory_mib,
+                printing: if full {
+                    format::Printing::Full
+                } else {
+                    format::Printing::Summary
+                },
+                top_k,
+                profile,
+                etdump: etdump.as_deref(),
+            })
+        }
         Command::Verify {
             model,
             rtol,

@@ -12,7 +12,7 @@ use et_runtime::{
 
 use crate::data::{load_program, DataFiles};
 use crate::input::{self, InputData};
-use crate::{format, open, profile, Failure};
+use crate::{format, open, pool, profile, Failure};
 
 /// What `etch run` was asked to do.
 pub struct RunRequest<'a> {
@@ -21,6 +21,8 @@ pub struct RunRequest<'a> {
     pub inputs: &'a [String],
     pub data: &'a [std::path::PathBuf],
     pub iterations: u32,
+    /// Threads for the kernels (`--threads`; 0 and 1 both mean this thread only).
+    pub threads: usize,
     pub json: bool,
     pub output_dir: Option<&'a Path>,
     pub scratch_mib: usize,
@@ -36,6 +38,7 @@ pub struct RunRequest<'a> {
 
 pub fn run(req: &RunRequest<'_>) -> Result<(), Failure> {
     let model = req.model;
+    let pool = pool::Pool::new(req.threads)?;
     let map = open(model)?;
     let loader = crate::bundled::program_loader(model, &map)?;
     let data_maps = DataFiles::open(req.data)?;
@@ -92,10 +95,7 @@ pub fn run(req: &RunRequest<'_>) -> Result<(), Failure> {
     for run in 1..=req.iterations {
         set_inputs(&mut method, &meta, &data)?;
         let t0 = Instant::now();
-        let executed = match &tracer {
-            Some(tracer) => method.execute_traced(tracer),
-            None => method.execute(),
-        };
+        let executed = pool.execute(&mut method, tracer.as_ref());
         executed.map_err(|e| Failure(format!("{}: execute failed: {e}", model.display())))?;
         times.push(t0.elapsed().as_secs_f64() * 1e6);
         let outputs = output_bits(&method)?;

@@ -24,6 +24,8 @@ mod scalar;
 mod selected;
 mod switch;
 mod tensor;
+#[cfg(feature = "threads")]
+pub mod threads;
 mod value;
 
 #[cfg(feature = "alloc")]
@@ -56,7 +58,7 @@ pub use error::{KernelError, KernelResult};
 pub use et_macros::kernel;
 pub use et_schema::{Bool, DtypeSet, Element, ScalarType};
 pub use half::{bf16, f16};
-pub use kernel::{KernelContext, StepStart, TensorListMut};
+pub use kernel::{KernelContext, Parallel, StepStart, TensorListMut};
 pub use scalar::Scalar;
 pub use selected::{AllDtypes, DtypeSelection, Selected};
 pub use tensor::{checked_numel, ShapeDynamism, Tensor, MAX_DIM};

@@ -3,7 +3,8 @@
 //! `load_method` on `many_adds.pte` and `mv2.pte`, and single-threaded execute of
 //! `mv2.pte`, `tiny_transformer.pte` and, through the built-in XNNPACK backend,
 //! `mv2_xnnpack.pte`, `mv2_xnnpack_q8.pte` (statically quantized) and
-//! `tiny_transformer_xnnpack.pte`.
+//! `tiny_transformer_xnnpack.pte`; and `mv2.pte` and `many_adds.pte` on a 2-thread pool
+//! (`ETCH_BENCH=threads`), against the single-thread rows.
 //!
 //! A plain harness (no benchmarking crate): each measurement is repeated and the minimum
 //! and median are printed (`ETCH_BENCH=<substring>` runs only the matching measurements).
@@ -52,6 +53,19 @@ fn load_method_time(name: &str, runs: usize) -> (Duration, Duration) {
 
 fn execute_time(name: &str, input: &str, runs: usize) -> (Duration, Duration, usize) {
     execute_time_with(name, input, runs, |method| method.execute().unwrap())
+}
+
+/// [`execute_time`] with the kernels splitting their work over a pool of `threads`.
+fn execute_time_threads(
+    name: &str,
+    input: &str,
+    runs: usize,
+    threads: usize,
+) -> (Duration, Duration, usize) {
+    let pool = et_runtime::threads::ThreadPool::new(threads).unwrap();
+    execute_time_with(name, input, runs, |method| {
+        method.execute_with(&pool).unwrap()
+    })
 }
 
 /// [`execute_time`] with another way to execute (traced, with `--features etdump`).
@@ -126,6 +140,15 @@ fn main() {
             plain.as_nanos() as f64 / n as f64,
         );
     }
+    if wanted("many_adds execute (2 threads)") {
+        let (min, median, n) = execute_time_threads("many_adds.pte", "many_adds", runs, 2);
+        println!(
+            "many_adds execute (2 threads): min {:?}, median {:?} => {:.1} ns per instruction (not slower than 1 thread)",
+            min,
+            median,
+            min.as_nanos() as f64 / n as f64
+        );
+    }
     if wanted("many_adds load_method") {
         let (min, median) = load_method_time("many_adds.pte", runs);
         println!("many_adds load_method: min {min:?}, median {median:?} (budget 100 us)");
@@ -137,6 +160,13 @@ fn main() {
     if wanted("mv2 execute") {
         let (min, median, _) = execute_time("mv2.pte", "mv2", if quick { 1 } else { 20 });
         println!("mv2 execute (single thread): min {min:?}, median {median:?} (gate 90 ms)");
+    }
+    if wanted("mv2 execute (2 threads)") {
+        let (min, median, _) =
+            execute_time_threads("mv2.pte", "mv2", if quick { 1 } else { 20 }, 2);
+        println!(
+            "mv2 execute (2 threads): min {min:?}, median {median:?} (budget: 1.7x faster than one thread)"
+        );
     }
     if wanted("tiny_transformer execute") {
         let (min, median, _) = execute_time("tiny_transformer.pte", "tiny_transformer", runs);

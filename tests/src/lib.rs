@@ -108,6 +108,25 @@ pub fn run_case_with_data(
     spec: &IoSpec,
     data_files: &[String],
 ) -> Result<Vec<OwnedOutput>, String> {
+    run_case_on(dir, spec, data_files, None)
+}
+
+/// [`run_case`] with the kernels splitting their work over `pool`
+/// (`Method::execute_with`).
+pub fn run_case_with_pool(
+    dir: &std::path::Path,
+    spec: &IoSpec,
+    pool: &dyn et_runtime::Parallel,
+) -> Result<Vec<OwnedOutput>, String> {
+    run_case_on(dir, spec, &spec.data_files, Some(pool))
+}
+
+fn run_case_on(
+    dir: &std::path::Path,
+    spec: &IoSpec,
+    data_files: &[String],
+    pool: Option<&dyn et_runtime::Parallel>,
+) -> Result<Vec<OwnedOutput>, String> {
     let data_loaders = open_data_files(dir, data_files)?;
     let data: Vec<DataFile<'_>> = data_loaders
         .iter()
@@ -131,7 +150,11 @@ pub fn run_case_with_data(
             .set_input_bytes(i, dtype_of(&input.dtype), &input.sizes, &data)
             .map_err(|e| format!("input {i}: {e}"))?;
     }
-    method.execute().map_err(|e| e.to_string())?;
+    match pool {
+        Some(pool) => method.execute_with(pool),
+        None => method.execute(),
+    }
+    .map_err(|e| e.to_string())?;
     owned_outputs(&method)
 }
 

@@ -8,14 +8,14 @@ use et_runtime::{
 use crate::util::convert::scalar_as;
 use crate::util::element::Compute;
 use crate::util::element::Num;
-use crate::util::elementwise::unary;
+use crate::util::elementwise::{unary, unary_on};
 use crate::util::promote::{compute_dtype, compute_set};
 
 /// Elementwise `min(max(x, min_val), max_val)` in the input's dtype (ReLU6 is
 /// `hardtanh(x, 0, 6)`); NaN stays NaN. The bounds are converted to the input's dtype.
 #[kernel("aten::hardtanh.out", accepts = [reals])]
 pub fn hardtanh_out<Sel: DtypeSelection>(
-    _ctx: &KernelContext<'_>,
+    ctx: &KernelContext<'_>,
     input: &Tensor,
     min_val: Scalar,
     max_val: Scalar,
@@ -34,7 +34,7 @@ pub fn hardtanh_out<Sel: DtypeSelection>(
             // A NaN bound makes every element NaN (as clamp does).
             return unary::<C, C, Sel>(input, out, common, move |x| x.max_nan(lo).min_nan(hi));
         }
-        unary::<C, C, Sel>(input, out, common, move |x| x.at_least(lo).at_most(hi))
+        unary_on::<C, C, Sel>(ctx, input, out, common, move |x| x.at_least(lo).at_most(hi))
     })
 }
 

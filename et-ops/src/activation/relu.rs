@@ -7,13 +7,13 @@ use et_runtime::{
 
 use crate::util::element::Compute;
 use crate::util::element::Num;
-use crate::util::elementwise::unary;
+use crate::util::elementwise::unary_on;
 use crate::util::promote::{compute_dtype, compute_set};
 
 /// Elementwise `max(x, 0)` in the input's dtype; NaN stays NaN. Bool is rejected.
 #[kernel("aten::relu.out", accepts = [reals])]
 pub fn relu_out<Sel: DtypeSelection>(
-    _ctx: &KernelContext<'_>,
+    ctx: &KernelContext<'_>,
     input: &Tensor,
     out: &mut Tensor,
 ) -> KernelResult {
@@ -24,7 +24,7 @@ pub fn relu_out<Sel: DtypeSelection>(
         ));
     }
     et_switch!(in compute_set(Sel::SET), compute_dtype(common), [i64, f32, f64], C => {
-        unary::<C, C, Sel>(input, out, common, |x| x.at_least(C::ZERO))
+        unary_on::<C, C, Sel>(ctx, input, out, common, |x| x.at_least(C::ZERO))
     })
 }
 

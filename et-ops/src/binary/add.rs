@@ -4,7 +4,7 @@ use et_runtime::kernel;
 use et_runtime::{et_switch, DtypeSelection, KernelContext, KernelResult, Scalar, Tensor};
 
 use crate::util::element::Compute;
-use crate::util::elementwise::binary;
+use crate::util::elementwise::binary_on;
 use crate::util::promote::{check_alpha, compute_dtype, compute_set, result_type};
 
 /// Elementwise `out = a + alpha * b` with broadcasting and type promotion. Integer
@@ -12,7 +12,7 @@ use crate::util::promote::{check_alpha, compute_dtype, compute_set, result_type}
 /// float32 and rounds once.
 #[kernel("aten::add.out", accepts = [all])]
 pub fn add_out<Sel: DtypeSelection>(
-    _ctx: &KernelContext<'_>,
+    ctx: &KernelContext<'_>,
     a: &Tensor,
     b: &Tensor,
     alpha: Scalar,
@@ -23,7 +23,7 @@ pub fn add_out<Sel: DtypeSelection>(
     et_switch!(in compute_set(Sel::SET), compute_dtype(common), [i64, f32, f64], C => {
         // `y * 1` is exact, so one instantiation serves alpha = 1 too.
         let alpha = C::from_scalar(alpha);
-        binary::<C, C, Sel>(a, b, out, common, move |x, y| x.add(y.mul(alpha)))
+        binary_on::<C, C, Sel>(ctx, a, b, out, common, move |x, y| x.add(y.mul(alpha)))
     })
 }
 

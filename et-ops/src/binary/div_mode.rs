@@ -1,6 +1,6 @@
 //! `aten::div.out_mode`: division with an optional rounding mode.
 
-use core::cell::Cell;
+use core::sync::atomic::{AtomicBool, Ordering};
 
 use et_runtime::kernel;
 use et_runtime::{et_switch, DtypeSelection, KernelContext, KernelError, KernelResult, Tensor};
@@ -40,7 +40,8 @@ pub fn div_out_mode<Sel: DtypeSelection>(
     };
     let common = result_type(a, b)?;
     // Integer division by zero is reported after the pass; the closure only notes it.
-    let zero = Cell::new(false);
+    // Atomic so the map may run on several threads (elementwise drivers require `Sync`).
+    let zero = AtomicBool::new(false);
     et_switch!(in compute_set(Sel::SET), compute_dtype(common), [i64, f32, f64], C => {
         let check = !C::IS_FLOAT;
         let zero = &zero;
@@ -48,7 +49,7 @@ pub fn div_out_mode<Sel: DtypeSelection>(
         // the binary driver per compute type).
         binary::<C, C, Sel>(a, b, out, common, move |x, y| {
             if check && y == C::ZERO {
-                zero.set(true);
+                zero.store(true, Ordering::Relaxed);
             }
             if floor {
                 x.floor_div(y)
@@ -57,7 +58,7 @@ pub fn div_out_mode<Sel: DtypeSelection>(
             }
         })
     })?;
-    if zero.get() {
+    if zero.load(Ordering::Relaxed) {
         return Err(KernelError::invalid("integer division by zero"));
     }
     Ok(())

@@ -1,6 +1,6 @@
 //! `aten::floor_divide.out`: division rounded toward negative infinity.
 
-use core::cell::Cell;
+use core::sync::atomic::{AtomicBool, Ordering};
 
 use et_runtime::kernel;
 use et_runtime::{
@@ -27,18 +27,19 @@ pub fn floor_divide_out<Sel: DtypeSelection>(
             "floor_divide is not defined for bools",
         ));
     }
-    let zero = Cell::new(false);
+    // Atomic so the map may run on several threads (elementwise drivers require `Sync`).
+    let zero = AtomicBool::new(false);
     et_switch!(in compute_set(Sel::SET), compute_dtype(common), [i64, f32, f64], C => {
         let check = !C::IS_FLOAT;
         let zero = &zero;
         binary::<C, C, Sel>(a, b, out, common, move |x, y| {
             if check && y == C::ZERO {
-                zero.set(true);
+                zero.store(true, Ordering::Relaxed);
             }
             x.floor_div(y)
         })
     })?;
-    if zero.get() {
+    if zero.load(Ordering::Relaxed) {
         return Err(KernelError::invalid("integer division by zero"));
     }
     Ok(())

@@ -4,21 +4,21 @@ use et_runtime::kernel;
 use et_runtime::{et_switch, DtypeSelection, KernelContext, KernelResult, Tensor};
 
 use crate::util::element::Compute;
-use crate::util::elementwise::binary;
+use crate::util::elementwise::binary_on;
 use crate::util::promote::{compute_dtype, compute_set, result_type};
 
 /// Elementwise product with broadcasting and type promotion. Integer results wrap;
 /// bool * bool is logical and.
 #[kernel("aten::mul.out", accepts = [all])]
 pub fn mul_out<Sel: DtypeSelection>(
-    _ctx: &KernelContext<'_>,
+    ctx: &KernelContext<'_>,
     a: &Tensor,
     b: &Tensor,
     out: &mut Tensor,
 ) -> KernelResult {
     let common = result_type(a, b)?;
     et_switch!(in compute_set(Sel::SET), compute_dtype(common), [i64, f32, f64], C => {
-        binary::<C, C, Sel>(a, b, out, common, |x, y| x.mul(y))
+        binary_on::<C, C, Sel>(ctx, a, b, out, common, |x, y| x.mul(y))
     })
 }
 

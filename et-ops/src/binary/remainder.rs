@@ -1,6 +1,6 @@
 //! `aten::remainder.Tensor_out`: the remainder with the divisor's sign.
 
-use core::cell::Cell;
+use core::sync::atomic::{AtomicBool, Ordering};
 
 use et_runtime::kernel;
 use et_runtime::{et_switch, DtypeSelection, KernelContext, KernelError, KernelResult, Tensor};
@@ -21,18 +21,19 @@ pub fn remainder_tensor_out<Sel: DtypeSelection>(
     out: &mut Tensor,
 ) -> KernelResult {
     let common = result_type(a, b)?;
-    let zero = Cell::new(false);
+    // Atomic so the map may run on several threads (elementwise drivers require `Sync`).
+    let zero = AtomicBool::new(false);
     et_switch!(in compute_set(Sel::SET), compute_dtype(common), [i64, f32, f64], C => {
         let check = !C::IS_FLOAT;
         let zero = &zero;
         binary::<C, C, Sel>(a, b, out, common, move |x, y| {
             if check && y == C::ZERO {
-                zero.set(true);
+                zero.store(true, Ordering::Relaxed);
             }
             x.remainder(y)
         })
     })?;
-    if zero.get() {
+    if zero.load(Ordering::Relaxed) {
         return Err(KernelError::invalid("integer remainder by zero"));
     }
     Ok(())

@@ -29,24 +29,108 @@ pub(super) fn depthwise(
         }
         return Ok(());
     }
-    let mut flat = match Phases::geometry(g) {
-        Some(geo) => {
-            let src = ctx.alloc_temp::<f32>(geo.src_len())?;
-            // Padding cells stay zero: each plane only overwrites the interior.
-            src.fill(0.0);
-            let acc = ctx.alloc_temp::<f32>(g.oh * geo.wp)?;
-            Some(Phases { geo, src, acc })
+    let planes = g.n * g.cout;
+    let mut flats: [Option<Phases<'_>>; MAX_PARTS] = Default::default();
+    flats[0] = Phases::alloc(ctx, g)?;
+    let mut parts = split_parts(ctx.workers(), g, os);
+    let chunk = planes.div_ceil(parts);
+    parts = planes.div_ceil(chunk);
+    // Each task gets a run of whole planes (its own slice of `y`) and its own phase
+    // buffers, taken here: the scratch arena is not shared between threads. Without
+    // scratch for them, the convolution runs whole.
+    for flat in flats.iter_mut().take(parts).skip(1) {
+        match Phases::alloc(ctx, g) {
+            Ok(f) => *flat = f,
+            Err(_) => parts = 1,
         }
-        None => None,
-    };
+    }
+    if parts < 2 {
+        run_planes(g, x, w, bias, y, os, flats[0].as_mut(), (0, planes));
+        return Ok(());
+    }
+    let mut items: [Option<PlaneBlock<'_>>; MAX_PARTS] = Default::default();
+    let mut rest = y;
+    for (p, (item, flat)) in items.iter_mut().zip(&mut flats).take(parts).enumerate() {
+        let first = p * chunk;
+        let end = (first + chunk).min(planes);
+        let take = if p + 1 == parts {
+            rest.len()
+        } else {
+            ((end - first) * os[1]).min(rest.len())
+        };
+        let (piece, tail) = core::mem::take(&mut rest).split_at_mut(take);
+        rest = tail;
+        *item = Some(PlaneBlock {
+            y: piece,
+            flat: flat.take(),
+            planes: (first, end),
+        });
+    }
+    ctx.parallel_each(&mut items[..parts], |_, item| {
+        if let Some(mut b) = item.take() {
+            run_planes(g, x, w, bias, b.y, os, b.flat.as_mut(), b.planes);
+        }
+    });
+    Ok(())
+}
+
+/// The least work (multiply-adds) worth a task.
+const MIN_MACS_PER_PART: usize = 1 << 16;
+
+/// The most blocks one convolution is cut into.
+const MAX_PARTS: usize = 16;
+
+/// Into how many runs of planes to cut the convolution: 1 (run whole) unless the
+/// context has workers, the work is large enough, and the output planes `(n, c)` lie one
+/// after the other in memory (so each run is its own slice of `y`).
+fn split_parts(workers: usize, g: &Geom, os: [usize; 4]) -> usize {
+    let planes = g.n * g.cout;
+    if workers < 2 || planes < 2 {
+        return 1;
+    }
+    let plane_extent = (g.oh - 1) * os[2] + (g.ow - 1) * os[3] + 1;
+    let linear = (g.n == 1 || os[0] == g.cout * os[1]) && os[1] >= plane_extent;
+    if !linear {
+        return 1;
+    }
+    let macs = planes
+        .saturating_mul(g.oh * g.ow)
+        .saturating_mul(g.kh * g.kw);
+    workers
+        .min(macs / MIN_MACS_PER_PART)
+        .min(MAX_PARTS)
+        .min(planes)
+        .max(1)
+}
+
+/// One task of a split convolution: output planes `planes.0..planes.1`, whose slice of
+/// the output `y` starts at the first of them.
+struct PlaneBlock<'a> {
+    y: &'a mut [f32],
+    flat: Option<Phases<'a>>,
+    planes: (usize, usize),
+}
+
+/// Output planes `planes.0..planes.1` (numbered `n * cout + c`) with unit-stride rows;
+/// `y` starts at the first of them.
+#[allow(clippy::too_many_arguments, reason = "one block of one convolution")]
+fn run_planes(
+    g: &Geom,
+    x: &[f32],
+    w: &[f32],
+    bias: Option<&[f32]>,
+    y: &mut [f32],
+    os: [usize; 4],
+    flat: Option<&mut Phases<'_>>,
+    planes: (usize, usize),
+) {
     if avx2_fma_available() {
         // SAFETY: the CPU supports AVX2 and FMA (checked by `avx2_fma_available`), all the
         // target-feature function requires.
-        unsafe { depthwise_planes_avx2(g, x, w, bias, y, os, flat.as_mut()) };
+        unsafe { depthwise_planes_avx2(g, x, w, bias, y, os, flat, planes) };
     } else {
-        depthwise_planes(g, x, w, bias, y, os, flat.as_mut());
+        depthwise_planes(g, x, w, bias, y, os, flat, planes);
     }
-    Ok(())
 }
 
 const MAX_TAPS: usize = 64;
@@ -80,7 +164,20 @@ struct Phases<'a> {
     acc: &'a mut [f32],
 }
 
-impl Phases<'_> {
+impl<'a> Phases<'a> {
+    /// The phase buffers for `g` from the context's scratch, if `g` takes the phase
+    /// layout.
+    fn alloc(ctx: &'a KernelContext<'_>, g: &Geom) -> KernelResult<Option<Self>> {
+        let Some(geo) = Self::geometry(g) else {
+            return Ok(None);
+        };
+        let src = ctx.alloc_temp::<f32>(geo.src_len())?;
+        // Padding cells stay zero: each plane only overwrites the interior.
+        src.fill(0.0);
+        let acc = ctx.alloc_temp::<f32>(g.oh * geo.wp)?;
+        Ok(Some(Phases { geo, src, acc }))
+    }
+
     /// The phase layout for `g`, if it is a 3x3, undilated conv with equal strides 1 or 2.
     fn geometry(g: &Geom) -> Option<PhaseGeom> {
         let ok = g.kh == 3 && g.kw == 3 && g.dh == 1 && g.dw == 1 && g.sh == g.sw && g.sh <= 2;
@@ -99,6 +196,7 @@ impl Phases<'_> {
 
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx2,fma")]
+#[allow(clippy::too_many_arguments, reason = "one block of one convolution")]
 fn depthwise_planes_avx2(
     g: &Geom,
     x: &[f32],
@@ -107,11 +205,13 @@ fn depthwise_planes_avx2(
     y: &mut [f32],
     os: [usize; 4],
     flat: Option<&mut Phases<'_>>,
+    planes: (usize, usize),
 ) {
-    depthwise_planes(g, x, w, bias, y, os, flat);
+    depthwise_planes(g, x, w, bias, y, os, flat, planes);
 }
 
 #[cfg(not(target_arch = "x86_64"))]
+#[allow(clippy::too_many_arguments, reason = "one block of one convolution")]
 fn depthwise_planes_avx2(
     g: &Geom,
     x: &[f32],
@@ -120,13 +220,17 @@ fn depthwise_planes_avx2(
     y: &mut [f32],
     os: [usize; 4],
     flat: Option<&mut Phases<'_>>,
+    planes: (usize, usize),
 ) {
-    depthwise_planes(g, x, w, bias, y, os, flat);
+    depthwise_planes(g, x, w, bias, y, os, flat, planes);
 }
 
-/// Every channel plane of a depthwise conv with unit-stride rows (NCHW); inlined into
-/// the AVX2 instantiation.
+/// Output planes `planes.0..planes.1` (numbered `n * cout + c`) of a depthwise conv with
+/// unit-stride rows (NCHW); `y` starts at the first of them (at the whole output when
+/// the first is 0, else the planes lie one after the other). Inlined into the AVX2
+/// instantiation.
 #[inline(always)]
+#[allow(clippy::too_many_arguments, reason = "one block of one convolution")]
 fn depthwise_planes(
     g: &Geom,
     x: &[f32],
@@ -135,14 +239,17 @@ fn depthwise_planes(
     y: &mut [f32],
     os: [usize; 4],
     mut flat: Option<&mut Phases<'_>>,
+    planes: (usize, usize),
 ) {
     let mut taps = [0.0f32; MAX_TAPS];
-    for n in 0..g.n {
-        for co in 0..g.cout {
+    let origin = planes.0 * os[1];
+    for q in planes.0..planes.1 {
+        let (n, co) = (q / g.cout, q % g.cout);
+        {
             let ci = co / g.cout_g;
             let b = bias.map_or(0.0, |b| b[co]);
             let xb = n * g.is[0] + ci * g.is[1];
-            let yb = n * os[0] + co * os[1];
+            let yb = n * os[0] + co * os[1] - origin;
             let wb = co * g.ws[0];
             for ky in 0..g.kh {
                 for kx in 0..g.kw {

@@ -10,6 +10,7 @@ use crate::util::element::Float;
 use crate::util::element::OpMath;
 use crate::util::gemm::avx2_fma_available;
 use crate::util::reduction::Space;
+use crate::util::split::{for_each_band, SPLIT_MIN_ELEMENTS};
 
 /// `out = (x - running_mean) / sqrt(running_var + eps) * weight + bias` per channel
 /// (dim 1), folded into one multiply-add per element: `alpha = weight * invstd`,
@@ -100,6 +101,14 @@ fn bn_impl<T: OpMath>(
         alpha[ch] = a;
         beta[ch] = b.map_or(T::C::c(0.0), |b| b[ch].up()) - m[ch].up() * a;
     }
+    if input.dim() >= 2
+        && input.numel() >= SPLIT_MIN_ELEMENTS
+        && ctx.workers() > 1
+        && input.is_contiguous()
+        && out.is_contiguous()
+    {
+        return apply_split::<T>(ctx, input, out, alpha, beta);
+    }
     // Walk in the input's memory order; operand 2's "offset" is the channel index.
     let (sizes, is, os, dims) = memory_order(input, out);
     let mut cs = [0usize; MAX_DIM];
@@ -117,6 +126,48 @@ fn bn_impl<T: OpMath>(
     } else {
         apply::<T>(&space, x, y, alpha, beta);
     }
+    Ok(())
+}
+
+/// [`bn_impl`]'s contiguous case split over the pool: bands of whole channel planes of
+/// `out`, each normalized by the same loops as a single-threaded call (so bit for bit the
+/// same result).
+fn apply_split<T: OpMath>(
+    ctx: &KernelContext<'_>,
+    input: &Tensor,
+    out: &mut Tensor,
+    alpha: &[T::C],
+    beta: &[T::C],
+) -> KernelResult {
+    let channels = input.size(1);
+    let plane: usize = input.sizes()[2..].iter().product();
+    let x = input.data::<T>()?;
+    let y = out.data_mut::<T>()?;
+    let avx2 = avx2_fma_available();
+    for_each_band(ctx, y, plane, 0, |start, band| {
+        let mut p = start / plane.max(1);
+        let mut done = 0;
+        // One space per run of planes inside one batch item: plane `p` is channel
+        // `p % channels`.
+        while done < band.len() {
+            let ch = p % channels;
+            let planes = (channels - ch)
+                .min((band.len() - done) / plane.max(1))
+                .max(1);
+            let space = Space::new(&[planes, plane], [&[plane, 1], &[plane, 1], &[1, 0]]);
+            let (xs, ys) = (&x[start + done..], &mut band[done..]);
+            let (a, b) = (&alpha[ch..], &beta[ch..]);
+            if avx2 {
+                // SAFETY: the CPU supports AVX2 and FMA (checked by
+                // `avx2_fma_available`), all the target-feature function requires.
+                unsafe { apply_avx2::<T>(&space, xs, ys, a, b) };
+            } else {
+                apply::<T>(&space, xs, ys, a, b);
+            }
+            done += planes * plane;
+            p += planes;
+        }
+    });
     Ok(())
 }
 

@@ -3,12 +3,12 @@
 use et_runtime::kernel;
 use et_runtime::{KernelContext, KernelError, KernelResult, Tensor};
 
-use crate::util::layout::{copy_view, istrides, normalize_dim};
+use crate::util::layout::{copy_view, istrides, normalize_dim, transpose_bytes};
 
 /// `out = self.permute(dims)`, materialized: output dim `i` is input dim `dims[i]`.
 #[kernel("aten::permute_copy.out")]
 pub fn permute_copy_out(
-    _ctx: &KernelContext<'_>,
+    ctx: &KernelContext<'_>,
     input: &Tensor,
     dims: &[i64],
     out: &mut Tensor,
@@ -33,6 +33,32 @@ pub fn permute_copy_out(
         seen |= 1 << d;
         sizes[i] = input.size(d);
         strides[i] = in_strides[d];
+    }
+    // A leading group of dims moved behind the rest, contiguous on both sides: one
+    // tiled 2-D transpose (split over the pool) instead of the strided walk.
+    let k = normalize_dim(dims.first().copied().unwrap_or(0), n.max(1))?;
+    let group_swap = k > 0
+        && dims
+            .iter()
+            .enumerate()
+            .all(|(i, &d)| normalize_dim(d, n).is_ok_and(|d| d == (k + i) % n));
+    let width = input.dtype().element_size();
+    if group_swap
+        && input.is_contiguous()
+        && out.is_contiguous()
+        && out.dtype() == input.dtype()
+        && matches!(width, 2 | 4 | 8)
+    {
+        out.resize(&sizes[..n])?;
+        let a: usize = input.sizes()[..k].iter().product();
+        let b: usize = input.sizes()[k..].iter().product();
+        let src = input.bytes()?;
+        let dst = out.bytes_mut()?;
+        return match width {
+            2 => transpose_bytes::<2>(ctx, src, dst, a, b),
+            4 => transpose_bytes::<4>(ctx, src, dst, a, b),
+            _ => transpose_bytes::<8>(ctx, src, dst, a, b),
+        };
     }
     copy_view(out, &sizes[..n], input, &strides[..n], 0)
 }
@@ -69,5 +95,40 @@ mod tests {
         assert!(permute_copy_out(&ctx, &x, &[0, 0, 1], &mut bad).is_err());
         let mut wrong = TensorBuf::zeros(ScalarType::Long, &[2, 4, 3]).unwrap();
         assert!(permute_copy_out(&ctx, &x, &[2, 0, 1], &mut wrong).is_err());
+    }
+
+    /// Group swaps take the tiled transpose (split over a pool, any element width) and
+    /// agree with the definition.
+    #[test]
+    fn group_swaps_transpose_in_tiles() {
+        use crate::util::test_pool::Scoped;
+        let mut scratch = std::vec![0u8; 1 << 12];
+        let arena = Arena::new(&mut scratch);
+        for workers in [1, 4] {
+            let pool = Scoped(workers);
+            let ctx = KernelContext::new(&arena).with_parallel(Some(&pool));
+            let (a, b) = (400usize, 301usize);
+            let v: std::vec::Vec<f32> = (0..a * b).map(|i| i as f32).collect();
+            let x = TensorBuf::from_slice(&[a, b], &v).unwrap();
+            let mut out = TensorBuf::zeros(ScalarType::Float, &[b, a]).unwrap();
+            permute_copy_out(&ctx, &x, &[1, 0], &mut out).unwrap();
+            let o = out.data::<f32>().unwrap();
+            for j in 0..b {
+                for i in 0..a {
+                    assert_eq!(o[j * a + i], (i * b + j) as f32);
+                }
+            }
+            // [2, 3, 5] -> dims [2, 0, 1] (the last dim moved first), 8-byte elements.
+            let v: std::vec::Vec<i64> = (0..30).collect();
+            let x = TensorBuf::from_slice(&[2, 3, 5], &v).unwrap();
+            let mut out = TensorBuf::zeros(ScalarType::Long, &[5, 2, 3]).unwrap();
+            permute_copy_out(&ctx, &x, &[-1, 0, 1], &mut out).unwrap();
+            let o = out.data::<i64>().unwrap();
+            for c in 0..5 {
+                for r in 0..6 {
+                    assert_eq!(o[c * 6 + r], (r * 5 + c) as i64);
+                }
+            }
+        }
     }
 }

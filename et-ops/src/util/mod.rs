@@ -11,3 +11,6 @@ pub mod layout;
 pub mod promote;
 pub mod random;
 pub mod reduction;
+pub mod split;
+#[cfg(test)]
+pub mod test_pool;

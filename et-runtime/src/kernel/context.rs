@@ -3,6 +3,7 @@
 use core::fmt;
 use core::mem::{align_of, size_of};
 
+use super::parallel::Parallel;
 use crate::error::{Error, KernelError, KernelResult};
 #[cfg(feature = "etdump")]
 use crate::etdump::EventTracer;
@@ -10,9 +11,11 @@ use crate::memory::Arena;
 use et_schema::scalar_type::Element;
 
 /// What a kernel can use besides its arguments: scratch memory for this instruction,
-/// and (for a delegate) the profiler of a traced execute.
+/// the pool its work may be split over (see [`parallel_for`](Self::parallel_for)), and
+/// (for a delegate) the profiler of a traced execute.
 pub struct KernelContext<'a> {
     temp: &'a Arena<'a>,
+    pub(super) parallel: Option<&'a dyn Parallel>,
     #[cfg(feature = "etdump")]
     tracer: Option<&'a EventTracer<'a>>,
 }
@@ -23,10 +26,13 @@ pub struct KernelContext<'a> {
 pub struct StepStart(#[cfg_attr(not(feature = "etdump"), allow(dead_code))] u64);
 
 impl<'a> KernelContext<'a> {
-    /// A context whose scratch memory comes from `temp`.
+    /// A context whose scratch memory comes from `temp`, without a pool
+    /// ([`with_parallel`](Self::with_parallel) adds one).
+    #[inline(always)]
     pub fn new(temp: &'a Arena<'a>) -> Self {
         KernelContext {
             temp,
+            parallel: None,
             #[cfg(feature = "etdump")]
             tracer: None,
         }
@@ -37,6 +43,7 @@ impl<'a> KernelContext<'a> {
     pub(crate) fn traced(temp: &'a Arena<'a>, tracer: &'a EventTracer<'a>) -> Self {
         KernelContext {
             temp,
+            parallel: None,
             tracer: Some(tracer),
         }
     }
@@ -96,6 +103,7 @@ impl fmt::Debug for KernelContext<'_> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("KernelContext")
             .field("temp", self.temp)
+            .field("workers", &self.workers())
             .finish()
     }
 }

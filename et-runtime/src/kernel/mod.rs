@@ -5,7 +5,8 @@
 //!   KernelCall against it;
 //! - [`args`]: how a generated wrapper reads a call's values ([`KernelArgs`]), and
 //!   [`outs`]: how it borrows the out tensors mutably ([`TensorListMut`]) without aliasing;
-//! - [`context`]: what a kernel may use besides its arguments ([`KernelContext`]);
+//! - [`context`]: what a kernel may use besides its arguments ([`KernelContext`]), and
+//!   [`parallel`]: splitting its work over the caller's pool ([`Parallel`]);
 //! - [`entry`]: what the registry holds ([`KernelEntry`], [`KernelFn`], [`DtypeKey`],
 //!   [`op_hash`]);
 //! - `direct` (with `alloc`): calling an entry on hand-built arguments, for tests.
@@ -19,6 +20,7 @@ mod context;
 mod direct;
 mod entry;
 mod outs;
+mod parallel;
 mod signature;
 
 pub use args::KernelArgs;
@@ -27,5 +29,6 @@ pub use context::{KernelContext, StepStart};
 pub use direct::{call_entry, CallArg};
 pub use entry::{op_hash, op_hash_parts, DtypeKey, KernelEntry, KernelFn};
 pub use outs::TensorListMut;
+pub use parallel::Parallel;
 pub(crate) use signature::Mismatch;
 pub use signature::{ArgKind, KernelSignature, ReturnKind};

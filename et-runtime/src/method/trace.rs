@@ -3,7 +3,7 @@
 //! generic over [`Trace`], so the untraced loop is the same code as before tracing
 //! existed: every hook of `NoTrace` is empty and inlined away.
 
-use crate::kernel::KernelContext;
+use crate::kernel::{KernelContext, Parallel};
 use crate::memory::Arena;
 
 /// The loop's timing hooks.
@@ -15,10 +15,11 @@ pub(super) trait Trace: Copy {
     /// DelegateCall `pc` of `chain`, begun at `start`, has returned.
     fn delegate(self, chain: u32, pc: u32, start: u64);
     /// Runs `call` with the context a delegate gets (one that records its steps when
-    /// traced).
+    /// traced, and splits work over `pool`).
     fn delegate_context<'a, R>(
         self,
         temp: &'a Arena<'a>,
+        pool: Option<&'a dyn Parallel>,
         chain: u32,
         pc: u32,
         call: impl FnOnce(&KernelContext<'_>) -> R,
@@ -45,11 +46,12 @@ impl Trace for NoTrace {
     fn delegate_context<'a, R>(
         self,
         temp: &'a Arena<'a>,
+        pool: Option<&'a dyn Parallel>,
         _: u32,
         _: u32,
         call: impl FnOnce(&KernelContext<'_>) -> R,
     ) -> R {
-        call(&KernelContext::new(temp))
+        call(&KernelContext::new(temp).with_parallel(pool))
     }
 }
 
@@ -62,7 +64,7 @@ mod traced {
     use crate::backend::Backend;
     use crate::backend::DelegateHandle;
     use crate::etdump::{EventKind, EventTracer};
-    use crate::kernel::KernelContext;
+    use crate::kernel::{KernelContext, Parallel};
     use crate::memory::{Arena, MemoryManager};
     use crate::program::Program;
     use et_schema::OperatorName;
@@ -93,12 +95,13 @@ mod traced {
         fn delegate_context<'a, R>(
             self,
             temp: &'a Arena<'a>,
+            pool: Option<&'a dyn Parallel>,
             chain: u32,
             pc: u32,
             call: impl FnOnce(&KernelContext<'_>) -> R,
         ) -> R {
             self.0.enter_delegate(chain, pc);
-            call(&KernelContext::traced(temp, self.0))
+            call(&KernelContext::traced(temp, self.0).with_parallel(pool))
         }
     }
 
@@ -131,8 +134,27 @@ mod traced {
         /// ends the run. Each record costs two clock reads and one store into the
         /// tracer's buffer.
         pub fn execute_traced(&mut self, tracer: &EventTracer<'_>) -> Result<(), ExecuteError<'a>> {
+            self.execute_traced_inner(tracer, None)
+        }
+
+        /// [`execute_traced`](Self::execute_traced) with kernels splitting their work
+        /// over `pool`, as in [`execute_with`](Self::execute_with). A split kernel's
+        /// span covers the whole call, its tasks on every thread.
+        pub fn execute_traced_with(
+            &mut self,
+            tracer: &EventTracer<'_>,
+            pool: &dyn Parallel,
+        ) -> Result<(), ExecuteError<'a>> {
+            self.execute_traced_inner(tracer, Some(pool))
+        }
+
+        fn execute_traced_inner(
+            &mut self,
+            tracer: &EventTracer<'_>,
+            pool: Option<&dyn Parallel>,
+        ) -> Result<(), ExecuteError<'a>> {
             let start = tracer.now();
-            let result = self.run(Traced(tracer));
+            let result = self.run(Traced(tracer), pool);
             tracer.record_span(EventKind::Execute, start);
             result
         }

@@ -460,3 +460,58 @@ fn invalid_arguments() {
     )
     .unwrap();
 }
+
+/// Split convolutions (depthwise by planes, gemm paths by output channels) give the
+/// unsplit result bit for bit.
+#[test]
+fn split_convolutions_match_the_whole() {
+    use crate::util::test_pool::Scoped;
+    // input, weight, stride, padding, groups
+    type Case = (&'static [usize], &'static [usize], i64, i64, i64);
+    let cases: [Case; 5] = [
+        (&[2, 32, 20, 20], &[32, 1, 3, 3], 1, 1, 32),
+        (&[1, 48, 29, 29], &[48, 1, 3, 3], 2, 1, 48),
+        (&[1, 24, 9, 9], &[24, 1, 5, 5], 1, 2, 24),
+        (&[1, 64, 28, 28], &[96, 64, 1, 1], 1, 0, 1),
+        (&[2, 8, 30, 30], &[40, 8, 3, 3], 2, 1, 1),
+    ];
+    let mut seed = 9u64;
+    let mut scratch = vec![0u8; 16 << 20];
+    for (xs, ws, s, p, g) in cases {
+        let order: &[u8] = &[0, 1, 2, 3];
+        let x = rand_tensor(xs, order, &mut seed);
+        let w = rand_tensor(ws, order, &mut seed);
+        let b = rand_tensor(&[ws[0]], &[0], &mut seed);
+        let geo = Geom::new(&x, &w, Some(&b), &[s], &[p], &[1], false, &[0], g).unwrap();
+        let mut outs = Vec::new();
+        for workers in [1, 2, 3] {
+            let pool = Scoped(workers);
+            let mut out =
+                TensorBuf::zeros(ScalarType::Float, &[geo.n, geo.cout, geo.oh, geo.ow]).unwrap();
+            let arena = Arena::new(&mut scratch);
+            let ctx = KernelContext::new(&arena).with_parallel(Some(&pool));
+            convolution_out::<AllDtypes>(
+                &ctx,
+                &x,
+                &w,
+                Some(&b),
+                &[s],
+                &[p],
+                &[1],
+                false,
+                &[0],
+                g,
+                &mut out,
+            )
+            .unwrap();
+            outs.push(out.data::<f32>().unwrap().to_vec());
+        }
+        for o in &outs[1..] {
+            let same = o
+                .iter()
+                .zip(&outs[0])
+                .all(|(a, b)| a.to_bits() == b.to_bits());
+            assert!(same, "{xs:?} {ws:?}");
+        }
+    }
+}

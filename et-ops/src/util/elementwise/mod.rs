@@ -55,7 +55,8 @@
 //! with a path (`Float::exp`), for the same reason.
 
 use et_runtime::{
-    et_switch, DtypeSelection, DtypeSet, Error, KernelError, KernelResult, ScalarType, Tensor,
+    et_switch, DtypeSelection, DtypeSet, Error, KernelContext, KernelError, KernelResult,
+    ScalarType, Tensor,
 };
 
 use crate::util::convert::{
@@ -63,6 +64,7 @@ use crate::util::convert::{
 };
 use crate::util::element::{cast, Compute, Num};
 use crate::util::promote::{can_cast, compute_dtype};
+use crate::util::split::{for_each_band, SPLIT_MIN_ELEMENTS};
 
 /// Elements per chunk of the general path (each buffer lives on the stack).
 pub const CHUNK: usize = 64;
@@ -157,9 +159,21 @@ pub fn unary<C: Compute, R: Num, Sel: DtypeSelection>(
     input: &Tensor,
     out: &mut Tensor,
     common: ScalarType,
-    f: impl Fn(C) -> R,
+    f: impl Fn(C) -> R + Sync,
 ) -> KernelResult {
-    drive::<C, R, 1, Sel>([input], out, common, &Map1(f))
+    drive::<C, R, 1, Sel>(None, [input], out, common, &Map1(f))
+}
+
+/// [`unary`], with the fast path's work split over `ctx`'s pool when it is large
+/// (see [`for_each_band`]): for operators that models run on big activations.
+pub fn unary_on<C: Compute, R: Num, Sel: DtypeSelection>(
+    ctx: &KernelContext<'_>,
+    input: &Tensor,
+    out: &mut Tensor,
+    common: ScalarType,
+    f: impl Fn(C) -> R + Sync,
+) -> KernelResult {
+    drive::<C, R, 1, Sel>(Some(ctx), [input], out, common, &Map1(f))
 }
 
 /// `out = f(a, b)` elementwise with broadcasting. See [`unary`] and the module docs.
@@ -168,9 +182,21 @@ pub fn binary<C: Compute, R: Num, Sel: DtypeSelection>(
     b: &Tensor,
     out: &mut Tensor,
     common: ScalarType,
-    f: impl Fn(C, C) -> R,
+    f: impl Fn(C, C) -> R + Sync,
 ) -> KernelResult {
-    drive::<C, R, 2, Sel>([a, b], out, common, &Map2(f))
+    drive::<C, R, 2, Sel>(None, [a, b], out, common, &Map2(f))
+}
+
+/// [`binary`], with the fast path's work split over `ctx`'s pool when it is large.
+pub fn binary_on<C: Compute, R: Num, Sel: DtypeSelection>(
+    ctx: &KernelContext<'_>,
+    a: &Tensor,
+    b: &Tensor,
+    out: &mut Tensor,
+    common: ScalarType,
+    f: impl Fn(C, C) -> R + Sync,
+) -> KernelResult {
+    drive::<C, R, 2, Sel>(Some(ctx), [a, b], out, common, &Map2(f))
 }
 
 /// `out = f(a, b, c)` elementwise with broadcasting (`where`, `clamp` with tensor
@@ -182,9 +208,9 @@ pub fn ternary<C: Compute, R: Num, Sel: DtypeSelection>(
     c: &Tensor,
     out: &mut Tensor,
     common: ScalarType,
-    f: impl Fn(C, C, C) -> R,
+    f: impl Fn(C, C, C) -> R + Sync,
 ) -> KernelResult {
-    drive::<C, R, 3, Sel>([a, b, c], out, common, &Map3(f))
+    drive::<C, R, 3, Sel>(None, [a, b, c], out, common, &Map3(f))
 }
 
 /// True when `R` is the compute type itself (an arithmetic result of dtype `common`)
@@ -194,10 +220,11 @@ const fn returns_compute<C: Num, R: Num>() -> bool {
 }
 
 fn drive<C: Compute, R: Num, const K: usize, Sel: DtypeSelection>(
+    ctx: Option<&KernelContext<'_>>,
     ins: [&Tensor; K],
     out: &mut Tensor,
     common: ScalarType,
-    map: &impl MapK<C, R, K>,
+    map: &(impl MapK<C, R, K> + Sync),
 ) -> KernelResult {
     // Fast path: one storage dtype (the result dtype) and one layout for every operand.
     // Checked first and in few instructions: `many_adds` runs 1000 one-element adds, so
@@ -222,9 +249,9 @@ fn drive<C: Compute, R: Num, const K: usize, Sel: DtypeSelection>(
         if dims_eq(out.strides(), strides) {
             return et_switch!(in fast_set(C::DTYPE, Sel::SET), dt, @all, T => {
                 if const { returns_compute::<C, R>() } {
-                    fast::<T, T, C, R, K>(ins, out, map)
+                    fast::<T, T, C, R, K>(ctx, ins, out, map)
                 } else {
-                    fast::<T, R, C, R, K>(ins, out, map)
+                    fast::<T, R, C, R, K>(ctx, ins, out, map)
                 }
             });
         }
@@ -233,15 +260,23 @@ fn drive<C: Compute, R: Num, const K: usize, Sel: DtypeSelection>(
 }
 
 fn fast<T: Num, U: Num, C, R, const K: usize>(
+    ctx: Option<&KernelContext<'_>>,
     ins: [&Tensor; K],
     out: &mut Tensor,
-    map: &impl MapK<C, R, K>,
+    map: &(impl MapK<C, R, K> + Sync),
 ) -> KernelResult {
     let mut data: [&[T]; K] = [&[]; K];
     for (d, t) in data.iter_mut().zip(ins) {
         *d = t.data::<T>()?;
     }
-    map.run::<T, U>(data, out.data_mut::<U>()?);
+    let out = out.data_mut::<U>()?;
+    match ctx {
+        Some(ctx) => for_each_band(ctx, out, 1, SPLIT_MIN_ELEMENTS, |start, band| {
+            // Every input holds at least `out.len()` elements (same sizes and strides).
+            map.run::<T, U>(data.map(|d| &d[start..]), band)
+        }),
+        None => map.run::<T, U>(data, out),
+    }
     Ok(())
 }
 

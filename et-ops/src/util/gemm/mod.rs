@@ -34,6 +34,13 @@
 //! (run-time dispatch, unavailable to a `no_std` crate) is it on par with the AVX-512 path
 //! here (within about 10% either way per shape). So no dependency.
 //!
+//! With more than one worker in the context, a product large enough splits into blocks
+//! of C's rows (or, for a one-row C, columns), one task each (`split.rs`). Every element
+//! is still summed in the same order, so with `alpha == 1` and `beta` 0 or 1 (every
+//! convolution, `mm`, `bmm`, `linear`) the result is the same bit for bit however the
+//! product is split; other `alpha`/`beta` may round the final scaling differently in the
+//! last bit at the blocks' edges.
+//!
 //! `beta == 0` means C is write-only, as in BLAS: NaN or garbage in C does not leak into
 //! the result. Scratch: packing buffers come from the kernel context; at most
 //! `(MC + NC) * KC` floats, and for small problems only what the padded operands need
@@ -49,6 +56,7 @@ use super::element::Dot;
 mod blocked;
 mod pack;
 mod portable;
+mod split;
 #[cfg(target_arch = "x86_64")]
 mod x86;
 
@@ -289,24 +297,56 @@ fn sgemm_impl(
         scale(c, beta);
         return Ok(());
     }
+    let (ap, bp) = alloc_packs(ctx, m, n, k, level)?;
+    if let Some(plan) = split::plan(ctx.workers(), &c, k, level) {
+        return split::sgemm_split(ctx, plan, alpha, a, b, beta, c, level, ap, bp);
+    }
+    run_blocked(alpha, a, b, beta, c, level, ap, bp);
+    Ok(())
+}
+
+/// The tile (`MR`, `NR`) and blocking of `level`'s micro-kernel.
+fn tiling(level: Level) -> (usize, usize, Blocking) {
+    match level {
+        #[cfg(target_arch = "x86_64")]
+        Level::Avx512 => (Z_MR, Z_NR, Z_BLOCK),
+        #[cfg(target_arch = "x86_64")]
+        Level::Avx2 => (X_MR, X_NR, X_BLOCK),
+        _ => (P_MR, P_NR, P_BLOCK),
+    }
+}
+
+/// Runs the blocked product with `level`'s micro-kernels, packing into `ap` and `bp`
+/// (from [`alloc_packs`] for at least this product's size). Shapes are checked.
+#[allow(
+    clippy::too_many_arguments,
+    reason = "internal driver; the public API is `sgemm`"
+)]
+fn run_blocked(
+    alpha: f32,
+    a: Mat<'_, f32>,
+    b: Mat<'_, f32>,
+    beta: f32,
+    c: MatMut<'_, f32>,
+    level: Level,
+    ap: &mut [f32],
+    bp: &mut [f32],
+) {
     #[cfg(target_arch = "x86_64")]
     if level == Level::Avx512 {
-        let (ap, bp) = alloc_packs(ctx, m, n, k, Z_MR, Z_NR, Z_BLOCK)?;
         // SAFETY: `level` is at most what `detected_level` found with cpuid: the CPU
         // supports AVX-512F (and AVX2, FMA) and the OS saves the zmm and opmask state.
         unsafe { x86::sgemm_avx512(alpha, a, b, beta, c, ap, bp) };
-        return Ok(());
+        return;
     }
     #[cfg(target_arch = "x86_64")]
     if level >= Level::Avx2 {
-        let (ap, bp) = alloc_packs(ctx, m, n, k, X_MR, X_NR, X_BLOCK)?;
         // SAFETY: `level` is at most what `detected_level` found with cpuid: the CPU
         // supports AVX2 and FMA and the OS saves the ymm registers (OSXSAVE + XCR0).
         unsafe { x86::sgemm_avx2(alpha, a, b, beta, c, ap, bp) };
-        return Ok(());
+        return;
     }
     let _ = level; // only x86-64 has wider kernels
-    let (ap, bp) = alloc_packs(ctx, m, n, k, P_MR, P_NR, P_BLOCK)?;
     blocked::<P_MR, P_NR>(
         alpha,
         a,
@@ -319,7 +359,6 @@ fn sgemm_impl(
         |a, b, ldb, _, _, out| ukr_portable::<P_MR, P_NR>(a, b, ldb, out),
         pack_rows_portable::<P_MR>,
     );
-    Ok(())
 }
 
 /// True when this x86-64 CPU (and OS) supports AVX2 and FMA, checked once with `cpuid`;
@@ -337,15 +376,15 @@ pub fn avx2_fma_available() -> bool {
     }
 }
 
+/// The packing buffers of an `m x n x k` product at `level`, from the context's scratch.
 fn alloc_packs<'c>(
     ctx: &'c KernelContext<'_>,
     m: usize,
     n: usize,
     k: usize,
-    mr: usize,
-    nr: usize,
-    blk: Blocking,
+    level: Level,
 ) -> KernelResult<(&'c mut [f32], &'c mut [f32])> {
+    let (mr, nr, blk) = tiling(level);
     let kc = k.min(blk.kc);
     let mc = round_up(m, mr).min(blk.mc);
     let nc = round_up(n, nr).min(blk.nc);

@@ -293,3 +293,91 @@ fn bench(simd: Level) {
         );
     }
 }
+
+use crate::util::test_pool::Scoped;
+
+/// Split products (row blocks, column blocks of a one-row or column-major C) equal the
+/// whole product bit for bit with alpha 1 and beta 0 or 1, at every level.
+#[test]
+fn split_products_match_the_whole() {
+    let mut seed = 11u64;
+    let mut scratch = vec![0u8; 16 << 20];
+    for level in [Level::Portable, Level::Avx2, Level::Avx512] {
+        if level > detected_level() {
+            continue;
+        }
+        // (m, n, k, column-major C)
+        for &(m, n, k, col_major) in &[
+            (96, 300, 64, false),
+            (16, 3136, 32, false),
+            (1, 4000, 300, false),
+            (200, 50, 300, true),
+            (37, 1000, 300, false),
+        ] {
+            let a: Vec<f32> = (0..m * k).map(|_| lcg(&mut seed)).collect();
+            let b: Vec<f32> = (0..k * n).map(|_| lcg(&mut seed)).collect();
+            let c0: Vec<f32> = (0..m * n).map(|_| lcg(&mut seed)).collect();
+            let (rs, cs) = if col_major { (1, m) } else { (n, 1) };
+            for (alpha, beta) in [(1.0, 0.0), (1.0, 1.0), (2.0, 0.5)] {
+                let mut outs = Vec::new();
+                for workers in [1, 2, 3, 4] {
+                    let pool = Scoped(workers);
+                    let mut c = c0.clone();
+                    let arena = Arena::new(&mut scratch);
+                    let ctx = KernelContext::new(&arena).with_parallel(Some(&pool));
+                    let view = MatMut {
+                        data: &mut c,
+                        rows: m,
+                        cols: n,
+                        rs,
+                        cs,
+                    };
+                    let (ra, rb) = (Mat::row_major(&a, m, k), Mat::row_major(&b, k, n));
+                    assert_eq!(
+                        split::plan(workers, &view, k, level).is_some(),
+                        workers > 1,
+                        "{m}x{n}x{k} on {workers}"
+                    );
+                    sgemm_impl(&ctx, alpha, ra, rb, beta, view, level).unwrap();
+                    outs.push(c);
+                }
+                for (w, c) in outs.iter().enumerate().skip(1) {
+                    for (i, (x, y)) in c.iter().zip(&outs[0]).enumerate() {
+                        if alpha == 1.0 {
+                            assert_eq!(x.to_bits(), y.to_bits(), "{m}x{n}x{k} {w}: {i}");
+                        } else {
+                            assert!((x - y).abs() <= 1e-6 * (1.0 + y.abs()), "{x} vs {y}");
+                        }
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// Too little scratch for the blocks' own buffers: the product runs whole.
+#[test]
+fn split_without_scratch_runs_whole() {
+    let (m, n, k) = (64, 512, 64);
+    let mut seed = 5u64;
+    let a: Vec<f32> = (0..m * k).map(|_| lcg(&mut seed)).collect();
+    let b: Vec<f32> = (0..k * n).map(|_| lcg(&mut seed)).collect();
+    let r = reference(m, n, k, &a, &b);
+    let mut scratch = vec![0u8; sgemm_scratch_bytes(m, n, k)];
+    let mut c = vec![0.0f32; m * n];
+    let pool = Scoped(2);
+    let arena = Arena::new(&mut scratch);
+    let ctx = KernelContext::new(&arena).with_parallel(Some(&pool));
+    sgemm(
+        &ctx,
+        1.0,
+        Mat::row_major(&a, m, k),
+        Mat::row_major(&b, k, n),
+        0.0,
+        MatMut::row_major(&mut c, m, n),
+    )
+    .unwrap();
+    for (x, y) in c.iter().zip(&r) {
+        assert!((*x as f64 - y).abs() < 1e-4 * (1.0 + y.abs()), "{x} vs {y}");
+    }
+}

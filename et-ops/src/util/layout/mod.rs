@@ -17,8 +17,10 @@ use crate::util::convert::{Loader, Storer};
 
 #[cfg(test)]
 mod tests;
+mod transpose;
 mod walk;
 
+pub use transpose::transpose_bytes;
 pub use walk::{LogicalOffsets, Walk};
 
 /// The most dims a [`Walk`] takes: twice the tensor rank limit, so `repeat` can split
