@@ -1,14 +1,11 @@
 //! `aten::mean.out`: arithmetic mean over dims.
 
 use et_runtime::kernel;
-use et_runtime::{
-    et_switch, DtypeSelection, KernelContext, KernelError, KernelResult, ScalarType, Tensor,
-};
+use et_runtime::{DtypeSelection, KernelContext, KernelError, KernelResult, ScalarType, Tensor};
 
-use crate::util::convert::{Storer, Val};
-use crate::util::element::Num;
+use crate::util::convert::Val;
 use crate::util::reduction::{
-    dim_mask, reduce_spaces, resize_reduced, store_at, val_storer, DimMask,
+    dim_mask, reduce_spaces, resize_reduced, store_at, unsupported_dtype, val_storer, Gathered,
 };
 
 /// The mean of `self` over `dim` (`None` or `[]`: every dim) into a floating `out`
@@ -35,25 +32,23 @@ pub fn mean_out<Sel: DtypeSelection>(
     }
     let mask = dim_mask(dim, input.dim())?;
     resize_reduced(input, mask, keepdim, out)?;
+    if input.dtype() == ScalarType::Bool {
+        return Err(unsupported_dtype());
+    }
     let st = val_storer::<Sel>(out.dtype())?;
-    et_switch!(Sel, input.dtype(), @reals, T => mean_impl::<T>(input, mask, out, st))
-}
-
-fn mean_impl<T: Num>(input: &Tensor, mask: DimMask, out: &mut Tensor, st: Storer) -> KernelResult {
+    let x = Gathered::<f64>::new::<Sel>(input)?;
     let (outer, inner) = reduce_spaces(input, mask, out);
     let count = inner.numel() as f64;
-    let x = input.data::<T>()?;
     let y = out.bytes_mut()?;
+    let mut result = Ok(());
     outer.for_each([0, 0], |[ib, ob]| {
         let mut acc = 0.0f64;
-        inner.for_each_run([ib, 0], |[s, _], len, [step, _]| {
-            for k in 0..len {
-                acc += x[s + k * step].to_f64();
-            }
-        });
+        if result.is_ok() {
+            result = x.each(&inner, [ib, 0], |v| acc += v);
+        }
         store_at(y, &st, ob, Val::Float(acc / count));
     });
-    Ok(())
+    result
 }
 
 #[cfg(test)]
