@@ -1,11 +1,15 @@
 //! `aten::mean.out`: arithmetic mean over dims.
 
 use et_runtime::kernel;
-use et_runtime::{DtypeSelection, KernelContext, KernelError, KernelResult, ScalarType, Tensor};
+use et_runtime::{
+    et_switch, DtypeSelection, KernelContext, KernelError, KernelResult, ScalarType, Tensor,
+};
 
-use crate::util::convert::Val;
+use crate::util::convert::{Storer, Val};
+use crate::util::element::Num;
 use crate::util::reduction::{
-    dim_mask, reduce_spaces, resize_reduced, store_at, unsupported_dtype, val_storer, Gathered,
+    dim_mask, narrow, reduce_spaces, resize_reduced, store_at, unsupported_dtype, val_storer,
+    DimMask, Gathered,
 };
 
 /// The mean of `self` over `dim` (`None` or `[]`: every dim) into a floating `out`
@@ -32,11 +36,23 @@ pub fn mean_out<Sel: DtypeSelection>(
     }
     let mask = dim_mask(dim, input.dim())?;
     resize_reduced(input, mask, keepdim, out)?;
+    let st = val_storer::<Sel>(out.dtype())?;
+    if const { narrow(Sel::SET) } {
+        return et_switch!(Sel, input.dtype(), @reals, T => mean_typed::<T>(input, mask, out, st));
+    }
     if input.dtype() == ScalarType::Bool {
         return Err(unsupported_dtype());
     }
-    let st = val_storer::<Sel>(out.dtype())?;
-    let x = Gathered::<f64>::new::<Sel>(input)?;
+    mean_impl(input, Gathered::<f64>::new::<Sel>(input)?, mask, out, st)
+}
+
+fn mean_impl(
+    input: &Tensor,
+    x: Gathered<'_, f64>,
+    mask: DimMask,
+    out: &mut Tensor,
+    st: Storer,
+) -> KernelResult {
     let (outer, inner) = reduce_spaces(input, mask, out);
     let count = inner.numel() as f64;
     let y = out.bytes_mut()?;
@@ -49,6 +65,24 @@ pub fn mean_out<Sel: DtypeSelection>(
         store_at(y, &st, ob, Val::Float(acc / count));
     });
     result
+}
+
+/// The loop of narrow selections: one per selected dtype, reading elements directly.
+fn mean_typed<T: Num>(input: &Tensor, mask: DimMask, out: &mut Tensor, st: Storer) -> KernelResult {
+    let (outer, inner) = reduce_spaces(input, mask, out);
+    let count = inner.numel() as f64;
+    let x = input.data::<T>()?;
+    let y = out.bytes_mut()?;
+    outer.for_each([0, 0], |[ib, ob]| {
+        let mut acc = 0.0f64;
+        inner.for_each_run([ib, 0], |[s, _], len, [step, _]| {
+            for k in 0..len {
+                acc += x[s + k * step].to_f64();
+            }
+        });
+        store_at(y, &st, ob, Val::Float(acc / count));
+    });
+    Ok(())
 }
 
 #[cfg(test)]

@@ -250,6 +250,13 @@ pub fn unsupported_dtype() -> KernelError {
     KernelError::new(Error::InvalidType, "unsupported dtype for this operator")
 }
 
+/// True for selections of at most four dtypes (as the elementwise `fast_set`): there a
+/// loop per storage dtype costs less than the gather functions [`Gathered`] links, so
+/// `mean` (the one reduction in common models) keeps its typed loop.
+pub const fn narrow(sel: et_runtime::DtypeSet) -> bool {
+    sel.0.count_ones() <= 4
+}
+
 /// Elements per chunk of [`Gathered`] (on the stack: 512 bytes of 8-byte values).
 const CHUNK: usize = 64;
 
