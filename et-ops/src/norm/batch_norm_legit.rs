@@ -5,12 +5,14 @@
 //! without an out variant), so it is tested by unit tests only.
 
 use et_runtime::kernel;
-use et_runtime::{et_switch, DtypeSelection, KernelContext, KernelError, KernelResult, Tensor};
+use et_runtime::{DtypeSelection, KernelContext, KernelError, KernelResult, Tensor};
 
 use super::batch_norm::batch_norm_no_training_out;
 use super::batch_norm_no_stats::{batch_norm_no_stats_out, normalize};
 use super::check_param;
-use crate::util::element::Num;
+use crate::util::accumulate::Accumulator;
+use crate::util::convert::Val;
+use crate::util::reduction::Gathered;
 
 /// Batch norm over dim 1 with running statistics. Evaluation (`training` false): the
 /// running statistics normalize, as `_native_batch_norm_legit_no_training` (the only
@@ -83,22 +85,33 @@ pub fn batch_norm_legit_out<Sel: DtypeSelection>(
         save_invstd,
     )?;
     let count = input.numel() / c.max(1);
-    et_switch!(Sel, input.dtype(), @floats, T => {
-        let rm = running_mean.data_mut::<T>()?;
-        let rv = running_var.data_mut::<T>()?;
-        normalize::<T>(input, weight, bias, eps, out, save_mean, save_invstd, |ch, mean, var| {
+    // The dtype is floating and selected: batch_norm_no_stats_out checked it.
+    let x = Gathered::new::<Sel>(input)?;
+    let acc = Accumulator::new::<Sel>(input.dtype())?;
+    let rm = running_mean.bytes_mut()?;
+    let rv = running_var.bytes_mut()?;
+    normalize(
+        x,
+        &acc,
+        weight,
+        bias,
+        eps,
+        out,
+        save_mean,
+        save_invstd,
+        &mut |ch, mean, var| {
             // Bessel's correction for the running variance (n / (n - 1)).
             let unbiased = if count > 1 {
                 var * count as f64 / (count - 1) as f64
             } else {
                 f64::NAN
             };
-            if let (Some(m), Some(v)) = (rm.get_mut(ch), rv.get_mut(ch)) {
-                *m = T::from_f64((1.0 - momentum) * m.to_f64() + momentum * mean);
-                *v = T::from_f64((1.0 - momentum) * v.to_f64() + momentum * unbiased);
-            }
-        })
-    })
+            let m = (1.0 - momentum) * acc.get_f64(rm, ch) + momentum * mean;
+            let v = (1.0 - momentum) * acc.get_f64(rv, ch) + momentum * unbiased;
+            acc.set(rm, ch, Val::Float(m));
+            acc.set(rv, ch, Val::Float(v));
+        },
+    )
 }
 
 #[cfg(test)]

@@ -3,11 +3,12 @@
 //! `[1, N*C, *]` view).
 
 use et_runtime::kernel;
-use et_runtime::{et_switch, DtypeSelection, KernelContext, KernelError, KernelResult, Tensor};
+use et_runtime::{DtypeSelection, KernelContext, KernelError, KernelResult, Tensor};
 
 use super::check_param;
-use crate::util::element::Num;
-use crate::util::reduction::split;
+use crate::util::accumulate::Accumulator;
+use crate::util::convert::Val;
+use crate::util::reduction::{split, unsupported_dtype, Gathered};
 
 /// For each channel `c` (dim 1) of `input`: `mean` and biased `var` over every other dim,
 /// `out = (x - mean) / sqrt(var + eps) * weight[c] + bias[c]`, `save_mean[c] = mean`,
@@ -51,9 +52,22 @@ pub fn batch_norm_no_stats_out<Sel: DtypeSelection>(
     out.resize(input.sizes())?;
     save_mean.resize(&[c])?;
     save_invstd.resize(&[c])?;
-    et_switch!(Sel, dt, @floats, T => {
-        normalize::<T>(input, weight, bias, eps, out, save_mean, save_invstd, |_, _, _| {})
-    })
+    if !dt.is_floating() {
+        return Err(unsupported_dtype());
+    }
+    let x = Gathered::new::<Sel>(input)?;
+    let acc = Accumulator::new::<Sel>(dt)?;
+    normalize(
+        x,
+        &acc,
+        weight,
+        bias,
+        eps,
+        out,
+        save_mean,
+        save_invstd,
+        &mut |_, _, _| {},
+    )
 }
 
 /// Normalizes each channel by its batch statistics (the body of the training-mode batch
@@ -62,16 +76,23 @@ pub fn batch_norm_no_stats_out<Sel: DtypeSelection>(
     clippy::too_many_arguments,
     reason = "the operator's own argument list, plus the statistics callback"
 )]
-pub(super) fn normalize<T: Num>(
-    input: &Tensor,
+///
+/// One loop for every floating dtype: `x` reads the input as f64 (see [`Gathered`]) and
+/// `acc` (of the input's dtype) reads the parameters and rounds each result once, as the
+/// typed loops did (training-mode batch norm is rare in exported models; this is about
+/// 15 KB less in a build of every dtype).
+pub(super) fn normalize(
+    x: Gathered<'_, f64>,
+    acc: &Accumulator,
     weight: Option<&Tensor>,
     bias: Option<&Tensor>,
     eps: f64,
     out: &mut Tensor,
     save_mean: &mut Tensor,
     save_invstd: &mut Tensor,
-    mut on_stats: impl FnMut(usize, f64, f64),
+    on_stats: &mut dyn FnMut(usize, f64, f64),
 ) -> KernelResult {
+    let input = x.tensor();
     let nd = input.dim();
     // Operand 2 walks the channel index: stride 1 along dim 1, 0 elsewhere.
     let mut channel = [0usize; et_runtime::MAX_DIM];
@@ -83,36 +104,46 @@ pub(super) fn normalize<T: Num>(
         all_but_channel,
     );
     let count = per_channel.numel() as f64;
-    let x = input.data::<T>()?;
-    let w = weight.map(|t| t.data::<T>()).transpose()?;
-    let b = bias.map(|t| t.data::<T>()).transpose()?;
-    let y = out.data_mut::<T>()?;
-    let means = save_mean.data_mut::<T>()?;
-    let invstds = save_invstd.data_mut::<T>()?;
+    let w = weight.map(|t| t.bytes()).transpose()?;
+    let b = bias.map(|t| t.bytes()).transpose()?;
+    let y = out.bytes_mut()?;
+    let means = save_mean.bytes_mut()?;
+    let invstds = save_invstd.bytes_mut()?;
     let mut result = Ok(());
     channels.for_each([0, 0, 0], |[xb, yb, ch]| {
+        if result.is_err() {
+            return;
+        }
         let mut sum = 0.0f64;
-        per_channel.for_each([xb, 0, 0], |[i, _, _]| sum += x[i].to_f64());
-        let mean = sum / count;
         let mut squares = 0.0f64;
-        per_channel.for_each([xb, 0, 0], |[i, _, _]| {
-            let d = x[i].to_f64() - mean;
-            squares += d * d;
-        });
+        result = x.each(&per_channel, [xb, 0, 0], |v| sum += v);
+        let mean = sum / count;
+        if result.is_ok() {
+            result = x.each(&per_channel, [xb, 0, 0], |v| {
+                let d = v - mean;
+                squares += d * d;
+            });
+        }
         let var = squares / count;
         on_stats(ch, mean, var);
         let invstd = 1.0 / libm::sqrt(var + eps);
-        let scale = w.map_or(1.0, |w| w[ch].to_f64()) * invstd;
-        let shift = b.map_or(0.0, |b| b[ch].to_f64());
-        per_channel.for_each([xb, yb, 0], |[i, o, _]| {
-            y[o] = T::from_f64((x[i].to_f64() - mean) * scale + shift);
-        });
-        match (means.get_mut(ch), invstds.get_mut(ch)) {
-            (Some(m), Some(s)) => {
-                *m = T::from_f64(mean);
-                *s = T::from_f64(invstd);
+        let scale = w.map_or(1.0, |w| acc.get_f64(w, ch)) * invstd;
+        let shift = b.map_or(0.0, |b| acc.get_f64(b, ch));
+        let mut inside = true;
+        per_channel.for_each_run([xb, yb, 0], |[i, o, _], len, [si, so, _]| {
+            if result.is_ok() {
+                result = x.run(i, len, si, |k, chunk| {
+                    for (j, &v) in chunk.iter().enumerate() {
+                        let at = o + (k + j) * so;
+                        inside &= acc.set(y, at, Val::Float((v - mean) * scale + shift));
+                    }
+                });
             }
-            _ => result = Err(KernelError::invalid("channel index out of range")),
+        });
+        inside &= acc.set(means, ch, Val::Float(mean));
+        inside &= acc.set(invstds, ch, Val::Float(invstd));
+        if !inside && result.is_ok() {
+            result = Err(KernelError::invalid("channel index out of range"));
         }
     });
     result

@@ -14,7 +14,7 @@ pub fn reflection_pad1d_out(
     padding: &[i64],
     out: &mut Tensor,
 ) -> KernelResult {
-    pad::<1>(Mode::Reflect, input, padding, out)
+    pad(Mode::Reflect, 1, input, padding, out)
 }
 
 #[cfg(test)]

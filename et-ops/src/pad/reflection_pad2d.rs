@@ -14,7 +14,7 @@ pub fn reflection_pad2d_out(
     padding: &[i64],
     out: &mut Tensor,
 ) -> KernelResult {
-    pad::<2>(Mode::Reflect, input, padding, out)
+    pad(Mode::Reflect, 2, input, padding, out)
 }
 
 #[cfg(test)]

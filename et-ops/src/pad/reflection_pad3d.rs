@@ -14,7 +14,7 @@ pub fn reflection_pad3d_out(
     padding: &[i64],
     out: &mut Tensor,
 ) -> KernelResult {
-    pad::<3>(Mode::Reflect, input, padding, out)
+    pad(Mode::Reflect, 3, input, padding, out)
 }
 
 #[cfg(test)]

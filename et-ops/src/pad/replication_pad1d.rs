@@ -14,7 +14,7 @@ pub fn replication_pad1d_out(
     padding: &[i64],
     out: &mut Tensor,
 ) -> KernelResult {
-    pad::<1>(Mode::Replicate, input, padding, out)
+    pad(Mode::Replicate, 1, input, padding, out)
 }
 
 #[cfg(test)]

@@ -14,7 +14,7 @@ pub fn replication_pad2d_out(
     padding: &[i64],
     out: &mut Tensor,
 ) -> KernelResult {
-    pad::<2>(Mode::Replicate, input, padding, out)
+    pad(Mode::Replicate, 2, input, padding, out)
 }
 
 #[cfg(test)]

@@ -14,7 +14,7 @@ pub fn replication_pad3d_out(
     padding: &[i64],
     out: &mut Tensor,
 ) -> KernelResult {
-    pad::<3>(Mode::Replicate, input, padding, out)
+    pad(Mode::Replicate, 3, input, padding, out)
 }
 
 #[cfg(test)]

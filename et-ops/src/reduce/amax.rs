@@ -1,7 +1,7 @@
 //! `aten::amax.out`: max over dims.
 
 use et_runtime::kernel;
-use et_runtime::{et_switch, DtypeSelection, KernelContext, KernelError, KernelResult, Tensor};
+use et_runtime::{DtypeSelection, KernelContext, KernelError, KernelResult, Tensor};
 
 use super::extreme;
 use crate::util::reduction::{dim_mask, resize_reduced};
@@ -23,7 +23,7 @@ pub fn amax_out<Sel: DtypeSelection>(
     }
     let mask = dim_mask(Some(dim), input.dim())?;
     resize_reduced(input, mask, keepdim, out)?;
-    et_switch!(Sel, input.dtype(), @all, T => extreme::<T>(input, mask, out, |x, b| x > b))
+    extreme::<Sel>(input, mask, out, true)
 }
 
 #[cfg(test)]

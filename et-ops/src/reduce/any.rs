@@ -1,12 +1,9 @@
 //! `aten::any.out`: whether any element along a dim is non-zero.
 
 use et_runtime::kernel;
-use et_runtime::{
-    et_switch, DtypeSelection, KernelContext, KernelError, KernelResult, ScalarType, Tensor,
-};
+use et_runtime::{DtypeSelection, KernelContext, KernelError, KernelResult, ScalarType, Tensor};
 
-use crate::util::element::Num;
-use crate::util::reduction::{dim_mask_one, reduce_spaces, resize_reduced, DimMask};
+use crate::util::reduction::{dim_mask_one, reduce_spaces, resize_reduced, DimMask, Gathered};
 
 /// True where any element of `self` along `dim` is non-zero (NaN counts as non-zero). The
 /// out is bool, or uint8 for a uint8 input, as in PyTorch. An empty reduction is false.
@@ -39,21 +36,24 @@ pub(super) fn any_over<Sel: DtypeSelection>(
     }
     resize_reduced(input, mask, keepdim, out)?;
     // bool and uint8 outs are both one byte holding 0 or 1.
-    et_switch!(Sel, input.dtype(), @all, T => any_impl::<T>(input, mask, out))
+    // Read as f64 whatever the dtype (see `Gathered`): a non-zero integer stays non-zero.
+    any_impl(Gathered::<f64>::new::<Sel>(input)?, mask, out)
 }
 
-fn any_impl<T: Num>(input: &Tensor, mask: DimMask, out: &mut Tensor) -> KernelResult {
-    let (outer, inner) = reduce_spaces(input, mask, out);
-    let x = input.data::<T>()?;
+fn any_impl(x: Gathered<'_, f64>, mask: DimMask, out: &mut Tensor) -> KernelResult {
+    let (outer, inner) = reduce_spaces(x.tensor(), mask, out);
     let y = out.bytes_mut()?;
+    let mut result = Ok(());
     outer.for_each([0, 0], |[ib, ob]| {
         let mut any = false;
-        inner.for_each([ib, 0], |[i, _]| any |= x[i].to_bool());
+        if result.is_ok() {
+            result = x.each(&inner, [ib, 0], |v| any |= v != 0.0);
+        }
         if let Some(b) = y.get_mut(ob) {
             *b = any as u8;
         }
     });
-    Ok(())
+    result
 }
 
 #[cfg(test)]

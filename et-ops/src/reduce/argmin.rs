@@ -1,9 +1,7 @@
 //! `aten::argmin.out`: index of the smallest element.
 
 use et_runtime::kernel;
-use et_runtime::{
-    et_switch, DtypeSelection, KernelContext, KernelError, KernelResult, ScalarType, Tensor,
-};
+use et_runtime::{DtypeSelection, KernelContext, KernelError, KernelResult, ScalarType, Tensor};
 
 use super::arg_extreme;
 use crate::util::reduction::{dim_mask_one, resize_reduced};
@@ -23,7 +21,7 @@ pub fn argmin_out<Sel: DtypeSelection>(
     }
     let mask = dim_mask_one(dim, input.dim())?;
     resize_reduced(input, mask, keepdim, out)?;
-    et_switch!(Sel, input.dtype(), @reals, T => arg_extreme::<T>(input, mask, out, |x, b| x < b))
+    arg_extreme::<Sel>(input, mask, out, false)
 }
 
 #[cfg(test)]

@@ -1,7 +1,7 @@
 //! `aten::max.unary_out`: the largest element of a whole tensor.
 
 use et_runtime::kernel;
-use et_runtime::{et_switch, DtypeSelection, KernelContext, KernelError, KernelResult, Tensor};
+use et_runtime::{DtypeSelection, KernelContext, KernelError, KernelResult, Tensor};
 
 use super::extreme;
 use crate::util::reduction::{all_dims, resize_reduced};
@@ -24,7 +24,7 @@ pub fn max_unary_out<Sel: DtypeSelection>(
     }
     let mask = all_dims(input.dim());
     resize_reduced(input, mask, false, out)?;
-    et_switch!(Sel, input.dtype(), @all, T => extreme::<T>(input, mask, out, |x, b| x > b))
+    extreme::<Sel>(input, mask, out, true)
 }
 
 #[cfg(test)]

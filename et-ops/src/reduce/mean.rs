@@ -8,7 +8,8 @@ use et_runtime::{
 use crate::util::convert::{Storer, Val};
 use crate::util::element::Num;
 use crate::util::reduction::{
-    dim_mask, reduce_spaces, resize_reduced, store_at, val_storer, DimMask,
+    dim_mask, narrow, reduce_spaces, resize_reduced, store_at, unsupported_dtype, val_storer,
+    DimMask, Gathered,
 };
 
 /// The mean of `self` over `dim` (`None` or `[]`: every dim) into a floating `out`
@@ -36,10 +37,38 @@ pub fn mean_out<Sel: DtypeSelection>(
     let mask = dim_mask(dim, input.dim())?;
     resize_reduced(input, mask, keepdim, out)?;
     let st = val_storer::<Sel>(out.dtype())?;
-    et_switch!(Sel, input.dtype(), @reals, T => mean_impl::<T>(input, mask, out, st))
+    if const { narrow(Sel::SET) } {
+        return et_switch!(Sel, input.dtype(), @reals, T => mean_typed::<T>(input, mask, out, st));
+    }
+    if input.dtype() == ScalarType::Bool {
+        return Err(unsupported_dtype());
+    }
+    mean_impl(input, Gathered::<f64>::new::<Sel>(input)?, mask, out, st)
 }
 
-fn mean_impl<T: Num>(input: &Tensor, mask: DimMask, out: &mut Tensor, st: Storer) -> KernelResult {
+fn mean_impl(
+    input: &Tensor,
+    x: Gathered<'_, f64>,
+    mask: DimMask,
+    out: &mut Tensor,
+    st: Storer,
+) -> KernelResult {
+    let (outer, inner) = reduce_spaces(input, mask, out);
+    let count = inner.numel() as f64;
+    let y = out.bytes_mut()?;
+    let mut result = Ok(());
+    outer.for_each([0, 0], |[ib, ob]| {
+        let mut acc = 0.0f64;
+        if result.is_ok() {
+            result = x.each(&inner, [ib, 0], |v| acc += v);
+        }
+        store_at(y, &st, ob, Val::Float(acc / count));
+    });
+    result
+}
+
+/// The loop of narrow selections: one per selected dtype, reading elements directly.
+fn mean_typed<T: Num>(input: &Tensor, mask: DimMask, out: &mut Tensor, st: Storer) -> KernelResult {
     let (outer, inner) = reduce_spaces(input, mask, out);
     let count = inner.numel() as f64;
     let x = input.data::<T>()?;

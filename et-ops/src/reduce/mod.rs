@@ -24,82 +24,134 @@ pub mod var;
 pub mod var_mean;
 pub mod var_unbiased;
 
-use et_runtime::{KernelError, KernelResult, Tensor};
+use et_runtime::{DtypeSelection, KernelError, KernelResult, ScalarType, Tensor};
 
 use crate::util::accumulate::Accumulator;
-use crate::util::convert::Val;
+use crate::util::convert::{Storer, Val};
 use crate::util::element::Num;
-use crate::util::reduction::{reduce_spaces, split, strides_over_input, DimMask};
+use crate::util::reduction::{
+    reduce_spaces, split, store_at, strides_over_input, unsupported_dtype, val_storer, DimMask,
+    Gathered,
+};
 
-/// `amax`/`amin` over `mask` into `out` (same dtype); `better(x, best)` says whether `x`
-/// replaces the current extreme. NaN wins and sticks, as in PyTorch.
-fn extreme<T: Num>(
+/// `amax`/`amin` over `mask` into `out` (same dtype): the largest element if `largest`,
+/// else the smallest. NaN wins and sticks, as in PyTorch. Elements are compared in i64
+/// (integers, bool) or f64 (floats), both exact, through [`Gathered`], so one loop per
+/// compute type serves every dtype; the winner is stored back exactly.
+fn extreme<Sel: DtypeSelection>(
     input: &Tensor,
     mask: DimMask,
     out: &mut Tensor,
-    better: fn(T, T) -> bool,
+    largest: bool,
 ) -> KernelResult {
-    let (outer, inner) = reduce_spaces(input, mask, out);
+    let st = val_storer::<Sel>(out.dtype())?;
+    if input.dtype().is_floating() {
+        let x = Gathered::<f64>::new::<Sel>(input)?;
+        extreme_in(x, mask, out, st, better_fn(largest))
+    } else {
+        let x = Gathered::<i64>::new::<Sel>(input)?;
+        extreme_in(x, mask, out, st, better_fn(largest))
+    }
+}
+
+/// `x > best` for a maximum, `x < best` for a minimum.
+fn better_fn<C: Num>(largest: bool) -> fn(C, C) -> bool {
+    if largest {
+        |x, b| x > b
+    } else {
+        |x, b| x < b
+    }
+}
+
+fn extreme_in<C: Num>(
+    x: Gathered<'_, C>,
+    mask: DimMask,
+    out: &mut Tensor,
+    st: Storer,
+    better: fn(C, C) -> bool,
+) -> KernelResult {
+    let (outer, inner) = reduce_spaces(x.tensor(), mask, out);
     if inner.numel() == 0 && outer.numel() > 0 {
         return Err(KernelError::invalid(
             "cannot take the max or min over an empty dimension",
         ));
     }
-    let x = input.data::<T>()?;
-    let y = out.data_mut::<T>()?;
+    let y = out.bytes_mut()?;
+    let mut result = Ok(());
     outer.for_each([0, 0], |[ib, ob]| {
-        let mut best: Option<T> = None;
-        inner.for_each([ib, 0], |[i, _]| {
-            let v = x[i];
-            best = Some(match best {
-                None => v,
-                Some(b) if b.is_nan() => b,
-                Some(b) if v.is_nan() || better(v, b) => v,
-                Some(b) => b,
+        let mut best: Option<C> = None;
+        if result.is_ok() {
+            result = x.each(&inner, [ib, 0], |v| {
+                best = Some(match best {
+                    None => v,
+                    Some(b) if b.is_nan() => b,
+                    Some(b) if v.is_nan() || better(v, b) => v,
+                    Some(b) => b,
+                });
             });
-        });
+        }
         if let Some(b) = best {
-            y[ob] = b;
+            store_at(y, &st, ob, Val::of(b));
         }
     });
-    Ok(())
+    result
 }
 
 /// `argmax`/`argmin` over one dim (or all, flattened) into an int64 `out`: the logical
-/// index of the first extreme within the reduced dims; the first NaN wins.
-fn arg_extreme<T: Num>(
+/// index of the first extreme within the reduced dims; the first NaN wins. Real dtypes
+/// only (bool is refused, as PyTorch does); compared as in [`extreme`].
+fn arg_extreme<Sel: DtypeSelection>(
     input: &Tensor,
     mask: DimMask,
     out: &mut Tensor,
-    better: fn(T, T) -> bool,
+    largest: bool,
 ) -> KernelResult {
-    let (outer, inner) = reduce_spaces(input, mask, out);
+    if input.dtype() == ScalarType::Bool {
+        return Err(unsupported_dtype());
+    }
+    if input.dtype().is_floating() {
+        let x = Gathered::<f64>::new::<Sel>(input)?;
+        arg_extreme_in(x, mask, out, better_fn(largest))
+    } else {
+        let x = Gathered::<i64>::new::<Sel>(input)?;
+        arg_extreme_in(x, mask, out, better_fn(largest))
+    }
+}
+
+fn arg_extreme_in<C: Num>(
+    x: Gathered<'_, C>,
+    mask: DimMask,
+    out: &mut Tensor,
+    better: fn(C, C) -> bool,
+) -> KernelResult {
+    let (outer, inner) = reduce_spaces(x.tensor(), mask, out);
     if inner.numel() == 0 && outer.numel() > 0 {
         return Err(KernelError::invalid(
             "cannot take argmax or argmin over an empty dimension",
         ));
     }
-    let x = input.data::<T>()?;
     let y = out.data_mut::<i64>()?;
+    let mut result = Ok(());
     outer.for_each([0, 0], |[ib, ob]| {
-        let mut best: Option<(T, i64)> = None;
+        let mut best: Option<(C, i64)> = None;
         let mut k = 0i64;
-        inner.for_each([ib, 0], |[i, _]| {
-            let v = x[i];
-            best = match best {
-                None => Some((v, k)),
-                Some((b, _)) if b.is_nan() => best,
-                Some(_) if v.is_nan() => Some((v, k)),
-                Some((b, _)) if better(v, b) => Some((v, k)),
-                keep => keep,
-            };
-            k += 1;
-        });
+        if result.is_ok() {
+            result = x.each(&inner, [ib, 0], |v| {
+                best = match best {
+                    None => Some((v, k)),
+                    Some((b, _)) if b.is_nan() => best,
+                    Some(_) if v.is_nan() => Some((v, k)),
+                    Some((b, _)) if better(v, b) => Some((v, k)),
+                    keep => keep,
+                };
+                k += 1;
+            });
+        }
         if let Some((_, idx)) = best {
             y[ob] = idx;
         }
     });
-    Ok(())
+    result
 }
 
 /// `max.dim`/`min.dim` over `mask` (one dim): the extreme into `values` (the input's

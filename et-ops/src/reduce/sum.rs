@@ -1,14 +1,12 @@
 //! `aten::sum.IntList_out`: sum over dims.
 
 use et_runtime::kernel;
-use et_runtime::{
-    et_switch, DtypeSelection, KernelContext, KernelError, KernelResult, ScalarType, Tensor,
-};
+use et_runtime::{DtypeSelection, KernelContext, KernelError, KernelResult, ScalarType, Tensor};
 
 use crate::util::convert::{Storer, Val};
 use crate::util::element::Num;
 use crate::util::reduction::{
-    dim_mask, reduce_spaces, resize_reduced, store_at, val_storer, DimMask,
+    dim_mask, reduce_spaces, resize_reduced, store_at, val_storer, DimMask, Gathered,
 };
 
 /// Sums `self` over `dim` (`None` or `[]`: every dim) into `out`, whose dtype rules the
@@ -32,33 +30,35 @@ pub fn sum_out<Sel: DtypeSelection>(
     let mask = dim_mask(dim, input.dim())?;
     resize_reduced(input, mask, keepdim, out)?;
     let st = val_storer::<Sel>(out.dtype())?;
-    let float_acc = out.dtype().is_floating();
-    et_switch!(Sel, input.dtype(), @all, T => sum_impl::<T>(input, mask, out, st, float_acc))
+    if out.dtype().is_floating() {
+        let x = Gathered::<f64>::new::<Sel>(input)?;
+        sum_impl(x, mask, out, st, |a, b| a + b, Val::Float)
+    } else {
+        let x = Gathered::<i64>::new::<Sel>(input)?;
+        sum_impl(x, mask, out, st, i64::wrapping_add, Val::Int)
+    }
 }
 
-fn sum_impl<T: Num>(
-    input: &Tensor,
+/// One loop per accumulator type, whatever the input's dtype (see [`Gathered`]).
+fn sum_impl<A: Num>(
+    x: Gathered<'_, A>,
     mask: DimMask,
     out: &mut Tensor,
     st: Storer,
-    float_acc: bool,
+    add: fn(A, A) -> A,
+    val: fn(A) -> Val,
 ) -> KernelResult {
-    let (outer, inner) = reduce_spaces(input, mask, out);
-    let x = input.data::<T>()?;
+    let (outer, inner) = reduce_spaces(x.tensor(), mask, out);
     let y = out.bytes_mut()?;
+    let mut result = Ok(());
     outer.for_each([0, 0], |[ib, ob]| {
-        let v = if float_acc {
-            let mut acc = 0.0f64;
-            inner.for_each([ib, 0], |[i, _]| acc += x[i].to_f64());
-            Val::Float(acc)
-        } else {
-            let mut acc = 0i64;
-            inner.for_each([ib, 0], |[i, _]| acc = acc.wrapping_add(x[i].to_i64()));
-            Val::Int(acc)
-        };
-        store_at(y, &st, ob, v);
+        let mut acc = A::ZERO;
+        if result.is_ok() {
+            result = x.each(&inner, [ib, 0], |v| acc = add(acc, v));
+        }
+        store_at(y, &st, ob, val(acc));
     });
-    Ok(())
+    result
 }
 
 #[cfg(test)]

@@ -1,12 +1,13 @@
 //! `aten::var.correction_out`: variance over dims.
 
 use et_runtime::kernel;
-use et_runtime::{
-    et_switch, DtypeSelection, KernelContext, KernelError, KernelResult, Scalar, Tensor,
-};
+use et_runtime::{DtypeSelection, KernelContext, KernelError, KernelResult, Scalar, Tensor};
 
-use crate::util::element::Num;
-use crate::util::reduction::{dim_mask, reduce_spaces, resize_reduced, DimMask};
+use crate::util::convert::{Storer, Val};
+use crate::util::reduction::{
+    dim_mask, reduce_spaces, resize_reduced, store_at, unsupported_dtype, val_storer, DimMask,
+    Gathered,
+};
 
 /// The variance of `self` over `dim` (`None` or `[]`: every dim) with Bessel-style
 /// `correction` (default 1): `sum((x - mean)^2) / max(0, N - correction)`, two passes in
@@ -28,33 +29,53 @@ pub fn var_correction_out<Sel: DtypeSelection>(
     let correction = correction.map_or(1.0, |c| c.to_f64());
     let mask = dim_mask(dim, input.dim())?;
     resize_reduced(input, mask, keepdim, out)?;
-    et_switch!(Sel, input.dtype(), @floats, T => var_impl::<T>(input, mask, correction, out))
+    var_impl::<Sel>(input, mask, correction, out)
 }
 
 /// The variance of `input` over `mask` with `correction` into `out` (same dtype).
-pub(super) fn var_impl<T: Num>(
+/// The body of `var.correction` and `var`: one loop for every floating dtype, read as f64
+/// through [`Gathered`] and rounded once at the store.
+pub(super) fn var_impl<Sel: DtypeSelection>(
     input: &Tensor,
     mask: DimMask,
     correction: f64,
     out: &mut Tensor,
 ) -> KernelResult {
-    let (outer, inner) = reduce_spaces(input, mask, out);
+    if !input.dtype().is_floating() {
+        return Err(unsupported_dtype());
+    }
+    let st = val_storer::<Sel>(out.dtype())?;
+    var_in(Gathered::new::<Sel>(input)?, mask, correction, out, st)
+}
+
+fn var_in(
+    x: Gathered<'_, f64>,
+    mask: DimMask,
+    correction: f64,
+    out: &mut Tensor,
+    st: Storer,
+) -> KernelResult {
+    let (outer, inner) = reduce_spaces(x.tensor(), mask, out);
     let n = inner.numel() as f64;
     let divisor = (n - correction).max(0.0);
-    let x = input.data::<T>()?;
-    let y = out.data_mut::<T>()?;
+    let y = out.bytes_mut()?;
+    let mut result = Ok(());
     outer.for_each([0, 0], |[ib, ob]| {
         let mut sum = 0.0f64;
-        inner.for_each([ib, 0], |[i, _]| sum += x[i].to_f64());
-        let mean = sum / n;
         let mut sq = 0.0f64;
-        inner.for_each([ib, 0], |[i, _]| {
-            let d = x[i].to_f64() - mean;
-            sq += d * d;
-        });
-        y[ob] = T::from_f64(sq / divisor);
+        if result.is_ok() {
+            result = x.each(&inner, [ib, 0], |v| sum += v);
+        }
+        let mean = sum / n;
+        if result.is_ok() {
+            result = x.each(&inner, [ib, 0], |v| {
+                let d = v - mean;
+                sq += d * d;
+            });
+        }
+        store_at(y, &st, ob, Val::Float(sq / divisor));
     });
-    Ok(())
+    result
 }
 
 #[cfg(test)]

@@ -1,12 +1,12 @@
 //! `aten::var_mean.correction_out`: variance and mean over dims in one pass pair.
 
 use et_runtime::kernel;
-use et_runtime::{
-    et_switch, DtypeSelection, KernelContext, KernelError, KernelResult, Scalar, Tensor,
-};
+use et_runtime::{DtypeSelection, KernelContext, KernelError, KernelResult, Scalar, Tensor};
 
-use crate::util::element::Num;
-use crate::util::reduction::{dim_mask, resize_reduced, split, strides_over_input, DimMask};
+use crate::util::convert::{Storer, Val};
+use crate::util::reduction::{
+    dim_mask, resize_reduced, split, store_at, strides_over_input, val_storer, DimMask, Gathered,
+};
 
 /// `(var, mean)` of `self` over `dim` (`None` or `[]`: every dim): the mean, and
 /// `sum((x - mean)^2) / max(0, N - correction)` with `correction` defaulting to 1, both in
@@ -31,38 +31,47 @@ pub fn var_mean_correction_out<Sel: DtypeSelection>(
     let mask = dim_mask(dim, input.dim())?;
     resize_reduced(input, mask, keepdim, var)?;
     resize_reduced(input, mask, keepdim, mean)?;
-    et_switch!(Sel, dt, @floats, T => var_mean_impl::<T>(input, mask, correction, var, mean))
+    let st = val_storer::<Sel>(dt)?;
+    let x = Gathered::new::<Sel>(input)?;
+    var_mean_impl(x, mask, correction, var, mean, st)
 }
 
-fn var_mean_impl<T: Num>(
-    input: &Tensor,
+/// One loop for every floating dtype, read as f64 through [`Gathered`].
+fn var_mean_impl(
+    x: Gathered<'_, f64>,
     mask: DimMask,
     correction: f64,
     var: &mut Tensor,
     mean: &mut Tensor,
+    st: Storer,
 ) -> KernelResult {
+    let input = x.tensor();
     let n = input.dim();
     let vs = strides_over_input(var, mask, n);
     let ms = strides_over_input(mean, mask, n);
     let (outer, inner) = split(input.sizes(), [input.strides(), &vs[..n], &ms[..n]], mask);
     let count = inner.numel() as f64;
     let divisor = (count - correction).max(0.0);
-    let x = input.data::<T>()?;
-    let v = var.data_mut::<T>()?;
-    let m = mean.data_mut::<T>()?;
+    let v = var.bytes_mut()?;
+    let m = mean.bytes_mut()?;
+    let mut result = Ok(());
     outer.for_each([0, 0, 0], |[ib, vb, mb]| {
         let mut sum = 0.0f64;
-        inner.for_each([ib, 0, 0], |[i, _, _]| sum += x[i].to_f64());
-        let mu = sum / count;
         let mut squares = 0.0f64;
-        inner.for_each([ib, 0, 0], |[i, _, _]| {
-            let d = x[i].to_f64() - mu;
-            squares += d * d;
-        });
-        v[vb] = T::from_f64(squares / divisor);
-        m[mb] = T::from_f64(mu);
+        if result.is_ok() {
+            result = x.each(&inner, [ib, 0, 0], |e| sum += e);
+        }
+        let mu = sum / count;
+        if result.is_ok() {
+            result = x.each(&inner, [ib, 0, 0], |e| {
+                let d = e - mu;
+                squares += d * d;
+            });
+        }
+        store_at(v, &st, vb, Val::Float(squares / divisor));
+        store_at(m, &st, mb, Val::Float(mu));
     });
-    Ok(())
+    result
 }
 
 #[cfg(test)]

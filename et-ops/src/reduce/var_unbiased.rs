@@ -1,7 +1,7 @@
 //! `aten::var.out`: variance over dims, with an `unbiased` flag.
 
 use et_runtime::kernel;
-use et_runtime::{et_switch, DtypeSelection, KernelContext, KernelError, KernelResult, Tensor};
+use et_runtime::{DtypeSelection, KernelContext, KernelError, KernelResult, Tensor};
 
 use super::var::var_impl;
 use crate::util::reduction::{dim_mask, resize_reduced};
@@ -26,7 +26,7 @@ pub fn var_out<Sel: DtypeSelection>(
     let correction = if unbiased { 1.0 } else { 0.0 };
     let mask = dim_mask(dim, input.dim())?;
     resize_reduced(input, mask, keepdim, out)?;
-    et_switch!(Sel, input.dtype(), @floats, T => var_impl::<T>(input, mask, correction, out))
+    var_impl::<Sel>(input, mask, correction, out)
 }
 
 #[cfg(test)]

@@ -9,13 +9,13 @@ pub mod log_softmax;
 )]
 pub mod softmax;
 
-use et_runtime::{KernelError, KernelResult, ScalarType, Tensor};
+use et_runtime::{f16, KernelError, KernelResult, ScalarType, Tensor};
 
 use crate::util::element::Float;
-use crate::util::element::Num;
 use crate::util::element::OpMath;
+use crate::util::element::RawElement;
 use crate::util::layout::normalize_dim;
-use crate::util::reduction::split;
+use crate::util::reduction::{split, Space};
 
 /// Validates the dtypes and resizes `out`; returns the normalized dim.
 fn prepare(input: &Tensor, dim: i64, half_to_float: bool, out: &mut Tensor) -> KernelResult<usize> {
@@ -35,14 +35,39 @@ fn prepare(input: &Tensor, dim: i64, half_to_float: bool, out: &mut Tensor) -> K
 }
 
 /// Softmax (or log-softmax) of `input` along `dim` into `out` (element type `O`, which
-/// is `I` or, for `half_to_float`, f32 from f16). NaN in a lane makes the whole lane NaN;
-/// a lane of all `-inf` gives NaN (0/0), as in PyTorch.
+/// is `I`), for float32 and float64. NaN in a lane makes the whole lane NaN; a lane of all
+/// `-inf` gives NaN (0/0), as in PyTorch.
 fn softmax_lanes<I: OpMath, O: OpMath<C = I::C>>(
     input: &Tensor,
     dim: usize,
     out: &mut Tensor,
     log: bool,
 ) -> KernelResult {
+    let (outer, inner) = spaces(input, dim, out);
+    let x = input.data::<I>()?;
+    let y = out.data_mut::<O>()?;
+    lanes(&outer, &inner, |i| x[i].up(), |i, v| y[i] = O::down(v), log);
+    Ok(())
+}
+
+/// Softmax of a float16 `input` into a float16 or (`half_to_float`) float32 `out`,
+/// computed in f32 and rounded once at the store: one loop for both outs, which write
+/// through a function picked once (this cut one of the four copies of the lane loops).
+fn softmax_half(input: &Tensor, dim: usize, out: &mut Tensor, log: bool) -> KernelResult {
+    let (outer, inner) = spaces(input, dim, out);
+    let put: fn(&mut [u8], usize, f32) = if out.dtype() == ScalarType::Float {
+        |b, i, v| v.write(b.get_mut(i * 4..).unwrap_or_default())
+    } else {
+        |b, i, v| f16::down(v).write(b.get_mut(i * 2..).unwrap_or_default())
+    };
+    let x = input.data::<f16>()?;
+    let y = out.bytes_mut()?;
+    lanes(&outer, &inner, |i| x[i].up(), |i, v| put(y, i, v), log);
+    Ok(())
+}
+
+/// The lanes (outer) and the positions along one lane (inner) of input and out.
+fn spaces(input: &Tensor, dim: usize, out: &Tensor) -> (Space<2>, Space<2>) {
     let nd = input.dim();
     let mask = if nd == 0 { 0 } else { 1 << dim };
     let os = {
@@ -50,36 +75,46 @@ fn softmax_lanes<I: OpMath, O: OpMath<C = I::C>>(
         s[..nd].copy_from_slice(out.strides());
         s
     };
-    let (outer, inner) = split(input.sizes(), [input.strides(), &os[..nd]], mask);
-    let x = input.data::<I>()?;
-    let y = out.data_mut::<O>()?;
+    split(input.sizes(), [input.strides(), &os[..nd]], mask)
+}
+
+/// The lane loops, reading element `i` of the input with `x(i)` and writing element `i`
+/// of the out with `y(i, v)`.
+fn lanes<
+    C: Float + core::ops::AddAssign + core::ops::Sub<Output = C> + core::ops::Div<Output = C>,
+>(
+    outer: &Space<2>,
+    inner: &Space<2>,
+    x: impl Fn(usize) -> C,
+    mut y: impl FnMut(usize, C),
+    log: bool,
+) {
     outer.for_each([0, 0], |[xb, yb]| {
         // The maximum, NaN-propagating: a NaN anywhere poisons the lane.
-        let mut max: Option<I::C> = None;
+        let mut max: Option<C> = None;
         inner.for_each([xb, yb], |[xi, _]| {
-            let v = x[xi].up();
+            let v = x(xi);
             max = Some(match max {
                 None => v,
-                Some(m) if m.is_nan() || v.is_nan() => I::C::NAN,
+                Some(m) if m.is_nan() || v.is_nan() => C::NAN,
                 Some(m) if v > m => v,
                 Some(m) => m,
             });
         });
         let Some(max) = max else { return };
-        let mut sum = I::C::c(0.0);
+        let mut sum = C::c(0.0);
         if log {
-            inner.for_each([xb, yb], |[xi, _]| sum += (x[xi].up() - max).exp());
+            inner.for_each([xb, yb], |[xi, _]| sum += (x(xi) - max).exp());
             let lse = sum.ln();
-            inner.for_each([xb, yb], |[xi, yi]| y[yi] = O::down(x[xi].up() - max - lse));
+            inner.for_each([xb, yb], |[xi, yi]| y(yi, x(xi) - max - lse));
         } else {
             // Two passes recomputing `exp`, so a narrow out type never holds an
             // intermediate exponential.
-            inner.for_each([xb, yb], |[xi, _]| sum += (x[xi].up() - max).exp());
+            inner.for_each([xb, yb], |[xi, _]| sum += (x(xi) - max).exp());
             inner.for_each([xb, yb], |[xi, yi]| {
-                let e = (x[xi].up() - max).exp();
-                y[yi] = O::down(e / sum);
+                let e = (x(xi) - max).exp();
+                y(yi, e / sum);
             });
         }
     });
-    Ok(())
 }

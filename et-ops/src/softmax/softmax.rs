@@ -1,9 +1,9 @@
 //! `aten::_softmax.out`: softmax along one dim.
 
 use et_runtime::kernel;
-use et_runtime::{et_switch, f16, DtypeSelection, KernelContext, KernelResult, Tensor};
+use et_runtime::{et_switch, f16, DtypeSelection, KernelContext, KernelResult, ScalarType, Tensor};
 
-use super::{prepare, softmax_lanes};
+use super::{prepare, softmax_half, softmax_lanes};
 
 /// `out = exp(x - max) / sum(exp(x - max))` along `dim`. With `half_to_float`, a float16
 /// input produces a float32 out.
@@ -19,9 +19,12 @@ pub fn softmax_out<Sel: DtypeSelection>(
     if half_to_float {
         // `prepare` checked the input is float16; the switch compiles the branch only in
         // builds that select float16 for this operator.
-        return et_switch!(Sel, input.dtype(), [f16], T => softmax_lanes::<T, f32>(input, d, out, false));
+        return et_switch!(Sel, input.dtype(), [f16], _T => softmax_half(input, d, out, false));
     }
-    et_switch!(Sel, input.dtype(), @floats, T => softmax_lanes::<T, T>(input, d, out, false))
+    if input.dtype() == ScalarType::Half {
+        return et_switch!(Sel, input.dtype(), [f16], _T => softmax_half(input, d, out, false));
+    }
+    et_switch!(Sel, input.dtype(), [f32, f64], T => softmax_lanes::<T, T>(input, d, out, false))
 }
 
 #[cfg(test)]

@@ -2,7 +2,8 @@
 
 use et_runtime::kernel;
 use et_runtime::{
-    et_switch, DtypeSelection, Element, KernelContext, KernelError, KernelResult, Tensor,
+    et_switch, DtypeSelection, DtypeSet, KernelContext, KernelError, KernelResult, ScalarType,
+    Tensor,
 };
 
 use super::{out_sizes, scale_value, strides4};
@@ -31,7 +32,39 @@ pub fn upsample_nearest2d_vec_out<Sel: DtypeSelection>(
     let src_w = ctx.alloc_temp::<u32>(ow)?;
     nearest_indices(src_h, ih, scales[0]);
     nearest_indices(src_w, iw, scales[1]);
-    et_switch!(Sel, input.dtype(), @all, T => gather::<T>(input, out, src_h, src_w))
+    // Only the element's width matters to a copy: one loop per width (1, 2, 4, 8 bytes)
+    // instead of one per dtype, each compiled only if a selected dtype has that width.
+    et_switch!(Sel, input.dtype(), @all, _T => Ok(()))?;
+    let g = Geometry {
+        nc: [input.size(0), input.size(1)],
+        is: strides4(input),
+        os: strides4(out),
+        sh: src_h,
+        sw: src_w,
+    };
+    let x = input.bytes()?;
+    let y = out.bytes_mut()?;
+    match input.dtype().element_size() {
+        1 if const { has_width(Sel::SET, 1) } => gather::<1>(&g, x, y),
+        2 if const { has_width(Sel::SET, 2) } => gather::<2>(&g, x, y),
+        4 if const { has_width(Sel::SET, 4) } => gather::<4>(&g, x, y),
+        8 if const { has_width(Sel::SET, 8) } => gather::<8>(&g, x, y),
+        _ => Err(KernelError::invalid("unsupported element width")),
+    }
+}
+
+/// True if a dtype of `sel` that the kernel takes is `w` bytes wide.
+const fn has_width(sel: DtypeSet, w: usize) -> bool {
+    use ScalarType::{Bool, Byte, Char, Double, Float, Half, Int, Long, Short};
+    let all = [Byte, Char, Short, Int, Long, Half, Float, Double, Bool];
+    let mut i = 0;
+    while i < all.len() {
+        if sel.contains(all[i]) && all[i].element_size() == w {
+            return true;
+        }
+        i += 1;
+    }
+    false
 }
 
 fn nearest_indices(dst: &mut [u32], input: usize, scale: Option<f64>) {
@@ -49,22 +82,32 @@ fn nearest_indices(dst: &mut [u32], input: usize, scale: Option<f64>) {
     }
 }
 
-fn gather<T: Element>(input: &Tensor, out: &mut Tensor, sh: &[u32], sw: &[u32]) -> KernelResult {
-    let (is, os) = (strides4(input), strides4(out));
-    let x = input.data::<T>()?;
-    let y = out.data_mut::<T>()?;
-    for n in 0..input.size(0) {
-        for c in 0..input.size(1) {
+/// Copies `W`-byte elements: `y[n, c, oy, ox] = x[n, c, sh[oy], sw[ox]]`.
+fn gather<const W: usize>(g: &Geometry, x: &[u8], y: &mut [u8]) -> KernelResult {
+    let (is, os) = (g.is, g.os);
+    for n in 0..g.nc[0] {
+        for c in 0..g.nc[1] {
             let (xb, yb) = (n * is[0] + c * is[1], n * os[0] + c * os[1]);
-            for (oy, &iy) in sh.iter().enumerate() {
+            for (oy, &iy) in g.sh.iter().enumerate() {
                 let (xr, yr) = (xb + iy as usize * is[2], yb + oy * os[2]);
-                for (ox, &ix) in sw.iter().enumerate() {
-                    y[yr + ox * os[3]] = x[xr + ix as usize * is[3]];
+                for (ox, &ix) in g.sw.iter().enumerate() {
+                    let (i, o) = ((xr + ix as usize * is[3]) * W, (yr + ox * os[3]) * W);
+                    y[o..o + W].copy_from_slice(&x[i..i + W]);
                 }
             }
         }
     }
     Ok(())
+}
+
+/// What [`gather`] walks: batch and channel counts, element strides of input and out,
+/// and the source row and column of each out row and column.
+struct Geometry<'a> {
+    nc: [usize; 2],
+    is: [usize; 4],
+    os: [usize; 4],
+    sh: &'a [u32],
+    sw: &'a [u32],
 }
 
 #[cfg(test)]

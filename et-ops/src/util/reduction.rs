@@ -14,10 +14,11 @@
 //! is the `k`-th element of the reduced dims in row-major order, which is what `argmax`
 //! needs for its index and for first-occurrence tie-breaking.
 
-use et_runtime::{DtypeSelection, KernelError, KernelResult, ScalarType, Tensor, MAX_DIM};
+use et_runtime::{DtypeSelection, Error, KernelError, KernelResult, ScalarType, Tensor, MAX_DIM};
 
 use super::layout::{dims_mask, normalize_dim};
-use crate::util::convert::{storer, Storer, Val};
+use crate::util::convert::{gather_fn, storer, GatherFn, Storer, Val};
+use crate::util::element::Num;
 
 /// A set of dims as a bit mask (bit `d` set means dim `d`).
 pub type DimMask = u32;
@@ -240,6 +241,91 @@ impl<const N: usize> Space<N> {
                 }
             }
         });
+    }
+}
+
+/// The error of a dtype the operator does not compute in (what `et_switch!` returns for
+/// a dtype outside its list), for kernels that read every dtype through [`Gathered`].
+pub fn unsupported_dtype() -> KernelError {
+    KernelError::new(Error::InvalidType, "unsupported dtype for this operator")
+}
+
+/// True for selections of at most four dtypes (as the elementwise `fast_set`): there a
+/// loop per storage dtype costs less than the gather functions [`Gathered`] links, so
+/// `mean` (the one reduction in common models) keeps its typed loop.
+pub const fn narrow(sel: et_runtime::DtypeSet) -> bool {
+    sel.0.count_ones() <= 4
+}
+
+/// Elements per chunk of [`Gathered`] (on the stack: 512 bytes of 8-byte values).
+const CHUNK: usize = 64;
+
+/// A tensor's elements read as the compute type `C` in chunks of up to [`CHUNK`]. The
+/// storage dtype lives only in the gather function, picked once per call (the same
+/// functions the elementwise drivers use), so a reduction is one loop per compute type
+/// instead of one per storage dtype: `sum`, `mean`, `any`, `amax`, `argmax`, `var` and
+/// their kind each had nine (or eight, or three) copies of their loops, about 45 KB in a
+/// build of every dtype. Chunks keep the cost of the indirect call off the per-element
+/// work: a contiguous run is read 64 elements per call, and every conversion is the
+/// exact cast the typed loops made (`x.to_f64()`, `x.to_i64()`).
+#[derive(Clone, Copy)]
+pub struct Gathered<'a, C> {
+    t: &'a Tensor,
+    gather: GatherFn<C>,
+}
+
+impl<'a, C: Num> Gathered<'a, C> {
+    /// The reader of `t` (only selected dtypes exist).
+    pub fn new<Sel: DtypeSelection>(t: &'a Tensor) -> KernelResult<Self> {
+        Ok(Gathered {
+            t,
+            gather: gather_fn::<C, Sel>(t.dtype())?,
+        })
+    }
+
+    /// The tensor read.
+    pub fn tensor(&self) -> &'a Tensor {
+        self.t
+    }
+
+    /// Calls `f(k, chunk)` for the elements `start + i * step`, `i in 0..len`, in order;
+    /// `k` is the position of the chunk's first element in the run.
+    #[inline]
+    pub fn run(
+        &self,
+        start: usize,
+        len: usize,
+        step: usize,
+        mut f: impl FnMut(usize, &[C]),
+    ) -> KernelResult {
+        let mut buf = [C::ZERO; CHUNK];
+        let mut done = 0;
+        while done < len {
+            let n = (len - done).min(CHUNK);
+            let chunk = &mut buf[..n];
+            (self.gather)(self.t, start + done * step, step, chunk)?;
+            f(done, chunk);
+            done += n;
+        }
+        Ok(())
+    }
+
+    /// Calls `f(x)` for every element of `space` (operand 0 is this tensor) from `base`,
+    /// in logical order.
+    #[inline]
+    pub fn each<const N: usize>(
+        &self,
+        space: &Space<N>,
+        base: [usize; N],
+        mut f: impl FnMut(C),
+    ) -> KernelResult {
+        let mut result = Ok(());
+        space.for_each_run(base, |o, len, steps| {
+            if result.is_ok() {
+                result = self.run(o[0], len, steps[0], |_, c| c.iter().for_each(|&x| f(x)));
+            }
+        });
+        result
     }
 }
 
