@@ -34,8 +34,10 @@ pub fn permute_copy_out(
         sizes[i] = input.size(d);
         strides[i] = in_strides[d];
     }
-    // A leading group of dims moved behind the rest, contiguous on both sides: one
-    // tiled 2-D transpose (split over the pool) instead of the strided walk.
+    // A leading group of dims moved behind the rest, contiguous on both sides, with a
+    // pool to split it over: one tiled 2-D transpose by blocks of output rows. On one
+    // thread the strided walk's own tiled transpose is as fast, and builds without
+    // the feature `parallel` leave this path out.
     let k = normalize_dim(dims.first().copied().unwrap_or(0), n.max(1))?;
     let group_swap = k > 0
         && dims
@@ -44,6 +46,7 @@ pub fn permute_copy_out(
             .all(|(i, &d)| normalize_dim(d, n).is_ok_and(|d| d == (k + i) % n));
     let width = input.dtype().element_size();
     if group_swap
+        && ctx.workers() > 1
         && input.is_contiguous()
         && out.is_contiguous()
         && out.dtype() == input.dtype()

@@ -3,6 +3,7 @@
 use core::fmt;
 use core::mem::{align_of, size_of};
 
+#[cfg(feature = "parallel")]
 use super::parallel::Parallel;
 use crate::error::{Error, KernelError, KernelResult};
 #[cfg(feature = "etdump")]
@@ -15,6 +16,7 @@ use et_schema::scalar_type::Element;
 /// (for a delegate) the profiler of a traced execute.
 pub struct KernelContext<'a> {
     temp: &'a Arena<'a>,
+    #[cfg(feature = "parallel")]
     pub(super) parallel: Option<&'a dyn Parallel>,
     #[cfg(feature = "etdump")]
     tracer: Option<&'a EventTracer<'a>>,
@@ -32,6 +34,7 @@ impl<'a> KernelContext<'a> {
     pub fn new(temp: &'a Arena<'a>) -> Self {
         KernelContext {
             temp,
+            #[cfg(feature = "parallel")]
             parallel: None,
             #[cfg(feature = "etdump")]
             tracer: None,
@@ -43,6 +46,7 @@ impl<'a> KernelContext<'a> {
     pub(crate) fn traced(temp: &'a Arena<'a>, tracer: &'a EventTracer<'a>) -> Self {
         KernelContext {
             temp,
+            #[cfg(feature = "parallel")]
             parallel: None,
             tracer: Some(tracer),
         }

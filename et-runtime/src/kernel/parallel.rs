@@ -31,24 +31,38 @@ pub trait Parallel: Sync {
 
 impl<'a> KernelContext<'a> {
     /// This context with `parallel` as its pool (`None`: run every split inline).
+    /// Without the feature `parallel` the pool is ignored: every split runs inline.
     #[inline(always)]
-    pub fn with_parallel(mut self, parallel: Option<&'a dyn Parallel>) -> Self {
-        self.parallel = parallel;
+    pub fn with_parallel(
+        #[cfg_attr(not(feature = "parallel"), allow(unused_mut))] mut self,
+        parallel: Option<&'a dyn Parallel>,
+    ) -> Self {
+        #[cfg(feature = "parallel")]
+        {
+            self.parallel = parallel;
+        }
+        #[cfg(not(feature = "parallel"))]
+        let _ = parallel;
         self
     }
 
-    /// The pool the kernel may split its work over, if the execute was given one.
+    /// The pool the kernel may split its work over, if the execute was given one (never
+    /// without the feature `parallel`).
     #[inline(always)]
     pub fn parallel(&self) -> Option<&'a dyn Parallel> {
-        self.parallel
+        #[cfg(feature = "parallel")]
+        return self.parallel;
+        #[cfg(not(feature = "parallel"))]
+        None
     }
 
-    /// How many threads a split of this kernel's work may run on: 1 without a pool.
-    /// Kernels compare their work with a threshold before splitting, so that small calls
-    /// do not pay for waking threads.
+    /// How many threads a split of this kernel's work may run on: 1 without a pool, and
+    /// always 1 without the feature `parallel`, so that kernels' split paths compile
+    /// away. Kernels compare their work with a threshold before splitting, so that small
+    /// calls do not pay for waking threads.
     #[inline]
     pub fn workers(&self) -> usize {
-        match self.parallel {
+        match self.parallel() {
             Some(p) => p.workers().max(1),
             None => 1,
         }
@@ -63,7 +77,7 @@ impl<'a> KernelContext<'a> {
     /// split and hand it over with [`parallel_each`](Self::parallel_each).
     #[inline]
     pub fn parallel_for(&self, tasks: usize, task: impl Fn(usize) + Sync) {
-        match self.parallel {
+        match self.parallel() {
             Some(p) if tasks > 1 && p.workers() > 1 => p.run(tasks, &task),
             _ => (0..tasks).for_each(task),
         }
@@ -77,7 +91,7 @@ impl<'a> KernelContext<'a> {
     /// pool's task numbers, so no `Parallel` implementation can make two tasks share one.
     pub fn parallel_each<T: Send>(&self, items: &mut [T], task: impl Fn(usize, &mut T) + Sync) {
         let n = items.len();
-        let parallel = match self.parallel {
+        let parallel = match self.parallel() {
             Some(p) if n > 1 && p.workers() > 1 => p,
             _ => {
                 items.iter_mut().enumerate().for_each(|(i, t)| task(i, t));

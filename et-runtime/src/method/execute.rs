@@ -36,6 +36,7 @@ impl<'a> Method<'a> {
     /// all its workers; everything else runs on the calling thread as in `execute`.
     /// Outputs are the same as `execute`'s for the kernels that keep their summation
     /// order when split (etch's own do).
+    #[cfg(feature = "parallel")]
     pub fn execute_with(&mut self, pool: &dyn Parallel) -> Result<(), ExecuteError<'a>> {
         self.execute_inner(Some(pool))
     }

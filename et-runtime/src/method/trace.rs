@@ -140,6 +140,7 @@ mod traced {
         /// [`execute_traced`](Self::execute_traced) with kernels splitting their work
         /// over `pool`, as in [`execute_with`](Self::execute_with). A split kernel's
         /// span covers the whole call, its tasks on every thread.
+        #[cfg(feature = "parallel")]
         pub fn execute_traced_with(
             &mut self,
             tracer: &EventTracer<'_>,
