@@ -1,7 +1,9 @@
 //! How loading and executing a method fail: an ExecuTorch error code plus what, and where.
 //!
 //! `load_method`'s checks return plain codes; the ones that know more record it with
-//! [`note`], so the common path carries no detail around.
+//! [`note`], so the common path carries no detail around. Without the feature `messages`
+//! `note` records nothing (the detail is only ever explained to a reader), and the
+//! details' construction compiles out.
 
 use core::cell::Cell;
 use core::fmt;
@@ -18,7 +20,9 @@ use et_schema::scalar_type::ScalarType;
 pub struct LoadError<'d> {
     /// ExecuTorch's error code.
     pub error: Error,
-    /// What was wrong, and where.
+    /// What was wrong, and where (with the feature `messages`; without it a load error
+    /// is its code alone and this is always [`LoadDetail::None`], so the failure points
+    /// build no detail and no binary that reports codes only pays for them).
     pub detail: LoadDetail<'d>,
 }
 
@@ -320,11 +324,19 @@ impl<'d> From<Error> for ExecuteError<'d> {
 
 /// Records `d` as the detail of a failure with code `error` (unless a more specific
 /// detail was already recorded) and returns the code.
+#[cfg(feature = "messages")]
 #[cold]
 #[inline(never)]
 pub(crate) fn note<'a>(detail: &Cell<LoadDetail<'a>>, error: Error, d: LoadDetail<'a>) -> Error {
     if matches!(detail.get(), LoadDetail::None) {
         detail.set(d);
     }
+    error
+}
+
+/// Without the feature `messages` a load error is its code alone: no detail is recorded.
+#[cfg(not(feature = "messages"))]
+#[inline(always)]
+pub(crate) fn note<'a>(_detail: &Cell<LoadDetail<'a>>, error: Error, _d: LoadDetail<'a>) -> Error {
     error
 }

@@ -242,40 +242,46 @@ impl<'a> Builder<'a, '_> {
         let first = call.int(fb::MoveCall::VT_MOVE_FROM, 4);
         let second = call.int(fb::MoveCall::VT_MOVE_TO, 4);
         let bad = Error::InvalidProgram;
-        Ok(Operands::Ready(match kind {
-            tag::KERNEL_CALL => {
-                return Ok(Operands::Kernel {
-                    op: in_range(first, num_ops).ok_or(bad)? as usize,
-                    args: self.args(call, fb::KernelCall::VT_ARGS)?,
-                })
-            }
-            tag::DELEGATE_CALL => {
-                let index = in_range(first, num_delegates).ok_or(bad)?;
-                let args = self.args(call, fb::DelegateCall::VT_ARGS)?;
-                Instr::Delegate {
+        // Tests of the tag rather than a `match` arm per kind (a jump table of 8-byte
+        // words in a non-PIE build). Kernel and delegate calls: an index, then the args
+        // (at the same field, see the assertions above).
+        let kernel = kind == tag::KERNEL_CALL;
+        if kernel || kind == tag::DELEGATE_CALL {
+            let index = in_range(first, if kernel { num_ops } else { num_delegates }).ok_or(bad)?;
+            let args = self.args(call, fb::KernelCall::VT_ARGS)?;
+            return Ok(if kernel {
+                Operands::Kernel {
+                    op: index as usize,
+                    args,
+                }
+            } else {
+                Operands::Ready(Instr::Delegate {
                     index,
                     args: NonNull::from(args).cast(),
                     len: args.len() as u32,
-                }
-            }
-            tag::MOVE_CALL => Instr::Move {
-                from: in_range(first, n).ok_or(bad)?,
+                })
+            });
+        }
+        // Move, jump and free calls: a value index first.
+        let value = in_range(first, n).ok_or(bad)?;
+        Ok(Operands::Ready(if kind == tag::MOVE_CALL {
+            Instr::Move {
+                from: value,
                 to: in_range(second, n).ok_or(bad)?,
-            },
-            tag::JUMP_FALSE_CALL => {
-                // A destination equal to the chain's length ends the chain.
-                if second < 0 || second as u64 > chain_len as u64 {
-                    return Err(bad);
-                }
-                Instr::JumpFalse {
-                    cond: in_range(first, n).ok_or(bad)?,
-                    dest: second as u32,
-                }
             }
-            tag::FREE_CALL => Instr::Free {
-                value: in_range(first, n).ok_or(bad)?,
-            },
-            _ => return Err(bad),
+        } else if kind == tag::JUMP_FALSE_CALL {
+            // A destination equal to the chain's length ends the chain.
+            if second < 0 || second as u64 > chain_len as u64 {
+                return Err(bad);
+            }
+            Instr::JumpFalse {
+                cond: value,
+                dest: second as u32,
+            }
+        } else if kind == tag::FREE_CALL {
+            Instr::Free { value }
+        } else {
+            return Err(bad);
         }))
     }
 

@@ -22,6 +22,12 @@ pub(super) fn in_range(index: i64, n: usize) -> Option<u32> {
     }
 }
 
+// Int, Bool and Double keep their value at the same field offset (`build_value`).
+const _: () = {
+    assert!(fb::Int::VT_INT_VAL == fb::Bool::VT_BOOL_VAL);
+    assert!(fb::Int::VT_INT_VAL == fb::Double::VT_DOUBLE_VAL);
+};
+
 impl<'a> Builder<'a, '_> {
     pub(super) fn build_values(&mut self) -> Result<(), Error> {
         let list = self
@@ -56,67 +62,79 @@ impl<'a> Builder<'a, '_> {
         let t = t.ok_or(Error::InvalidProgram)?;
         // Every list table keeps its items in its first field.
         let items = || t.vector(fb::IntList::VT_ITEMS).unwrap_or(Vector::EMPTY);
-        Ok(match kind {
-            tag::INT => Value::Int(t.int(fb::Int::VT_INT_VAL, 8)),
-            tag::BOOL => Value::Bool(t.uint(fb::Bool::VT_BOOL_VAL, 1) != 0),
-            tag::DOUBLE => Value::Double(f64::from_bits(t.uint(fb::Double::VT_DOUBLE_VAL, 8))),
-            tag::STRING => {
-                let s = match t.bytes(fb::String::VT_STRING_VAL) {
-                    Some(b) => crate::program::to_str(b).ok_or(Error::InvalidProgram)?,
-                    None => "",
-                };
-                Value::String(NonNull::from(s.as_bytes()).cast(), s.len())
-            }
-            tag::TENSOR => Value::Tensor(self.build_tensor(t)?),
-            tag::INT_LIST => {
-                let (indices, len) = self.indices(items(), 8, false, n)?;
-                Value::IntList(self.arena.alloc(BoxedList {
-                    indices,
-                    items: self.arena.alloc_zeroed(len)?,
-                    len,
-                })?)
-            }
-            tag::TENSOR_LIST | tag::OPTIONAL_TENSOR_LIST => {
-                let optional = kind == tag::OPTIONAL_TENSOR_LIST;
-                let (indices, len) = self.indices(items(), 4, optional, n)?;
-                let list = self.arena.alloc(BoxedList {
-                    indices,
-                    // All-zero bytes are null pointers.
-                    items: self.arena.alloc_zeroed(len)?,
-                    len,
-                })?;
-                if optional {
-                    Value::OptionalTensorList(list)
-                } else {
-                    Value::TensorList(list)
-                }
-            }
-            tag::DOUBLE_LIST | tag::BOOL_LIST => {
-                // Copied into method memory: doubles as their bits, bools as 0 or 1.
-                let items = items();
-                let len = items.len();
-                let double = kind == tag::DOUBLE_LIST;
-                let elem = if double { 8 } else { 1 };
-                let copy = self.arena.allocate_n(len, elem as usize, elem as usize)?;
-                for k in 0..len {
-                    let v = items.uint(k, elem);
-                    // SAFETY: `k < len`; the allocation holds `len` elements of `elem`
-                    // bytes, aligned to `elem`.
-                    unsafe {
-                        if double {
-                            copy.cast::<u64>().as_ptr().add(k).write(v);
-                        } else {
-                            copy.as_ptr().add(k).write((v != 0) as u8);
-                        }
+        // Tests on ranges of the tag rather than a `match` arm per kind, which compiles to
+        // a jump table of 8-byte words in a non-PIE build.
+        if (tag::INT..=tag::DOUBLE).contains(&kind) {
+            // Int, Bool and Double hold their value in their first field.
+            let raw = t.uint(fb::Int::VT_INT_VAL, if kind == tag::BOOL { 1 } else { 8 });
+            return Ok(if kind == tag::INT {
+                Value::Int(raw as i64)
+            } else if kind == tag::BOOL {
+                Value::Bool(raw != 0)
+            } else {
+                Value::Double(f64::from_bits(raw))
+            });
+        }
+        if kind == tag::TENSOR {
+            return Ok(Value::Tensor(self.build_tensor(t)?));
+        }
+        if kind == tag::STRING {
+            let s = match t.bytes(fb::String::VT_STRING_VAL) {
+                Some(b) => crate::program::to_str(b).ok_or(Error::InvalidProgram)?,
+                None => "",
+            };
+            return Ok(Value::String(NonNull::from(s.as_bytes()).cast(), s.len()));
+        }
+        if kind == tag::DOUBLE_LIST || kind == tag::BOOL_LIST {
+            // Copied into method memory: doubles as their bits, bools as 0 or 1.
+            let items = items();
+            let len = items.len();
+            let double = kind == tag::DOUBLE_LIST;
+            let elem = if double { 8 } else { 1 };
+            let copy = self.arena.allocate_n(len, elem as usize, elem as usize)?;
+            for k in 0..len {
+                let v = items.uint(k, elem);
+                // SAFETY: `k < len`; the allocation holds `len` elements of `elem`
+                // bytes, aligned to `elem`.
+                unsafe {
+                    if double {
+                        copy.cast::<u64>().as_ptr().add(k).write(v);
+                    } else {
+                        copy.as_ptr().add(k).write((v != 0) as u8);
                     }
                 }
-                if double {
-                    Value::DoubleList(copy.cast(), len)
-                } else {
-                    Value::BoolList(copy.cast(), len)
-                }
             }
-            _ => return Err(Error::InvalidProgram),
+            return Ok(if double {
+                Value::DoubleList(copy.cast(), len)
+            } else {
+                Value::BoolList(copy.cast(), len)
+            });
+        }
+        // Int, tensor and optional-tensor lists: value indices, and room for the items
+        // gathered before each use (all-zero bytes are zero ints and null pointers).
+        let int_list = kind == tag::INT_LIST;
+        let optional = kind == tag::OPTIONAL_TENSOR_LIST;
+        if !(int_list || optional || kind == tag::TENSOR_LIST) {
+            return Err(Error::InvalidProgram);
+        }
+        let (indices, len) = self.indices(items(), if int_list { 8 } else { 4 }, optional, n)?;
+        let zeroed = self.arena.alloc_zeroed::<u64>(len)?;
+        if int_list {
+            return Ok(Value::IntList(self.arena.alloc(BoxedList {
+                indices,
+                items: zeroed.cast(),
+                len,
+            })?));
+        }
+        let list = self.arena.alloc(BoxedList {
+            indices,
+            items: zeroed.cast(),
+            len,
+        })?;
+        Ok(if optional {
+            Value::OptionalTensorList(list)
+        } else {
+            Value::TensorList(list)
         })
     }
 

@@ -17,13 +17,14 @@ pub(super) enum Op {
     Mod,
     Max,
     Min,
-    // Binary on scalars, other results.
-    TrueDiv,
+    // Comparisons of scalars (a bool).
     Eq,
     Gt,
     Lt,
     Ge,
     Le,
+    // True division (a double).
+    TrueDiv,
     // Binary on ints.
     FloorDivInt,
     ModInt,
@@ -83,8 +84,16 @@ pub(super) fn scalar_prim(op: Op, args: &KernelArgs<'_>) -> KernelResult {
     args.set_return_scalar(r)
 }
 
+/// For each comparison (`Eq`, `Gt`, `Lt`, `Ge`, `Le`, in `Op`'s order), 3 bits: whether
+/// it holds when `a` is less than, equal to, greater than `b` (bits 0, 1, 2).
+const COMPARISONS: u16 = 0b010 | 0b100 << 3 | 0b001 << 6 | 0b110 << 9 | 0b011 << 12;
+
 /// The result of scalar op `op` on `a` and `b` (`b` is `a` for unary ops, the picked
 /// branch for `sym_ite`); `None` when the op fails (see [`failure`]).
+///
+/// The op groups are ranges of `Op` and their results are picked from small arrays and
+/// bit tables rather than by `match` arms: in a non-PIE build every jump-table entry is
+/// an 8-byte word, and this function had two tables (27 entries).
 #[inline(never)]
 fn compute(op: Op, a: Scalar, b: Scalar) -> Option<Scalar> {
     use Op::*;
@@ -92,66 +101,76 @@ fn compute(op: Op, a: Scalar, b: Scalar) -> Option<Scalar> {
     let integral = a.is_integral() && b.is_integral();
     let (i, j) = (a.to_i64(), b.to_i64());
     let (x, y) = (a.to_f64(), b.to_f64());
+    let k = op as usize;
+    // Add, Sub, Mul, FloorDiv, Mod, Max, Min: an int when both are integral.
+    if k <= Min as usize {
+        if integral {
+            return Some(Int(if matches!(op, FloorDiv | Mod) {
+                int_div(op == Mod, i, j)?
+            } else {
+                *[
+                    i.wrapping_add(j),
+                    i.wrapping_sub(j),
+                    i.wrapping_mul(j),
+                    0,
+                    0,
+                    i.max(j),
+                    i.min(j),
+                ]
+                .get(k)?
+            }));
+        }
+        let q = floor_f64(x / y);
+        let nan = x.is_nan() || y.is_nan();
+        let (max, min) = if nan {
+            (f64::NAN, f64::NAN)
+        } else {
+            (x.max(y), x.min(y))
+        };
+        return Some(Double(
+            *[x + y, x - y, x * y, q, x - q * y, max, min].get(k)?,
+        ));
+    }
+    if (Eq as usize..=Le as usize).contains(&k) {
+        let ord = if integral {
+            Some(i.cmp(&j))
+        } else {
+            x.partial_cmp(&y)
+        };
+        let bit = |o: core::cmp::Ordering| 3 * (k - Eq as usize) + (o as i8 + 1) as usize;
+        return Some(Bool(ord.is_some_and(|o| COMPARISONS >> bit(o) & 1 != 0)));
+    }
     Some(match op {
+        TrueDiv => Double(x / y),
         FloorDivInt | ModInt => match (a, b) {
             (Int(_), Int(_)) => Int(int_div(op == ModInt, i, j)?),
             _ => return None,
         },
-        Eq | Gt | Lt | Ge | Le => {
-            let ord = if integral {
-                Some(i.cmp(&j))
-            } else {
-                x.partial_cmp(&y)
-            };
-            Bool(ord.is_some_and(|o| match op {
-                Eq => o.is_eq(),
-                Gt => o.is_gt(),
-                Lt => o.is_lt(),
-                Ge => o.is_ge(),
-                _ => o.is_le(),
-            }))
-        }
-        TrueDiv => Double(x / y),
-        Add | Sub | Mul | FloorDiv | Mod | Max | Min if integral => Int(match op {
-            Add => i.wrapping_add(j),
-            Sub => i.wrapping_sub(j),
-            Mul => i.wrapping_mul(j),
-            Max => i.max(j),
-            Min => i.min(j),
-            _ => int_div(op == Mod, i, j)?,
-        }),
-        Add => Double(x + y),
-        Sub => Double(x - y),
-        Mul => Double(x * y),
-        FloorDiv => Double(floor_f64(x / y)),
-        Mod => Double(x - floor_f64(x / y) * y),
-        Max | Min if x.is_nan() || y.is_nan() => Double(f64::NAN),
-        Max => Double(x.max(y)),
-        Min => Double(x.min(y)),
         Neg => match a {
             Double(d) => Double(-d),
             _ => Int(i.wrapping_neg()),
         },
         SymFloat => Double(x),
-        SymInt => Int(i),
         SymNot => Bool(!a.to_bool()),
         SymIte => b,
-        // Rounding an integral value keeps it; a double rounds (and must be finite).
-        _ if a.is_integral() => Int(i),
+        // SymInt truncates; rounding an integral value keeps it.
+        _ if op == SymInt || a.is_integral() => Int(i),
+        // Ceil, Round, Trunc of a double (which must be finite).
         _ if !x.is_finite() => return None,
-        Ceil => Int(-floor_f64(-x) as i64),
-        Round => {
-            // Half to even.
+        _ => {
             let f = floor_f64(x);
             let diff = x - f;
             let odd = (f as i64) % 2 != 0;
-            Int((if diff > 0.5 || (diff == 0.5 && odd) {
-                f + 1.0
-            } else {
-                f
-            }) as i64)
+            // Whether the result is `f + 1` rather than `f`.
+            let up = match op {
+                Ceil => diff > 0.0,
+                // Half to even.
+                Round => diff > 0.5 || (diff == 0.5 && odd),
+                // Toward zero.
+                _ => x < 0.0 && diff > 0.0,
+            };
+            Int((if up { f + 1.0 } else { f }) as i64)
         }
-        _ => Int(i),
     })
 }
 

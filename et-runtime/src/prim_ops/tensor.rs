@@ -30,21 +30,29 @@ fn local_scalar_dense(_: &KernelContext<'_>, args: &KernelArgs<'_>) -> KernelRes
     let dtype = t.dtype();
     // Signed integers: the element's sign bit extended over the upper bytes (one shift
     // pair for every width, rather than an arm per type).
-    let unused_bits = 64 - 8 * dtype.element_size() as u32;
-    let v = match dtype {
-        ScalarType::Bool => Scalar::Bool(raw != 0),
-        ScalarType::Byte => Scalar::Int(raw as i64),
-        ScalarType::Char | ScalarType::Short | ScalarType::Int | ScalarType::Long => {
-            Scalar::Int(((raw << unused_bits) as i64) >> unused_bits)
-        }
-        ScalarType::Half => Scalar::Double(half::f16::from_bits(raw as u16).to_f64()),
-        ScalarType::Float => Scalar::Double(f32::from_bits(raw as u32) as f64),
-        ScalarType::Double => Scalar::Double(f64::from_bits(raw)),
-        _ => {
-            return Err(KernelError::unsupported(
-                "_local_scalar_dense: unsupported dtype",
-            ))
-        }
+    // Byte (0) is zero-extended; Char, Short, Int and Long (1..=4) sign-extended.
+    let code = dtype as u8;
+    let unused_bits = if code == 0 {
+        0
+    } else {
+        64 - 8 * dtype.element_size() as u32
+    };
+    // Ranges of the dtype code rather than an arm per dtype (a `match` compiles to a
+    // jump table of 8-byte words in a non-PIE build).
+    let v = if dtype == ScalarType::Bool {
+        Scalar::Bool(raw != 0)
+    } else if code <= ScalarType::Long as u8 {
+        Scalar::Int(((raw << unused_bits) as i64) >> unused_bits)
+    } else if dtype == ScalarType::Half {
+        Scalar::Double(half::f16::from_bits(raw as u16).to_f64())
+    } else if dtype == ScalarType::Float {
+        Scalar::Double(f32::from_bits(raw as u32) as f64)
+    } else if dtype == ScalarType::Double {
+        Scalar::Double(f64::from_bits(raw))
+    } else {
+        return Err(KernelError::unsupported(
+            "_local_scalar_dense: unsupported dtype",
+        ));
     };
     args.set_return_scalar(v)
 }

@@ -161,6 +161,21 @@ fn scalar_unary() {
         );
         assert_eq!(unary_err(name, D(f64::NAN)).error, Error::InvalidArgument);
     }
+    // Against the standard library, around integers, halves and the i64 range.
+    #[cfg(feature = "std")]
+    for base in [0.0f64, 1.0, 2.0, 3.0, 1e15, 4.5e15, 9.2e18, 1e300] {
+        for delta in [0.0, 0.25, 0.5, 0.75, 1.0, -0.25, -0.5, -0.75] {
+            for x in [base + delta, -(base + delta)] {
+                let want = [x.ceil(), x.round_ties_even(), x.trunc()].map(|v| v as i64);
+                for (name, want) in [ceil, round, trunc].into_iter().zip(want) {
+                    assert!(
+                        matches!(unary(name, D(x)), I(v) if v == want),
+                        "{name}({x})"
+                    );
+                }
+            }
+        }
+    }
     let ite = "executorch_prim::sym_ite.Scalar";
     let (r, v) = call(ite, &mut [B(true), I(1), D(2.0), Value::None]);
     assert!(r.is_ok() && matches!(v, I(1)));
