@@ -237,7 +237,8 @@ fn drive<C: Compute, R: Num, const K: usize, Sel: DtypeSelection>(
         R::DTYPE
     };
     if dt == common
-        && fast_set(C::DTYPE, Sel::SET).contains(dt)
+        // A constant: computed at run time the set's loop doubled many_adds' dispatch.
+        && const { fast_set(C::DTYPE, Sel::SET) }.contains(dt)
         && out.dtype() == fast_out
         && ins[1..]
             .iter()
@@ -270,14 +271,30 @@ fn fast<T: Num, U: Num, C, R, const K: usize>(
         *d = t.data::<T>()?;
     }
     let out = out.data_mut::<U>()?;
+    // The size test first: a one-element add must not pay for looking at the pool.
     match ctx {
-        Some(ctx) => for_each_band(ctx, out, 1, SPLIT_MIN_ELEMENTS, |start, band| {
-            // Every input holds at least `out.len()` elements (same sizes and strides).
-            map.run::<T, U>(data.map(|d| &d[start..]), band)
-        }),
-        None => map.run::<T, U>(data, out),
+        Some(ctx) if out.len() >= SPLIT_MIN_ELEMENTS && ctx.workers() > 1 => {
+            fast_split::<T, U, C, R, K>(ctx, data, out, map)
+        }
+        _ => map.run::<T, U>(data, out),
     }
     Ok(())
+}
+
+/// The fast path in bands over the pool; out of line, so that the common small call's
+/// code stays as it was without threads.
+#[cold]
+#[inline(never)]
+fn fast_split<T: Num, U: Num, C, R, const K: usize>(
+    ctx: &KernelContext<'_>,
+    data: [&[T]; K],
+    out: &mut [U],
+    map: &(impl MapK<C, R, K> + Sync),
+) {
+    for_each_band(ctx, out, 1, 0, |start, band| {
+        // Every input holds at least `out.len()` elements (same sizes and strides).
+        map.run::<T, U>(data.map(|d| &d[start..]), band)
+    })
 }
 
 /// Where the general path writes results.
