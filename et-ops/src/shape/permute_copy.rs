@@ -35,35 +35,32 @@ pub fn permute_copy_out(
         strides[i] = in_strides[d];
     }
     // A leading group of dims moved behind the rest, contiguous on both sides, with a
-    // pool to split it over: one tiled 2-D transpose by blocks of output rows. On one
-    // thread the strided walk's own tiled transpose is as fast, and builds without
-    // the feature `parallel` leave this path out.
-    let k = normalize_dim(dims.first().copied().unwrap_or(0), n.max(1))?;
-    let group_swap = k > 0
-        && dims
-            .iter()
-            .enumerate()
-            .all(|(i, &d)| normalize_dim(d, n).is_ok_and(|d| d == (k + i) % n));
-    let width = input.dtype().element_size();
-    if group_swap
-        && ctx.workers() > 1
-        && input.is_contiguous()
-        && out.is_contiguous()
-        && out.dtype() == input.dtype()
-        && matches!(width, 2 | 4 | 8)
-    {
-        out.resize(&sizes[..n])?;
-        let a: usize = input.sizes()[..k].iter().product();
-        let b: usize = input.sizes()[k..].iter().product();
-        let src = input.bytes()?;
-        let dst = out.bytes_mut()?;
-        return match width {
-            2 => transpose_bytes::<2>(ctx, src, dst, a, b),
-            4 => transpose_bytes::<4>(ctx, src, dst, a, b),
-            _ => transpose_bytes::<8>(ctx, src, dst, a, b),
-        };
+    // pool to split it over: a 2-D transpose by bands of output rows. On one thread the
+    // strided walk below transposes in the same tiles, and builds without the feature
+    // `parallel` leave this path out.
+    if ctx.workers() > 1 && input.is_contiguous() && out.dtype() == input.dtype() {
+        if let Some(k) = leading_group_moved_back(dims, n) {
+            out.resize(&sizes[..n])?;
+            if out.is_contiguous() {
+                let a: usize = input.sizes()[..k].iter().product();
+                let b: usize = input.sizes()[k..].iter().product();
+                let elem = input.dtype().element_size();
+                return transpose_bytes(ctx, input.bytes()?, out.bytes_mut()?, elem, a, b);
+            }
+        }
     }
     copy_view(out, &sizes[..n], input, &strides[..n], 0)
+}
+
+/// `Some(k)` when `dims` is `[k, k + 1, .., n - 1, 0, .., k - 1]` with `0 < k < n`: the
+/// first `k` dims moved behind the rest.
+fn leading_group_moved_back(dims: &[i64], n: usize) -> Option<usize> {
+    let k = normalize_dim(*dims.first()?, n).ok()?;
+    let moved = dims
+        .iter()
+        .enumerate()
+        .all(|(i, &d)| normalize_dim(d, n).is_ok_and(|d| d == (k + i) % n));
+    (k > 0 && moved).then_some(k)
 }
 
 #[cfg(test)]
