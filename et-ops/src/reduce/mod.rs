@@ -47,19 +47,22 @@ fn extreme<Sel: DtypeSelection>(
     let st = val_storer::<Sel>(out.dtype())?;
     if input.dtype().is_floating() {
         let x = Gathered::<f64>::new::<Sel>(input)?;
-        extreme_in(x, mask, out, st, better_fn(largest))
+        extreme_in(x, mask, out, st, largest)
     } else {
         let x = Gathered::<i64>::new::<Sel>(input)?;
-        extreme_in(x, mask, out, st, better_fn(largest))
+        extreme_in(x, mask, out, st, largest)
     }
 }
 
-/// `x > best` for a maximum, `x < best` for a minimum.
-fn better_fn<C: Num>(largest: bool) -> fn(C, C) -> bool {
+/// `x > best` for a maximum, `x < best` for a minimum: inlined into the inner loops, where
+/// the branch on `largest` is the same for every element (a function pointer chosen once
+/// would be an indirect call per element).
+#[inline(always)]
+fn beats<C: Num>(x: C, best: C, largest: bool) -> bool {
     if largest {
-        |x, b| x > b
+        x > best
     } else {
-        |x, b| x < b
+        x < best
     }
 }
 
@@ -68,7 +71,7 @@ fn extreme_in<C: Num>(
     mask: DimMask,
     out: &mut Tensor,
     st: Storer,
-    better: fn(C, C) -> bool,
+    largest: bool,
 ) -> KernelResult {
     let (outer, inner) = reduce_spaces(x.tensor(), mask, out);
     if inner.numel() == 0 && outer.numel() > 0 {
@@ -85,7 +88,7 @@ fn extreme_in<C: Num>(
                 best = Some(match best {
                     None => v,
                     Some(b) if b.is_nan() => b,
-                    Some(b) if v.is_nan() || better(v, b) => v,
+                    Some(b) if v.is_nan() || beats(v, b, largest) => v,
                     Some(b) => b,
                 });
             });
@@ -111,10 +114,10 @@ fn arg_extreme<Sel: DtypeSelection>(
     }
     if input.dtype().is_floating() {
         let x = Gathered::<f64>::new::<Sel>(input)?;
-        arg_extreme_in(x, mask, out, better_fn(largest))
+        arg_extreme_in(x, mask, out, largest)
     } else {
         let x = Gathered::<i64>::new::<Sel>(input)?;
-        arg_extreme_in(x, mask, out, better_fn(largest))
+        arg_extreme_in(x, mask, out, largest)
     }
 }
 
@@ -122,7 +125,7 @@ fn arg_extreme_in<C: Num>(
     x: Gathered<'_, C>,
     mask: DimMask,
     out: &mut Tensor,
-    better: fn(C, C) -> bool,
+    largest: bool,
 ) -> KernelResult {
     let (outer, inner) = reduce_spaces(x.tensor(), mask, out);
     if inner.numel() == 0 && outer.numel() > 0 {
@@ -141,7 +144,7 @@ fn arg_extreme_in<C: Num>(
                     None => Some((v, k)),
                     Some((b, _)) if b.is_nan() => best,
                     Some(_) if v.is_nan() => Some((v, k)),
-                    Some((b, _)) if better(v, b) => Some((v, k)),
+                    Some((b, _)) if beats(v, b, largest) => Some((v, k)),
                     keep => keep,
                 };
                 k += 1;
