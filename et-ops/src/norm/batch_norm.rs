@@ -117,15 +117,13 @@ fn bn_impl<T: OpMath>(
     }
     let nd = input.dim();
     let space = Space::new(&sizes[..nd], [&is[..nd], &os[..nd], &cs[..nd]]);
-    let x = input.data::<T>()?;
-    let y = out.data_mut::<T>()?;
-    if avx2_fma_available() {
-        // SAFETY: the CPU supports AVX2 and FMA (checked by `avx2_fma_available`), all
-        // the target-feature function requires.
-        unsafe { apply_avx2::<T>(&space, x, y, alpha, beta) };
-    } else {
-        apply::<T>(&space, x, y, alpha, beta);
-    }
+    apply_best::<T>(
+        &space,
+        input.data::<T>()?,
+        out.data_mut::<T>()?,
+        alpha,
+        beta,
+    );
     Ok(())
 }
 
@@ -143,7 +141,6 @@ fn apply_split<T: OpMath>(
     let plane: usize = input.sizes()[2..].iter().product();
     let x = input.data::<T>()?;
     let y = out.data_mut::<T>()?;
-    let avx2 = avx2_fma_available();
     for_each_band(ctx, y, plane, 0, |start, band| {
         let mut p = start / plane.max(1);
         let mut done = 0;
@@ -156,19 +153,23 @@ fn apply_split<T: OpMath>(
                 .max(1);
             let space = Space::new(&[planes, plane], [&[plane, 1], &[plane, 1], &[1, 0]]);
             let (xs, ys) = (&x[start + done..], &mut band[done..]);
-            let (a, b) = (&alpha[ch..], &beta[ch..]);
-            if avx2 {
-                // SAFETY: the CPU supports AVX2 and FMA (checked by
-                // `avx2_fma_available`), all the target-feature function requires.
-                unsafe { apply_avx2::<T>(&space, xs, ys, a, b) };
-            } else {
-                apply::<T>(&space, xs, ys, a, b);
-            }
+            apply_best::<T>(&space, xs, ys, &alpha[ch..], &beta[ch..]);
             done += planes * plane;
             p += planes;
         }
     });
     Ok(())
+}
+
+/// [`apply`] compiled for the best instruction set the CPU has.
+fn apply_best<T: OpMath>(space: &Space<3>, x: &[T], y: &mut [T], alpha: &[T::C], beta: &[T::C]) {
+    if avx2_fma_available() {
+        // SAFETY: the CPU supports AVX2 and FMA (checked by `avx2_fma_available`), all
+        // the target-feature function requires.
+        unsafe { apply_avx2::<T>(space, x, y, alpha, beta) };
+    } else {
+        apply::<T>(space, x, y, alpha, beta);
+    }
 }
 
 /// `y = x * alpha[c] + beta[c]` over a [`Space`] whose operand 2's offset is the channel.

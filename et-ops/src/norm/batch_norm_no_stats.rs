@@ -72,15 +72,15 @@ pub fn batch_norm_no_stats_out<Sel: DtypeSelection>(
 
 /// Normalizes each channel by its batch statistics (the body of the training-mode batch
 /// norms) and calls `on_stats(channel, mean, biased_var)` for each channel.
-#[allow(
-    clippy::too_many_arguments,
-    reason = "the operator's own argument list, plus the statistics callback"
-)]
 ///
 /// One loop for every floating dtype: `x` reads the input as f64 (see [`Gathered`]) and
 /// `acc` (of the input's dtype) reads the parameters and rounds each result once, as the
 /// typed loops did (training-mode batch norm is rare in exported models; this is about
 /// 15 KB less in a build of every dtype).
+#[allow(
+    clippy::too_many_arguments,
+    reason = "the operator's own argument list, plus the statistics callback"
+)]
 pub(super) fn normalize(
     x: Gathered<'_, f64>,
     acc: &Accumulator,
