@@ -93,12 +93,19 @@ impl<'a> Arena<'a> {
 
     /// Like [`allocate_n`](Self::allocate_n), with every byte zeroed: one copy of the
     /// clearing for every element type.
-    #[inline(never)]
     fn allocate_n_zeroed(&self, n: usize, size: usize, align: usize) -> Result<NonNull<u8>, Error> {
-        let p = self.allocate_n(n, size, align)?;
-        // SAFETY: the allocation holds `n * size` bytes (`allocate_n` checked the product)
-        // and is ours alone.
-        unsafe { p.as_ptr().write_bytes(0, n.wrapping_mul(size)) };
+        self.allocate_zeroed(
+            n.checked_mul(size).ok_or(Error::MemoryAllocationFailed)?,
+            align,
+        )
+    }
+
+    /// Like [`allocate`](Self::allocate), with every byte zeroed.
+    #[inline(never)]
+    pub(crate) fn allocate_zeroed(&self, size: usize, align: usize) -> Result<NonNull<u8>, Error> {
+        let p = self.allocate(size, align)?;
+        // SAFETY: the allocation holds `size` bytes and is ours alone.
+        unsafe { p.as_ptr().write_bytes(0, size) };
         Ok(p)
     }
 

@@ -11,6 +11,7 @@
 //!   per-call check;
 //! - [`rebinds_memory`]: view detection, which withdraws those proofs.
 
+use core::mem::MaybeUninit;
 use core::ptr::NonNull;
 
 use super::build::{Builder, Plan};
@@ -145,21 +146,22 @@ impl<'a> Builder<'a, '_> {
                 .unwrap_or(Vector::EMPTY);
             let start = pc;
             for k in 0..list.len() {
-                let decoded = self
-                    .decode(
-                        list.table(k),
-                        list.len(),
-                        pc,
-                        num_delegates,
-                        cache,
-                        &mut state,
-                    )
-                    .map_err(|e| note(self.detail, e, LoadDetail::Instruction { index: pc }))?;
                 if pc >= total {
                     return Err(Error::InvalidProgram);
                 }
-                // SAFETY: `pc < total`, the array's length.
-                unsafe { instrs.as_ptr().add(pc).write(decoded) };
+                // SAFETY: `pc < total`, the array's length; the entry is written by
+                // `decode` (or loading fails and the table is never read).
+                let slot = unsafe { &mut *instrs.as_ptr().add(pc).cast::<MaybeUninit<Instr>>() };
+                self.decode(
+                    list.table(k),
+                    list.len(),
+                    pc,
+                    num_delegates,
+                    cache,
+                    &mut state,
+                    slot,
+                )
+                .map_err(|e| note(self.detail, e, LoadDetail::Instruction { index: pc }))?;
                 pc += 1;
             }
             // SAFETY: `c < chains.len()`, the array's length.
@@ -183,12 +185,18 @@ impl<'a> Builder<'a, '_> {
         Ok((instrs, out_chains, chains.len()))
     }
 
-    /// Decodes instruction `pc` (of a chain of `chain_len`). A KernelCall that no
-    /// registered kernel serves is noted in `state` and becomes a placeholder, so that
+    /// Decodes instruction `pc` (of a chain of `chain_len`) into `slot`. A KernelCall that
+    /// no registered kernel serves is noted in `state` and becomes a placeholder, so that
     /// every missing kernel is counted before loading fails.
     // Kept out of the chain loop: inlined there, the size-optimized build grows by about
     // 300 bytes, and one call per instruction is noise next to its resolution and checks.
+    // The instruction is written in place: returned, it took a round trip through the
+    // stack whose partial reloads stalled on store forwarding.
     #[inline(never)]
+    #[allow(
+        clippy::too_many_arguments,
+        reason = "the decoding state of one instruction"
+    )]
     fn decode(
         &self,
         instr: Option<Table<'a>>,
@@ -197,13 +205,15 @@ impl<'a> Builder<'a, '_> {
         num_delegates: usize,
         cache: &mut [CacheSlot],
         state: &mut Decoding,
-    ) -> Result<Instr, Error> {
+        slot: &mut MaybeUninit<Instr>,
+    ) -> Result<(), Error> {
         let (decoded, kernel) = match self.operands(instr, chain_len, num_delegates, cache.len())? {
             Operands::Ready(decoded) => (decoded, None),
             Operands::Kernel { op, args } => {
                 let Some(entry) = self.resolve_cached(op, args, cache)? else {
                     state.missing.note(pc, op);
-                    return Ok(UNSERVED);
+                    slot.write(UNSERVED);
+                    return Ok(());
                 };
                 self.check_signature(entry, pc, op, args)?;
                 let decoded = Instr::Kernel {
@@ -218,7 +228,8 @@ impl<'a> Builder<'a, '_> {
             }
         };
         state.rebinds |= rebinds_memory(&decoded, kernel);
-        Ok(decoded)
+        slot.write(decoded);
+        Ok(())
     }
 
     /// Reads the instruction union and range-checks every operand: value indices against
@@ -231,11 +242,11 @@ impl<'a> Builder<'a, '_> {
         num_delegates: usize,
         num_ops: usize,
     ) -> Result<Operands<'a>, Error> {
-        let (kind, call) = instr.ok_or(Error::InvalidProgram)?.union(
+        let (kind, call) = instr.ok_or(Error::InvalidProgram)?.fields().union(
             fb::Instruction::VT_INSTR_ARGS_TYPE,
             fb::Instruction::VT_INSTR_ARGS,
         );
-        let call = call.ok_or(Error::InvalidProgram)?;
+        let call = call.ok_or(Error::InvalidProgram)?.fields();
         let n = self.num_values;
         // Every call table has an int in its first field, and MoveCall and JumpFalseCall
         // another in their second (see the assertions above).

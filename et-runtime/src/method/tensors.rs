@@ -8,6 +8,7 @@
 //! `external`.
 
 use core::cell::Cell;
+use core::mem::{align_of, size_of};
 use core::ptr::NonNull;
 
 use super::build::Builder;
@@ -18,6 +19,7 @@ use crate::program::{MethodMeta, Table, TensorShape};
 use crate::tensor::{ShapeDynamism, ShapeStorage, Tensor};
 use et_schema::fields as fb;
 use et_schema::meta::external_data_name;
+use et_schema::reader::Fields;
 use et_schema::scalar_type::ScalarType;
 
 type T<'x> = fb::Tensor<'x>;
@@ -64,18 +66,20 @@ struct Data {
 
 impl<'a> Builder<'a, '_> {
     pub(super) fn build_tensor(&self, t: Table<'a>) -> Result<NonNull<Tensor>, Error> {
+        let t = t.fields();
         let shape = supported_shape(t)?;
         let dim = shape.rank();
-        let (storage, nbytes) = self.shape_storage(&shape)?;
+        let (tensor, storage, nbytes) = self.tensor_storage(&shape)?;
         // SAFETY: `storage` holds the `dim` sizes and dim-order entries just filled.
         let data = unsafe { self.tensor_data(t, shape.dtype, &storage, dim, nbytes)? };
         // SAFETY: the three shape arrays hold `dim` initialized elements in the method
         // arena, used by this tensor only, and the dim order is a permutation (checked by
         // `TensorShape::fill`); `data` is null or valid for `nbytes` (the bound: sizes are
         // the upper bound for dynamic tensors) for the method's lifetime: constants borrow
-        // the program, planned data the caller's buffers (range-checked).
-        let tensor = unsafe {
-            Tensor::from_raw_parts(
+        // the program, planned data the caller's buffers (range-checked). `tensor` is
+        // sized and aligned for a `Tensor` and used by nothing else.
+        unsafe {
+            tensor.write(Tensor::from_raw_parts(
                 shape.dtype,
                 dim,
                 storage,
@@ -83,18 +87,31 @@ impl<'a> Builder<'a, '_> {
                 shape.dynamism,
                 data.read_only,
                 data.planned,
-            )
+            ))
         };
-        self.arena.alloc(tensor)
+        Ok(tensor)
     }
 
-    /// Sizes, strides and dim order in method memory, filled from `shape`; and the bytes
-    /// the tensor's data takes at its bound.
-    fn shape_storage(&self, shape: &TensorShape<'a>) -> Result<(ShapeStorage, usize), Error> {
+    /// Room for a tensor and its shape, in one allocation of method memory (a tensor
+    /// builds in one bump and one clear, rather than three of each): the tensor, then
+    /// `dim` sizes and `dim` strides, then `dim` dim-order bytes, the sizes and dim order
+    /// filled from `shape`; and the bytes the tensor's data takes at its bound.
+    fn tensor_storage(
+        &self,
+        shape: &TensorShape<'a>,
+    ) -> Result<(NonNull<Tensor>, ShapeStorage, usize), Error> {
+        const HEAD: usize = size_of::<Tensor>();
+        const _: () = assert!(HEAD.is_multiple_of(align_of::<usize>()));
         let dim = shape.rank();
-        // Sizes, then strides (recomputed by the constructor), then the dim order.
-        let sizes = self.arena.alloc_zeroed::<usize>(2 * dim)?;
-        let order = self.arena.alloc_zeroed::<u8>(dim)?;
+        let words = 2 * dim * size_of::<usize>();
+        // No overflow: `dim <= MAX_DIM`.
+        let block = self
+            .arena
+            .allocate_zeroed(HEAD + words + dim, align_of::<Tensor>())?;
+        // SAFETY: the block holds `HEAD + words + dim` bytes; each pointer below stays
+        // inside it, and the sizes and strides are `usize`-aligned (the block is aligned
+        // for a `Tensor`, whose size is a multiple of a `usize`'s alignment).
+        let (sizes, order) = unsafe { (block.add(HEAD).cast::<usize>(), block.add(HEAD + words)) };
         // SAFETY: `sizes` holds `2 * dim` and `order` `dim` zeroed elements, fresh from
         // the arena and used by nothing else.
         let nbytes = unsafe {
@@ -105,11 +122,11 @@ impl<'a> Builder<'a, '_> {
         };
         let storage = ShapeStorage {
             sizes,
-            // SAFETY: `dim <= 2 * dim` elements into the allocation.
+            // SAFETY: `dim <= 2 * dim` elements into the sizes and strides.
             strides: unsafe { sizes.add(dim) },
             dim_order: order,
         };
-        Ok((storage, nbytes))
+        Ok((block.cast(), storage, nbytes))
     }
 
     /// Binds a tensor's `nbytes` of data: a constant in the program or bound by name
@@ -122,7 +139,7 @@ impl<'a> Builder<'a, '_> {
     /// `shape` must hold `dim` initialized sizes and dim-order entries.
     unsafe fn tensor_data(
         &self,
-        t: Table<'a>,
+        t: Fields<'a>,
         dtype: ScalarType,
         shape: &ShapeStorage,
         dim: usize,
@@ -204,7 +221,7 @@ impl<'a> Builder<'a, '_> {
 
 /// A tensor's shape, if this runtime supports the tensor: no storage offset and a
 /// bounded shape.
-fn supported_shape(t: Table<'_>) -> Result<TensorShape<'_>, Error> {
+fn supported_shape(t: Fields<'_>) -> Result<TensorShape<'_>, Error> {
     let shape = TensorShape::read(t)?;
     if t.uint(T::VT_STORAGE_OFFSET, 4) != 0 || shape.dynamism == ShapeDynamism::Unbound {
         return Err(Error::NotSupported);

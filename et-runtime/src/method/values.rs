@@ -55,6 +55,7 @@ impl<'a> Builder<'a, '_> {
     fn build_value(&self, ev: Option<Table<'a>>, n: usize) -> Result<Value, Error> {
         let (kind, t) = ev
             .ok_or(Error::InvalidProgram)?
+            .fields()
             .union(fb::EValue::VT_VAL_TYPE, fb::EValue::VT_VAL);
         if kind == tag::NULL {
             return Ok(Value::None);
@@ -170,7 +171,7 @@ impl<'a> Builder<'a, '_> {
     /// The value indices of a call's `args` (required), checked against the value table.
     pub(super) fn args(
         &self,
-        call: Table<'a>,
+        call: et_schema::reader::Fields<'a>,
         vt: et_schema::reader::VOffsetT,
     ) -> Result<&'a [u32], Error> {
         let v = call.vector(vt).ok_or(Error::InvalidProgram)?;

@@ -5,7 +5,7 @@ use super::tags::{tag, value_at};
 use super::{MethodMeta, Plan, TensorInfo};
 use crate::error::Error;
 use crate::fields as fb;
-use crate::reader::{Table, Vector};
+use crate::reader::{Fields, Vector};
 
 /// `TensorDataLocation::EXTERNAL` (program.fbs).
 const EXTERNAL: u64 = 1;
@@ -13,7 +13,7 @@ const EXTERNAL: u64 = 1;
 /// The name an external tensor's data is found by, or `None` when the tensor's data is
 /// in the program (or planned). `InvalidProgram` when the tensor is external but has no
 /// fully qualified name.
-pub fn external_data_name(tensor: Table<'_>) -> Result<Option<&str>, Error> {
+pub fn external_data_name(tensor: Fields<'_>) -> Result<Option<&str>, Error> {
     type X<'x> = fb::ExtraTensorInfo<'x>;
     match tensor.table(fb::Tensor::VT_EXTRA_TENSOR_INFO) {
         Some(extra) if extra.uint(X::VT_LOCATION, 1) == EXTERNAL => extra
@@ -47,7 +47,7 @@ impl<'d> MethodMeta<'d> {
         (0..values.len()).filter_map(move |value| {
             let (kind, t) = value_at(values, value as i64)?;
             let t = t.filter(|_| kind == tag::TENSOR)?;
-            let name = match external_data_name(t) {
+            let name = match external_data_name(t.fields()) {
                 Ok(name) => name?,
                 Err(e) => return Some(Err(e)),
             };

@@ -23,7 +23,7 @@ impl PlannedRange {
         let Some(ai) = t.table(fb::Tensor::VT_ALLOCATION_INFO) else {
             return Ok(None);
         };
-        let shape = TensorShape::read(t)?;
+        let shape = TensorShape::read(t.fields())?;
         let (mut sizes, mut order) = ([0usize; MAX_DIM], [0u8; MAX_DIM]);
         let rank = shape.rank();
         let nbytes = shape.fill(&mut sizes[..rank], &mut order[..rank])? as u64;

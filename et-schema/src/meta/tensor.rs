@@ -1,9 +1,8 @@
 //! Tensor shapes and types as a program declares them.
 
-use super::kernel_key::scalar_type;
 use crate::error::Error;
 use crate::fields as fb;
-use crate::reader::{Table, Vector};
+use crate::reader::{Fields, Table, Vector};
 use crate::scalar_type::ScalarType;
 
 /// ExecuTorch's limit on tensor rank (`kTensorDimensionLimit`).
@@ -56,7 +55,7 @@ impl TensorInfo {
 
     /// Reads and checks a `Tensor` table's dtype, shape, dim order and dynamism.
     pub fn read(t: Table<'_>) -> Result<TensorInfo, Error> {
-        let shape = TensorShape::read(t)?;
+        let shape = TensorShape::read(t.fields())?;
         let rank = shape.rank();
         let mut info = TensorInfo {
             dtype: shape.dtype,
@@ -84,9 +83,10 @@ pub struct TensorShape<'d> {
 impl<'d> TensorShape<'d> {
     /// Reads a `Tensor` table's dtype, dynamism and shape vectors; fails unless the dtype
     /// is known, both vectors are present with the same length, at most [`MAX_DIM`].
-    pub fn read(t: Table<'d>) -> Result<TensorShape<'d>, Error> {
+    pub fn read(t: Fields<'d>) -> Result<TensorShape<'d>, Error> {
         type T<'x> = fb::Tensor<'x>;
-        let dtype = ScalarType::from_i8(scalar_type(t)).ok_or(Error::InvalidProgram)?;
+        let dtype = t.uint(T::VT_SCALAR_TYPE, 1) as u8 as i8;
+        let dtype = ScalarType::from_i8(dtype).ok_or(Error::InvalidProgram)?;
         let sizes = t.vector(T::VT_SIZES).ok_or(Error::InvalidProgram)?;
         let order = t.vector(T::VT_DIM_ORDER).ok_or(Error::InvalidProgram)?;
         if sizes.len() > MAX_DIM || order.len() != sizes.len() {
