@@ -1,5 +1,8 @@
 //! Delegates: backends that execute a lowered part of a program (DelegateCall),
-//! registered in a link-time slice like kernels.
+//! registered in a link-time slice like kernels. The slice, and with it
+//! [`register_backend!`](crate::register_backend), exists with the feature `backends`,
+//! which every backend crate enables; without it [`backends`] is empty and the delegate
+//! machinery compiles away.
 
 use core::cell::Cell;
 use core::fmt;
@@ -249,9 +252,14 @@ impl fmt::Debug for BackendEntry {
     }
 }
 
-/// Every backend linked into the binary.
+/// Every backend linked into the binary: none without the feature `backends`, which
+/// every backend crate enables (so the delegate machinery folds away in a binary that
+/// links no backend).
 pub fn backends() -> &'static [BackendEntry] {
-    &crate::__private::BACKENDS
+    #[cfg(feature = "backends")]
+    return &crate::__private::BACKENDS;
+    #[cfg(not(feature = "backends"))]
+    return &[];
 }
 
 /// The first registered backend named `name`.
@@ -265,6 +273,7 @@ pub fn find_backend(name: &str) -> Option<&'static BackendEntry> {
 /// static MY_BACKEND: MyBackend = MyBackend;
 /// et_runtime::register_backend!("MyBackend", MY_BACKEND);
 /// ```
+#[cfg(feature = "backends")]
 #[macro_export]
 macro_rules! register_backend {
     ($name:literal, $backend:path) => {
@@ -277,5 +286,14 @@ macro_rules! register_backend {
                 init: $crate::__private::init_delegate,
             };
         };
+    };
+}
+
+/// Without the feature `backends` there is no registry to add a backend to.
+#[cfg(not(feature = "backends"))]
+#[macro_export]
+macro_rules! register_backend {
+    ($($t:tt)*) => {
+        compile_error!("register_backend! needs et-runtime's feature `backends`: enable it in the backend crate's et-runtime dependency");
     };
 }

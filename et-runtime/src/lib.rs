@@ -80,7 +80,8 @@ pub mod __private {
     #[linkme::distributed_slice]
     pub static KERNELS: [KernelEntry];
 
-    /// Every delegate backend in the binary.
+    /// Every delegate backend in the binary (with the feature `backends`).
+    #[cfg(feature = "backends")]
     #[linkme::distributed_slice]
     pub static BACKENDS: [crate::backend::BackendEntry];
 

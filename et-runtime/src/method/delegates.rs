@@ -28,6 +28,13 @@ impl<'a> Builder<'a, '_> {
     pub(super) fn init_delegates(&self) -> Result<(NonNull<Delegate>, usize), Error> {
         let list = self.meta.list(Plan::VT_DELEGATES).unwrap_or(Vector::EMPTY);
         let n = list.len();
+        if !cfg!(feature = "backends") && n > 0 {
+            // No backend can be registered: the first delegate's backend is missing.
+            return Err(self
+                .init_delegate(0, list.table(0))
+                .err()
+                .unwrap_or(Error::NotFound));
+        }
         let storage = self.arena.alloc_array::<Delegate>(n)?;
         for count in 0..n {
             match self.init_delegate(count, list.table(count)) {
@@ -146,6 +153,10 @@ pub fn init_delegate(r: &DelegateInit<'_, '_, '_>) -> Result<DelegateHandle, Err
 /// # Safety
 /// The first `count` entries must be initialized delegates, each released only once.
 pub(super) unsafe fn destroy_delegates(delegates: NonNull<Delegate>, count: usize) {
+    // Without backends no delegate was ever initialized.
+    if !cfg!(feature = "backends") {
+        return;
+    }
     for k in 0..count {
         // SAFETY: `k < count`, an initialized entry (caller).
         let d = unsafe { *delegates.as_ptr().add(k) };
