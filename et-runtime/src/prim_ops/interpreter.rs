@@ -121,12 +121,11 @@ fn compute(op: Op, a: Scalar, b: Scalar) -> Option<Scalar> {
             }));
         }
         let q = floor_f64(x / y);
-        let nan = x.is_nan() || y.is_nan();
-        let (max, min) = if nan {
-            (f64::NAN, f64::NAN)
-        } else {
-            (x.max(y), x.min(y))
-        };
+        // A NaN operand propagates; otherwise `x` unless `y` compares past it (so
+        // `max(-0.0, 0.0)` is `-0.0`, as C++'s `std::max`). Comparisons rather than
+        // `f64::max`/`min`, which link libm's `fmax` and `fmin`.
+        let max = if x < y || y.is_nan() { y } else { x };
+        let min = if y < x || y.is_nan() { y } else { x };
         return Some(Double(
             *[x + y, x - y, x * y, q, x - q * y, max, min].get(k)?,
         ));

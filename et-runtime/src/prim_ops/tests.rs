@@ -81,6 +81,12 @@ fn scalar_arithmetic() {
     assert_eq!(double("executorch_prim::sym_min.Scalar", D(1.5), I(1)), 1.0);
     assert!(double("executorch_prim::sym_max.Scalar", D(f64::NAN), I(1)).is_nan());
     assert!(double("executorch_prim::sym_min.Scalar", I(1), D(f64::NAN)).is_nan());
+    assert!(double("executorch_prim::sym_max.Scalar", I(1), D(f64::NAN)).is_nan());
+    assert!(double("executorch_prim::sym_min.Scalar", D(f64::NAN), I(1)).is_nan());
+    let max = double("executorch_prim::sym_max.Scalar", D(-0.0), D(0.0));
+    assert!(max == 0.0 && max.is_sign_negative());
+    let min = double("executorch_prim::sym_min.Scalar", D(0.0), D(-0.0));
+    assert!(min == 0.0 && min.is_sign_positive());
     assert_eq!(double("executorch_prim::truediv.Scalar", I(1), I(2)), 0.5);
     assert_eq!(int("executorch_prim::floordiv.int", I(-7), I(2)), -4);
     assert_eq!(int("executorch_prim::mod.int", I(-7), I(2)), 1);
