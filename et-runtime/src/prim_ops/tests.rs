@@ -167,13 +167,25 @@ fn scalar_unary() {
         );
         assert_eq!(unary_err(name, D(f64::NAN)).error, Error::InvalidArgument);
     }
+    // sym_int converts as Rust's `as` does: it saturates and never fails.
+    let sym_int = "executorch_prim::sym_int.Scalar";
+    for x in [
+        f64::NAN,
+        f64::INFINITY,
+        f64::NEG_INFINITY,
+        1e300,
+        -1e300,
+        -0.5,
+    ] {
+        assert!(matches!(unary(sym_int, D(x)), I(v) if v == x as i64), "{x}");
+    }
     // Against the standard library, around integers, halves and the i64 range.
     #[cfg(feature = "std")]
     for base in [0.0f64, 1.0, 2.0, 3.0, 1e15, 4.5e15, 9.2e18, 1e300] {
         for delta in [0.0, 0.25, 0.5, 0.75, 1.0, -0.25, -0.5, -0.75] {
             for x in [base + delta, -(base + delta)] {
-                let want = [x.ceil(), x.round_ties_even(), x.trunc()].map(|v| v as i64);
-                for (name, want) in [ceil, round, trunc].into_iter().zip(want) {
+                let want = [x.ceil(), x.round_ties_even(), x.trunc(), x].map(|v| v as i64);
+                for (name, want) in [ceil, round, trunc, sym_int].into_iter().zip(want) {
                     assert!(
                         matches!(unary(name, D(x)), I(v) if v == want),
                         "{name}({x})"
@@ -217,6 +229,20 @@ fn tensor(
             false,
             false,
         )
+    }
+}
+
+#[test]
+fn f16_to_f64_matches_half() {
+    for h in 0..=u16::MAX {
+        let (got, want) = (
+            super::tensor::f16_to_f64(h),
+            half::f16::from_bits(h).to_f64(),
+        );
+        assert!(
+            got.to_bits() == want.to_bits() || (got.is_nan() && want.is_nan()),
+            "{h:#06x}: {got} != {want}"
+        );
     }
 }
 
