@@ -150,7 +150,8 @@ fn compute(op: Op, a: Scalar, b: Scalar) -> Option<Scalar> {
             _ => Int(i.wrapping_neg()),
         },
         SymFloat => Double(x),
-        SymNot => Bool(!a.to_bool()),
+        // `x` is zero exactly when `a` is (and a NaN is true, as `Scalar::to_bool`).
+        SymNot => Bool(x == 0.0),
         SymIte => b,
         // SymInt truncates; rounding an integral value keeps it.
         _ if op == SymInt || a.is_integral() => Int(i),

@@ -148,6 +148,10 @@ fn scalar_unary() {
         unary("executorch_prim::sym_not.Scalar", D(0.5)),
         B(false)
     ));
+    for (a, want) in [(D(-0.0), true), (D(f64::NAN), false), (B(true), false)] {
+        let got = unary("executorch_prim::sym_not.Scalar", a);
+        assert!(matches!(got, B(v) if v == want));
+    }
     let ceil = "executorch_prim::ceil.Scalar";
     let round = "executorch_prim::round.Scalar";
     let trunc = "executorch_prim::trunc.Scalar";
