@@ -153,23 +153,26 @@ fn compute(op: Op, a: Scalar, b: Scalar) -> Option<Scalar> {
         // `x` is zero exactly when `a` is (and a NaN is true, as `Scalar::to_bool`).
         SymNot => Bool(x == 0.0),
         SymIte => b,
-        // SymInt truncates; rounding an integral value keeps it.
+        // SymInt truncates (`i` is `x` truncated, saturating); rounding an integral value
+        // keeps it.
         _ if op == SymInt || a.is_integral() => Int(i),
         // Ceil, Round, Trunc of a double (which must be finite).
         _ if !x.is_finite() => return None,
         _ => {
-            let f = floor_f64(x);
-            let diff = x - f;
-            let odd = (f as i64) % 2 != 0;
-            // Whether the result is `f + 1` rather than `f`.
-            let up = match op {
-                Ceil => diff > 0.0,
-                // Half to even.
-                Round => diff > 0.5 || (diff == 0.5 && odd),
-                // Toward zero.
-                _ => x < 0.0 && diff > 0.0,
+            // What truncation dropped, exactly. Past the i64 range, where `i` saturated,
+            // it is zero or has `x`'s sign, and the step below saturates too.
+            let fraction = x - i as f64;
+            let odd = i & 1 != 0;
+            // Half to even: away from zero past a half, and at a half from an odd `i`.
+            let round_up = fraction > 0.5 || (fraction == 0.5 && odd);
+            let round_down = fraction < -0.5 || (fraction == -0.5 && odd);
+            let step = match op {
+                Ceil => (fraction > 0.0) as i64,
+                Round => round_up as i64 - round_down as i64,
+                // Trunc.
+                _ => 0,
             };
-            Int((if up { f + 1.0 } else { f }) as i64)
+            Int(i.saturating_add(step))
         }
     })
 }
