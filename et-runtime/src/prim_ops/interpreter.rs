@@ -2,6 +2,8 @@
 //! copy of the argument unboxing, the arithmetic and the result boxing, selected by
 //! [`Op`].
 
+use core::cmp::Ordering;
+
 use crate::error::{Error, KernelError, KernelResult};
 use crate::kernel::KernelArgs;
 use crate::scalar::Scalar;
@@ -102,8 +104,23 @@ fn compute(op: Op, a: Scalar, b: Scalar) -> Option<Scalar> {
     let (i, j) = (a.to_i64(), b.to_i64());
     let (x, y) = (a.to_f64(), b.to_f64());
     let k = op as usize;
+    let ord = if integral {
+        Some(i.cmp(&j))
+    } else {
+        x.partial_cmp(&y)
+    };
     // Add, Sub, Mul, FloorDiv, Mod, Max, Min: an int when both are integral.
     if k <= Min as usize {
+        // Max and Min keep `a` unless `b` compares past it or is NaN (a NaN `a`
+        // compares past nothing): NaN propagates, and `max(-0.0, 0.0)` is `-0.0`, as
+        // C++'s `std::max`.
+        let past = if op == Max {
+            Ordering::Less
+        } else {
+            Ordering::Greater
+        };
+        let take_b = ord == Some(past) || y.is_nan();
+        let (extreme_int, extreme) = if take_b { (j, y) } else { (i, x) };
         if integral {
             return Some(Int(if matches!(op, FloorDiv | Mod) {
                 int_div(op == Mod, i, j)?
@@ -114,29 +131,19 @@ fn compute(op: Op, a: Scalar, b: Scalar) -> Option<Scalar> {
                     i.wrapping_mul(j),
                     0,
                     0,
-                    i.max(j),
-                    i.min(j),
+                    extreme_int,
+                    extreme_int,
                 ]
                 .get(k)?
             }));
         }
         let q = floor_f64(x / y);
-        // A NaN operand propagates; otherwise `x` unless `y` compares past it (so
-        // `max(-0.0, 0.0)` is `-0.0`, as C++'s `std::max`). Comparisons rather than
-        // `f64::max`/`min`, which link libm's `fmax` and `fmin`.
-        let max = if x < y || y.is_nan() { y } else { x };
-        let min = if y < x || y.is_nan() { y } else { x };
         return Some(Double(
-            *[x + y, x - y, x * y, q, x - q * y, max, min].get(k)?,
+            *[x + y, x - y, x * y, q, x - q * y, extreme, extreme].get(k)?,
         ));
     }
     if (Eq as usize..=Le as usize).contains(&k) {
-        let ord = if integral {
-            Some(i.cmp(&j))
-        } else {
-            x.partial_cmp(&y)
-        };
-        let bit = |o: core::cmp::Ordering| 3 * (k - Eq as usize) + (o as i8 + 1) as usize;
+        let bit = |o: Ordering| 3 * (k - Eq as usize) + (o as i8 + 1) as usize;
         return Some(Bool(ord.is_some_and(|o| COMPARISONS >> bit(o) & 1 != 0)));
     }
     Some(match op {
