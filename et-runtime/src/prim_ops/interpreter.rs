@@ -94,8 +94,9 @@ const COMPARISONS: u16 = 0b010 | 0b100 << 3 | 0b001 << 6 | 0b110 << 9 | 0b011 <<
 /// branch for `sym_ite`); `None` when the op fails (see [`failure`]).
 ///
 /// The op groups are ranges of `Op` and their results are picked from small arrays and
-/// bit tables rather than by `match` arms: in a non-PIE build every jump-table entry is
-/// an 8-byte word, and this function had two tables (27 entries).
+/// bit tables, or tested one by one, rather than by `match` arms: in a non-PIE build
+/// every jump-table entry is an 8-byte word, and this function had two tables (27
+/// entries).
 #[inline(never)]
 fn compute(op: Op, a: Scalar, b: Scalar) -> Option<Scalar> {
     use Op::*;
@@ -146,41 +147,49 @@ fn compute(op: Op, a: Scalar, b: Scalar) -> Option<Scalar> {
         let bit = |o: Ordering| 3 * (k - Eq as usize) + (o as i8 + 1) as usize;
         return Some(Bool(ord.is_some_and(|o| COMPARISONS >> bit(o) & 1 != 0)));
     }
-    Some(match op {
-        TrueDiv => Double(x / y),
-        FloorDivInt | ModInt => match (a, b) {
+    // The rest one by one: as a `match` they were a jump table of 11 words (the
+    // compiler still makes one of 8 for the unary ops).
+    Some(if op == TrueDiv {
+        Double(x / y)
+    } else if matches!(op, FloorDivInt | ModInt) {
+        match (a, b) {
             (Int(_), Int(_)) => Int(int_div(op == ModInt, i, j)?),
             _ => return None,
-        },
-        Neg => match a {
+        }
+    } else if op == Neg {
+        match a {
             Double(d) => Double(-d),
             _ => Int(i.wrapping_neg()),
-        },
-        SymFloat => Double(x),
+        }
+    } else if op == SymFloat {
+        Double(x)
+    } else if op == SymNot {
         // `x` is zero exactly when `a` is (and a NaN is true, as `Scalar::to_bool`).
-        SymNot => Bool(x == 0.0),
-        SymIte => b,
+        Bool(x == 0.0)
+    } else if op == SymIte {
+        b
+    } else if op == SymInt || a.is_integral() {
         // SymInt truncates (`i` is `x` truncated, saturating); rounding an integral value
         // keeps it.
-        _ if op == SymInt || a.is_integral() => Int(i),
-        // Ceil, Round, Trunc of a double (which must be finite).
-        _ if !x.is_finite() => return None,
-        _ => {
-            // What truncation dropped, exactly. Past the i64 range, where `i` saturated,
-            // it is zero or has `x`'s sign, and the step below saturates too.
-            let fraction = x - i as f64;
-            let odd = i & 1 != 0;
-            // Half to even: away from zero past a half, and at a half from an odd `i`.
-            let round_up = fraction > 0.5 || (fraction == 0.5 && odd);
-            let round_down = fraction < -0.5 || (fraction == -0.5 && odd);
-            let step = match op {
-                Ceil => (fraction > 0.0) as i64,
-                Round => round_up as i64 - round_down as i64,
-                // Trunc.
-                _ => 0,
-            };
-            Int(i.saturating_add(step))
-        }
+        Int(i)
+    } else if !x.is_finite() {
+        // Ceil, Round and Trunc need a finite double.
+        return None;
+    } else {
+        // What truncation dropped, exactly. Past the i64 range, where `i` saturated, it
+        // is zero or has `x`'s sign, and the step below saturates too.
+        let fraction = x - i as f64;
+        let odd = i & 1 != 0;
+        // Half to even: away from zero past a half, and at a half from an odd `i`.
+        let round_up = fraction > 0.5 || (fraction == 0.5 && odd);
+        let round_down = fraction < -0.5 || (fraction == -0.5 && odd);
+        let step = match op {
+            Ceil => (fraction > 0.0) as i64,
+            Round => round_up as i64 - round_down as i64,
+            // Trunc.
+            _ => 0,
+        };
+        Int(i.saturating_add(step))
     })
 }
 
