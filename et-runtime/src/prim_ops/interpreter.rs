@@ -102,7 +102,9 @@ fn compute(op: Op, a: Scalar, b: Scalar) -> Option<Scalar> {
     use Op::*;
     use Scalar::{Bool, Double, Int};
     let integral = a.is_integral() && b.is_integral();
-    let (i, j) = (a.to_i64(), b.to_i64());
+    // `b` as an integer is only read when it is integral: a double's saturating
+    // conversion (as `a` needs for SymInt and rounding) would be wasted code.
+    let (i, j) = (a.to_i64(), integral_value(b));
     let (x, y) = (a.to_f64(), b.to_f64());
     let k = op as usize;
     let ord = if integral {
@@ -191,6 +193,15 @@ fn compute(op: Op, a: Scalar, b: Scalar) -> Option<Scalar> {
         };
         Int(i.saturating_add(step))
     })
+}
+
+/// The integer an `Int` or `Bool` holds (0 for a double, which nothing reads).
+fn integral_value(s: Scalar) -> i64 {
+    match s {
+        Scalar::Bool(b) => b as i64,
+        Scalar::Int(i) => i,
+        Scalar::Double(_) => 0,
+    }
 }
 
 /// Why `compute` failed for these operands.
