@@ -119,18 +119,23 @@ fn et_view(_: &KernelContext<'_>, args: &KernelArgs<'_>) -> KernelResult {
             .checked_mul(*slot)
             .ok_or(KernelError::invalid("et_view: size overflows"))?;
     }
-    if let Some(slot) = infer {
-        if known == 0 || numel % known != 0 {
-            return Err(KernelError::invalid(
-                "et_view: cannot infer the -1 dimension",
-            ));
+    // `known` is the product of the given sizes: with an inferred one it becomes `numel`
+    // exactly, without one it must already be.
+    match infer {
+        Some(slot) => {
+            if known == 0 || numel % known != 0 {
+                return Err(KernelError::invalid(
+                    "et_view: cannot infer the -1 dimension",
+                ));
+            }
+            *slot = numel / known;
         }
-        *slot = numel / known;
+        None if known != numel => {
+            return Err(KernelError::invalid("et_view: element count differs"));
+        }
+        None => {}
     }
     let sizes = sizes.get(..size.len()).unwrap_or_default();
-    if crate::tensor::checked_numel(sizes) != Some(numel) {
-        return Err(KernelError::invalid("et_view: element count differs"));
-    }
     if numel > out.numel_bound() {
         return Err(KernelError::invalid(
             "et_view: view is larger than the output's bound",

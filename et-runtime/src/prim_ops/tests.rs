@@ -321,3 +321,82 @@ fn tensor_prims() {
         Error::NotSupported
     );
 }
+
+/// `et_view` of a 2x3 float tensor to `size` (given as a 2-element int list), into a
+/// 2-dim output bounded by 6 elements; the result and the output's sizes.
+fn view(size: [i64; 2]) -> (Result<(), KernelError>, [usize; 2]) {
+    let mut data = [0f32; 6];
+    let (mut sizes, mut strides, mut order) = ([2usize, 3], [0usize; 2], [0u8; 2]);
+    let mut src = tensor(
+        ScalarType::Float,
+        &mut sizes,
+        &mut strides,
+        &mut order,
+        data.as_mut_ptr().cast(),
+    );
+    let (mut out_sizes, mut out_strides, mut out_order) = ([6usize, 1], [0usize; 2], [0u8, 1]);
+    let storage = ShapeStorage {
+        sizes: NonNull::from(&mut out_sizes).cast(),
+        strides: NonNull::from(&mut out_strides).cast(),
+        dim_order: NonNull::from(&mut out_order).cast(),
+    };
+    // SAFETY: the arrays hold 2 elements and outlive the tensor; no data is bound.
+    let mut out = unsafe {
+        Tensor::from_raw_parts(
+            ScalarType::Float,
+            2,
+            storage,
+            core::ptr::null_mut(),
+            ShapeDynamism::Bound,
+            false,
+            false,
+        )
+    };
+    let (mut indices, mut items) = ([4u32, 5], [0i64; 2]);
+    let mut list = crate::value::BoxedList {
+        indices: NonNull::from(&mut indices).cast(),
+        items: NonNull::from(&mut items).cast(),
+        len: 2,
+    };
+    let mut values = [
+        Value::Tensor(NonNull::from(&mut src)),
+        Value::IntList(NonNull::from(&mut list)),
+        Value::Tensor(NonNull::from(&mut out)),
+        Value::None,
+        Value::Int(size[0]),
+        Value::Int(size[1]),
+    ];
+    let entry = crate::registry::find_kernel("executorch_prim::et_view", "default", None)
+        .expect("registered");
+    let temp = Arena::empty();
+    let ctx = KernelContext::new(&temp);
+    let idx = [0u32, 1, 2];
+    // SAFETY: the indices (and the list's) are in range of `values`, which outlives the
+    // call.
+    let args = unsafe { KernelArgs::new(NonNull::from(&mut values).cast(), &idx, 3) };
+    let r = (entry.function)(&ctx, &args);
+    (r, [out.sizes()[0], out.sizes()[1]])
+}
+
+#[test]
+fn et_view_checks_the_size() {
+    assert_eq!(view([3, 2]), (Ok(()), [3, 2]));
+    assert_eq!(view([-1, 2]), (Ok(()), [3, 2]));
+    assert_eq!(view([6, -1]), (Ok(()), [6, 1]));
+    for bad in [
+        [4, 2],
+        [2, 2],
+        [-1, -1],
+        [-1, 4],
+        [0, -1],
+        [-2, -3],
+        [i64::MAX, 2],
+    ] {
+        let (r, _) = view(bad);
+        assert_eq!(
+            r.map_err(|e| e.error),
+            Err(Error::InvalidArgument),
+            "{bad:?}"
+        );
+    }
+}
