@@ -319,7 +319,9 @@ impl Tensor {
             )
         };
         let mut stride = 1usize;
-        // (The dim order is a permutation of `0..dim`, so every lookup hits.)
+        let mut numel = 1usize;
+        // (The dim order is a permutation of `0..dim`, so every lookup hits, and the
+        // loop visits every size once.)
         for &d in order.iter().rev() {
             let d = d as usize;
             if let (Some(slot), Some(&size)) = (strides.get_mut(d), sizes.get(d)) {
@@ -327,9 +329,11 @@ impl Tensor {
                 // A zero-size dimension counts as one, as in ExecuTorch, so strides stay
                 // useful.
                 stride = stride.saturating_mul(size.max(1));
+                // Every constructor and `resize` checked that the product fits.
+                numel = numel.wrapping_mul(size);
             }
         }
-        self.numel = sizes.iter().product();
+        self.numel = numel;
     }
 
     /// Points the tensor at other data (an alias, as `et_view` and `set_input` do).

@@ -106,6 +106,22 @@ impl<'a> KernelArgs<'a> {
         Ok(self.value_at_index(self.index(i)?))
     }
 
+    /// Argument `i`'s entry of the value table, for the accessors to match on and copy
+    /// out of at once.
+    ///
+    /// Matched in place, the entry's tag is known to be a `Value`'s. A copy in
+    /// [`value`](Self::value)'s `KernelResult<Value>` shares its tag byte with the error,
+    /// which the compiler cannot rule out for bytes read from memory: a check and a
+    /// branch in every accessor.
+    #[inline(always)]
+    fn entry(&self, i: usize) -> KernelResult<&Value> {
+        let ptr = self.value_ptr(i)?;
+        // SAFETY: an in-range entry of the table, which lives for 'a. The only write to
+        // the table during a call is `set_return`'s, and no accessor holds this borrow
+        // beyond the match that copies out of it.
+        Ok(unsafe { &*ptr })
+    }
+
     fn value_ptr(&self, i: usize) -> KernelResult<*mut Value> {
         let idx = self.index(i)?;
         // SAFETY: as in `value_at_index`.
@@ -114,7 +130,7 @@ impl<'a> KernelArgs<'a> {
 
     /// A tensor argument.
     pub fn tensor(&self, i: usize) -> KernelResult<&'a Tensor> {
-        match self.value(i)? {
+        match *self.entry(i)? {
             // SAFETY: tensors live in method memory for 'a; no `&mut` to this tensor can
             // exist in the same call, because `tensor_mut` refuses tensors that appear at
             // any other position.
@@ -125,7 +141,7 @@ impl<'a> KernelArgs<'a> {
 
     /// An optional tensor argument.
     pub fn opt_tensor(&self, i: usize) -> KernelResult<Option<&'a Tensor>> {
-        match self.value(i)? {
+        match *self.entry(i)? {
             Value::None => Ok(None),
             _ => self.tensor(i).map(Some),
         }
@@ -133,7 +149,7 @@ impl<'a> KernelArgs<'a> {
 
     /// A tensor-list argument.
     pub fn tensor_list(&self, i: usize) -> KernelResult<&'a [&'a Tensor]> {
-        let list = match self.value(i)? {
+        let list = match *self.entry(i)? {
             Value::TensorList(l) => l,
             _ => return Err(wrong_kind()),
         };
@@ -145,7 +161,7 @@ impl<'a> KernelArgs<'a> {
 
     /// An optional-tensor-list argument (`Tensor?[]`).
     pub fn opt_tensor_list(&self, i: usize) -> KernelResult<&'a [Option<&'a Tensor>]> {
-        let (list, allow_none) = match self.value(i)? {
+        let (list, allow_none) = match *self.entry(i)? {
             Value::OptionalTensorList(l) => (l, true),
             Value::TensorList(l) => (l, false),
             _ => return Err(wrong_kind()),
@@ -195,12 +211,12 @@ impl<'a> KernelArgs<'a> {
 
     /// A scalar argument (int, double or bool value).
     pub fn scalar(&self, i: usize) -> KernelResult<Scalar> {
-        self.value(i)?.as_scalar().ok_or_else(wrong_kind)
+        self.entry(i)?.as_scalar().ok_or_else(wrong_kind)
     }
 
     /// An optional scalar argument.
     pub fn opt_scalar(&self, i: usize) -> KernelResult<Option<Scalar>> {
-        match self.value(i)? {
+        match *self.entry(i)? {
             Value::None => Ok(None),
             v => v.as_scalar().map(Some).ok_or_else(wrong_kind),
         }
@@ -208,7 +224,7 @@ impl<'a> KernelArgs<'a> {
 
     /// An int argument.
     pub fn int(&self, i: usize) -> KernelResult<i64> {
-        match self.value(i)? {
+        match *self.entry(i)? {
             Value::Int(v) => Ok(v),
             _ => Err(wrong_kind()),
         }
@@ -216,7 +232,7 @@ impl<'a> KernelArgs<'a> {
 
     /// An optional int argument.
     pub fn opt_int(&self, i: usize) -> KernelResult<Option<i64>> {
-        match self.value(i)? {
+        match *self.entry(i)? {
             Value::None => Ok(None),
             Value::Int(v) => Ok(Some(v)),
             _ => Err(wrong_kind()),
@@ -225,7 +241,7 @@ impl<'a> KernelArgs<'a> {
 
     /// A double argument (an int value converts).
     pub fn double(&self, i: usize) -> KernelResult<f64> {
-        match self.value(i)? {
+        match *self.entry(i)? {
             Value::Double(v) => Ok(v),
             Value::Int(v) => Ok(v as f64),
             _ => Err(wrong_kind()),
@@ -234,7 +250,7 @@ impl<'a> KernelArgs<'a> {
 
     /// An optional double argument.
     pub fn opt_double(&self, i: usize) -> KernelResult<Option<f64>> {
-        match self.value(i)? {
+        match *self.entry(i)? {
             Value::None => Ok(None),
             _ => self.double(i).map(Some),
         }
@@ -242,7 +258,7 @@ impl<'a> KernelArgs<'a> {
 
     /// A bool argument.
     pub fn bool(&self, i: usize) -> KernelResult<bool> {
-        match self.value(i)? {
+        match *self.entry(i)? {
             Value::Bool(v) => Ok(v),
             _ => Err(wrong_kind()),
         }
@@ -250,7 +266,7 @@ impl<'a> KernelArgs<'a> {
 
     /// An optional bool argument.
     pub fn opt_bool(&self, i: usize) -> KernelResult<Option<bool>> {
-        match self.value(i)? {
+        match *self.entry(i)? {
             Value::None => Ok(None),
             Value::Bool(v) => Ok(Some(v)),
             _ => Err(wrong_kind()),
@@ -271,7 +287,7 @@ impl<'a> KernelArgs<'a> {
 
     /// An optional dtype argument.
     pub fn opt_scalar_type(&self, i: usize) -> KernelResult<Option<ScalarType>> {
-        match self.value(i)? {
+        match *self.entry(i)? {
             Value::None => Ok(None),
             _ => self.scalar_type(i).map(Some),
         }
@@ -279,7 +295,7 @@ impl<'a> KernelArgs<'a> {
 
     /// An int-list argument, re-read from its items (which prim ops may have rewritten).
     pub fn int_list(&self, i: usize) -> KernelResult<&'a [i64]> {
-        let list = match self.value(i)? {
+        let list = match *self.entry(i)? {
             Value::IntList(l) => l,
             _ => return Err(wrong_kind()),
         };
@@ -306,7 +322,7 @@ impl<'a> KernelArgs<'a> {
 
     /// An optional int-list argument.
     pub fn opt_int_list(&self, i: usize) -> KernelResult<Option<&'a [i64]>> {
-        match self.value(i)? {
+        match *self.entry(i)? {
             Value::None => Ok(None),
             _ => self.int_list(i).map(Some),
         }
@@ -314,7 +330,7 @@ impl<'a> KernelArgs<'a> {
 
     /// A double-list argument.
     pub fn double_list(&self, i: usize) -> KernelResult<&'a [f64]> {
-        match self.value(i)? {
+        match *self.entry(i)? {
             // SAFETY: inline lists were copied into method memory at load; read-only.
             Value::DoubleList(p, n) => Ok(unsafe { core::slice::from_raw_parts(p.as_ptr(), n) }),
             _ => Err(wrong_kind()),
@@ -323,7 +339,7 @@ impl<'a> KernelArgs<'a> {
 
     /// An optional double-list argument.
     pub fn opt_double_list(&self, i: usize) -> KernelResult<Option<&'a [f64]>> {
-        match self.value(i)? {
+        match *self.entry(i)? {
             Value::None => Ok(None),
             _ => self.double_list(i).map(Some),
         }
@@ -331,7 +347,7 @@ impl<'a> KernelArgs<'a> {
 
     /// A bool-list argument.
     pub fn bool_list(&self, i: usize) -> KernelResult<&'a [bool]> {
-        match self.value(i)? {
+        match *self.entry(i)? {
             // SAFETY: copied into method memory at load, each byte validated as 0 or 1.
             Value::BoolList(p, n) => Ok(unsafe { core::slice::from_raw_parts(p.as_ptr(), n) }),
             _ => Err(wrong_kind()),
@@ -340,7 +356,7 @@ impl<'a> KernelArgs<'a> {
 
     /// A string argument.
     pub fn string(&self, i: usize) -> KernelResult<&'a str> {
-        match self.value(i)? {
+        match *self.entry(i)? {
             Value::String(p, n) => {
                 // SAFETY: strings point into the program's data, which outlives the method,
                 // and were validated as UTF-8 at load.
@@ -354,7 +370,7 @@ impl<'a> KernelArgs<'a> {
 
     /// An optional string argument.
     pub fn opt_string(&self, i: usize) -> KernelResult<Option<&'a str>> {
-        match self.value(i)? {
+        match *self.entry(i)? {
             Value::None => Ok(None),
             _ => self.string(i).map(Some),
         }

@@ -7,7 +7,7 @@ use super::Method;
 use crate::error::Error;
 use crate::kernel::{KernelArgs, KernelContext, Parallel};
 use crate::value::Value;
-use et_schema::scalar_type::{Bool, ScalarType};
+use et_schema::scalar_type::ScalarType;
 
 impl<'a> Method<'a> {
     /// Runs the method once. All inputs must have been set.
@@ -190,8 +190,10 @@ impl<'a> Method<'a> {
                                 "jump condition is not a bool tensor",
                             ));
                         }
-                        let data = t.data::<Bool>().map_err(|e| (e.error, e.message()))?;
-                        data.iter().all(|b| b.get())
+                        // A bool is one byte, true when non-zero (as `Bool::get`); the
+                        // bytes need no element view (Tensor::bytes is shared code).
+                        let data = t.bytes().map_err(|e| (e.error, e.message()))?;
+                        data.iter().all(|&b| b != 0)
                     }
                     _ => return Err((Error::InvalidProgram, "jump condition is not a bool")),
                 };

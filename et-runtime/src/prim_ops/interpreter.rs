@@ -2,6 +2,8 @@
 //! copy of the argument unboxing, the arithmetic and the result boxing, selected by
 //! [`Op`].
 
+use core::cmp::Ordering;
+
 use crate::error::{Error, KernelError, KernelResult};
 use crate::kernel::KernelArgs;
 use crate::scalar::Scalar;
@@ -92,18 +94,36 @@ const COMPARISONS: u16 = 0b010 | 0b100 << 3 | 0b001 << 6 | 0b110 << 9 | 0b011 <<
 /// branch for `sym_ite`); `None` when the op fails (see [`failure`]).
 ///
 /// The op groups are ranges of `Op` and their results are picked from small arrays and
-/// bit tables rather than by `match` arms: in a non-PIE build every jump-table entry is
-/// an 8-byte word, and this function had two tables (27 entries).
+/// bit tables, or tested one by one, rather than by `match` arms: in a non-PIE build
+/// every jump-table entry is an 8-byte word, and this function had two tables (27
+/// entries).
 #[inline(never)]
 fn compute(op: Op, a: Scalar, b: Scalar) -> Option<Scalar> {
     use Op::*;
     use Scalar::{Bool, Double, Int};
     let integral = a.is_integral() && b.is_integral();
-    let (i, j) = (a.to_i64(), b.to_i64());
+    // `b` as an integer is only read when it is integral: a double's saturating
+    // conversion (as `a` needs for SymInt and rounding) would be wasted code.
+    let (i, j) = (a.to_i64(), integral_value(b));
     let (x, y) = (a.to_f64(), b.to_f64());
     let k = op as usize;
+    let ord = if integral {
+        Some(i.cmp(&j))
+    } else {
+        x.partial_cmp(&y)
+    };
     // Add, Sub, Mul, FloorDiv, Mod, Max, Min: an int when both are integral.
     if k <= Min as usize {
+        // Max and Min keep `a` unless `b` compares past it or is NaN (a NaN `a`
+        // compares past nothing): NaN propagates, and `max(-0.0, 0.0)` is `-0.0`, as
+        // C++'s `std::max`.
+        let past = if op == Max {
+            Ordering::Less
+        } else {
+            Ordering::Greater
+        };
+        let take_b = ord == Some(past) || y.is_nan();
+        let (extreme_int, extreme) = if take_b { (j, y) } else { (i, x) };
         if integral {
             return Some(Int(if matches!(op, FloorDiv | Mod) {
                 int_div(op == Mod, i, j)?
@@ -114,64 +134,74 @@ fn compute(op: Op, a: Scalar, b: Scalar) -> Option<Scalar> {
                     i.wrapping_mul(j),
                     0,
                     0,
-                    i.max(j),
-                    i.min(j),
+                    extreme_int,
+                    extreme_int,
                 ]
                 .get(k)?
             }));
         }
         let q = floor_f64(x / y);
-        let nan = x.is_nan() || y.is_nan();
-        let (max, min) = if nan {
-            (f64::NAN, f64::NAN)
-        } else {
-            (x.max(y), x.min(y))
-        };
         return Some(Double(
-            *[x + y, x - y, x * y, q, x - q * y, max, min].get(k)?,
+            *[x + y, x - y, x * y, q, x - q * y, extreme, extreme].get(k)?,
         ));
     }
     if (Eq as usize..=Le as usize).contains(&k) {
-        let ord = if integral {
-            Some(i.cmp(&j))
-        } else {
-            x.partial_cmp(&y)
-        };
-        let bit = |o: core::cmp::Ordering| 3 * (k - Eq as usize) + (o as i8 + 1) as usize;
+        let bit = |o: Ordering| 3 * (k - Eq as usize) + (o as i8 + 1) as usize;
         return Some(Bool(ord.is_some_and(|o| COMPARISONS >> bit(o) & 1 != 0)));
     }
-    Some(match op {
-        TrueDiv => Double(x / y),
-        FloorDivInt | ModInt => match (a, b) {
+    // The rest one by one: as a `match` they were a jump table of 11 words (the
+    // compiler still makes one of 8 for the unary ops).
+    Some(if op == TrueDiv {
+        Double(x / y)
+    } else if matches!(op, FloorDivInt | ModInt) {
+        match (a, b) {
             (Int(_), Int(_)) => Int(int_div(op == ModInt, i, j)?),
             _ => return None,
-        },
-        Neg => match a {
+        }
+    } else if op == Neg {
+        match a {
             Double(d) => Double(-d),
             _ => Int(i.wrapping_neg()),
-        },
-        SymFloat => Double(x),
-        SymNot => Bool(!a.to_bool()),
-        SymIte => b,
-        // SymInt truncates; rounding an integral value keeps it.
-        _ if op == SymInt || a.is_integral() => Int(i),
-        // Ceil, Round, Trunc of a double (which must be finite).
-        _ if !x.is_finite() => return None,
-        _ => {
-            let f = floor_f64(x);
-            let diff = x - f;
-            let odd = (f as i64) % 2 != 0;
-            // Whether the result is `f + 1` rather than `f`.
-            let up = match op {
-                Ceil => diff > 0.0,
-                // Half to even.
-                Round => diff > 0.5 || (diff == 0.5 && odd),
-                // Toward zero.
-                _ => x < 0.0 && diff > 0.0,
-            };
-            Int((if up { f + 1.0 } else { f }) as i64)
         }
+    } else if op == SymFloat {
+        Double(x)
+    } else if op == SymNot {
+        // `x` is zero exactly when `a` is (and a NaN is true, as `Scalar::to_bool`).
+        Bool(x == 0.0)
+    } else if op == SymIte {
+        b
+    } else if op == SymInt || a.is_integral() {
+        // SymInt truncates (`i` is `x` truncated, saturating); rounding an integral value
+        // keeps it.
+        Int(i)
+    } else if !x.is_finite() {
+        // Ceil, Round and Trunc need a finite double.
+        return None;
+    } else {
+        // What truncation dropped, exactly. Past the i64 range, where `i` saturated, it
+        // is zero or has `x`'s sign, and the step below saturates too.
+        let fraction = x - i as f64;
+        let odd = i & 1 != 0;
+        // Half to even: away from zero past a half, and at a half from an odd `i`.
+        let round_up = fraction > 0.5 || (fraction == 0.5 && odd);
+        let round_down = fraction < -0.5 || (fraction == -0.5 && odd);
+        let step = match op {
+            Ceil => (fraction > 0.0) as i64,
+            Round => round_up as i64 - round_down as i64,
+            // Trunc.
+            _ => 0,
+        };
+        Int(i.saturating_add(step))
     })
+}
+
+/// The integer an `Int` or `Bool` holds (0 for a double, which nothing reads).
+fn integral_value(s: Scalar) -> i64 {
+    match s {
+        Scalar::Bool(b) => b as i64,
+        Scalar::Int(i) => i,
+        Scalar::Double(_) => 0,
+    }
 }
 
 /// Why `compute` failed for these operands.

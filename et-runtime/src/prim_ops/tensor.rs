@@ -44,7 +44,7 @@ fn local_scalar_dense(_: &KernelContext<'_>, args: &KernelArgs<'_>) -> KernelRes
     } else if code <= ScalarType::Long as u8 {
         Scalar::Int(((raw << unused_bits) as i64) >> unused_bits)
     } else if dtype == ScalarType::Half {
-        Scalar::Double(half::f16::from_bits(raw as u16).to_f64())
+        Scalar::Double(f16_to_f64(raw as u16))
     } else if dtype == ScalarType::Float {
         Scalar::Double(f32::from_bits(raw as u32) as f64)
     } else if dtype == ScalarType::Double {
@@ -56,6 +56,28 @@ fn local_scalar_dense(_: &KernelContext<'_>, args: &KernelArgs<'_>) -> KernelRes
     };
     args.set_return_scalar(v)
 }
+
+/// The value of the IEEE half-precision number with bits `h`, exactly (NaN stays NaN).
+///
+/// A shift and one multiplication rather than `half::f16::to_f64`'s case analysis (half
+/// the code): the half's exponent and mantissa bits, moved to the top of a double's
+/// mantissa and the bottom of its exponent, read as the same number scaled by
+/// 2^(15 - 1023), subnormals included; infinities and NaNs get the all-ones exponent.
+pub(super) fn f16_to_f64(h: u16) -> f64 {
+    const SCALE: f64 = f64::from_bits((1023 + 1023 - 15) << 52); // 2^(1023 - 15)
+    let magnitude = u64::from(h & 0x7fff) << 42;
+    let v = if h & 0x7c00 == 0x7c00 {
+        f64::from_bits(magnitude | 0x7ff << 52)
+    } else {
+        f64::from_bits(magnitude) * SCALE
+    };
+    if h & 0x8000 != 0 {
+        -v
+    } else {
+        v
+    }
+}
+
 prim!(
     LOCAL_SCALAR_DENSE,
     "aten::_local_scalar_dense",
@@ -97,18 +119,23 @@ fn et_view(_: &KernelContext<'_>, args: &KernelArgs<'_>) -> KernelResult {
             .checked_mul(*slot)
             .ok_or(KernelError::invalid("et_view: size overflows"))?;
     }
-    if let Some(slot) = infer {
-        if known == 0 || numel % known != 0 {
-            return Err(KernelError::invalid(
-                "et_view: cannot infer the -1 dimension",
-            ));
+    // `known` is the product of the given sizes: with an inferred one it becomes `numel`
+    // exactly, without one it must already be.
+    match infer {
+        Some(slot) => {
+            if known == 0 || numel % known != 0 {
+                return Err(KernelError::invalid(
+                    "et_view: cannot infer the -1 dimension",
+                ));
+            }
+            *slot = numel / known;
         }
-        *slot = numel / known;
+        None if known != numel => {
+            return Err(KernelError::invalid("et_view: element count differs"));
+        }
+        None => {}
     }
     let sizes = sizes.get(..size.len()).unwrap_or_default();
-    if crate::tensor::checked_numel(sizes) != Some(numel) {
-        return Err(KernelError::invalid("et_view: element count differs"));
-    }
     if numel > out.numel_bound() {
         return Err(KernelError::invalid(
             "et_view: view is larger than the output's bound",

@@ -81,6 +81,12 @@ fn scalar_arithmetic() {
     assert_eq!(double("executorch_prim::sym_min.Scalar", D(1.5), I(1)), 1.0);
     assert!(double("executorch_prim::sym_max.Scalar", D(f64::NAN), I(1)).is_nan());
     assert!(double("executorch_prim::sym_min.Scalar", I(1), D(f64::NAN)).is_nan());
+    assert!(double("executorch_prim::sym_max.Scalar", I(1), D(f64::NAN)).is_nan());
+    assert!(double("executorch_prim::sym_min.Scalar", D(f64::NAN), I(1)).is_nan());
+    let max = double("executorch_prim::sym_max.Scalar", D(-0.0), D(0.0));
+    assert!(max == 0.0 && max.is_sign_negative());
+    let min = double("executorch_prim::sym_min.Scalar", D(0.0), D(-0.0));
+    assert!(min == 0.0 && min.is_sign_positive());
     assert_eq!(double("executorch_prim::truediv.Scalar", I(1), I(2)), 0.5);
     assert_eq!(int("executorch_prim::floordiv.int", I(-7), I(2)), -4);
     assert_eq!(int("executorch_prim::mod.int", I(-7), I(2)), 1);
@@ -142,6 +148,10 @@ fn scalar_unary() {
         unary("executorch_prim::sym_not.Scalar", D(0.5)),
         B(false)
     ));
+    for (a, want) in [(D(-0.0), true), (D(f64::NAN), false), (B(true), false)] {
+        let got = unary("executorch_prim::sym_not.Scalar", a);
+        assert!(matches!(got, B(v) if v == want));
+    }
     let ceil = "executorch_prim::ceil.Scalar";
     let round = "executorch_prim::round.Scalar";
     let trunc = "executorch_prim::trunc.Scalar";
@@ -161,13 +171,25 @@ fn scalar_unary() {
         );
         assert_eq!(unary_err(name, D(f64::NAN)).error, Error::InvalidArgument);
     }
+    // sym_int converts as Rust's `as` does: it saturates and never fails.
+    let sym_int = "executorch_prim::sym_int.Scalar";
+    for x in [
+        f64::NAN,
+        f64::INFINITY,
+        f64::NEG_INFINITY,
+        1e300,
+        -1e300,
+        -0.5,
+    ] {
+        assert!(matches!(unary(sym_int, D(x)), I(v) if v == x as i64), "{x}");
+    }
     // Against the standard library, around integers, halves and the i64 range.
     #[cfg(feature = "std")]
     for base in [0.0f64, 1.0, 2.0, 3.0, 1e15, 4.5e15, 9.2e18, 1e300] {
         for delta in [0.0, 0.25, 0.5, 0.75, 1.0, -0.25, -0.5, -0.75] {
             for x in [base + delta, -(base + delta)] {
-                let want = [x.ceil(), x.round_ties_even(), x.trunc()].map(|v| v as i64);
-                for (name, want) in [ceil, round, trunc].into_iter().zip(want) {
+                let want = [x.ceil(), x.round_ties_even(), x.trunc(), x].map(|v| v as i64);
+                for (name, want) in [ceil, round, trunc, sym_int].into_iter().zip(want) {
                     assert!(
                         matches!(unary(name, D(x)), I(v) if v == want),
                         "{name}({x})"
@@ -211,6 +233,20 @@ fn tensor(
             false,
             false,
         )
+    }
+}
+
+#[test]
+fn f16_to_f64_matches_half() {
+    for h in 0..=u16::MAX {
+        let (got, want) = (
+            super::tensor::f16_to_f64(h),
+            half::f16::from_bits(h).to_f64(),
+        );
+        assert!(
+            got.to_bits() == want.to_bits() || (got.is_nan() && want.is_nan()),
+            "{h:#06x}: {got} != {want}"
+        );
     }
 }
 
@@ -284,4 +320,83 @@ fn tensor_prims() {
         unary_err("aten::_local_scalar_dense", tv).error,
         Error::NotSupported
     );
+}
+
+/// `et_view` of a 2x3 float tensor to `size` (given as a 2-element int list), into a
+/// 2-dim output bounded by 6 elements; the result and the output's sizes.
+fn view(size: [i64; 2]) -> (Result<(), KernelError>, [usize; 2]) {
+    let mut data = [0f32; 6];
+    let (mut sizes, mut strides, mut order) = ([2usize, 3], [0usize; 2], [0u8; 2]);
+    let mut src = tensor(
+        ScalarType::Float,
+        &mut sizes,
+        &mut strides,
+        &mut order,
+        data.as_mut_ptr().cast(),
+    );
+    let (mut out_sizes, mut out_strides, mut out_order) = ([6usize, 1], [0usize; 2], [0u8, 1]);
+    let storage = ShapeStorage {
+        sizes: NonNull::from(&mut out_sizes).cast(),
+        strides: NonNull::from(&mut out_strides).cast(),
+        dim_order: NonNull::from(&mut out_order).cast(),
+    };
+    // SAFETY: the arrays hold 2 elements and outlive the tensor; no data is bound.
+    let mut out = unsafe {
+        Tensor::from_raw_parts(
+            ScalarType::Float,
+            2,
+            storage,
+            core::ptr::null_mut(),
+            ShapeDynamism::Bound,
+            false,
+            false,
+        )
+    };
+    let (mut indices, mut items) = ([4u32, 5], [0i64; 2]);
+    let mut list = crate::value::BoxedList {
+        indices: NonNull::from(&mut indices).cast(),
+        items: NonNull::from(&mut items).cast(),
+        len: 2,
+    };
+    let mut values = [
+        Value::Tensor(NonNull::from(&mut src)),
+        Value::IntList(NonNull::from(&mut list)),
+        Value::Tensor(NonNull::from(&mut out)),
+        Value::None,
+        Value::Int(size[0]),
+        Value::Int(size[1]),
+    ];
+    let entry = crate::registry::find_kernel("executorch_prim::et_view", "default", None)
+        .expect("registered");
+    let temp = Arena::empty();
+    let ctx = KernelContext::new(&temp);
+    let idx = [0u32, 1, 2];
+    // SAFETY: the indices (and the list's) are in range of `values`, which outlives the
+    // call.
+    let args = unsafe { KernelArgs::new(NonNull::from(&mut values).cast(), &idx, 3) };
+    let r = (entry.function)(&ctx, &args);
+    (r, [out.sizes()[0], out.sizes()[1]])
+}
+
+#[test]
+fn et_view_checks_the_size() {
+    assert_eq!(view([3, 2]), (Ok(()), [3, 2]));
+    assert_eq!(view([-1, 2]), (Ok(()), [3, 2]));
+    assert_eq!(view([6, -1]), (Ok(()), [6, 1]));
+    for bad in [
+        [4, 2],
+        [2, 2],
+        [-1, -1],
+        [-1, 4],
+        [0, -1],
+        [-2, -3],
+        [i64::MAX, 2],
+    ] {
+        let (r, _) = view(bad);
+        assert_eq!(
+            r.map_err(|e| e.error),
+            Err(Error::InvalidArgument),
+            "{bad:?}"
+        );
+    }
 }

@@ -355,35 +355,32 @@ fn verify_root(buf: &[u8], root: T) -> Option<()> {
 
 /// Whether `s` is well-formed UTF-8, exactly as `core::str::from_utf8` decides (a test
 /// compares the two on every sequence of up to 3 bytes and on 4-byte ones), in a fraction
-/// of its code size: the byte ranges of the Unicode standard's table 3-7 (no overlong
-/// forms, no surrogates, nothing above U+10FFFF).
+/// of its code size: each sequence is decoded and its code point checked to need that
+/// many bytes (no overlong forms), to be at most U+10FFFF and not a surrogate.
 pub fn is_utf8(s: &[u8]) -> bool {
     let mut i = 0;
     while let Some(&lead) = s.get(i) {
         i += 1;
-        // The number of continuation bytes and the range allowed for the first one.
-        let (more, low, high) = match lead {
-            0x00..=0x7f => continue,
-            0xc2..=0xdf => (1, 0x80, 0xbf),
-            0xe0 => (2, 0xa0, 0xbf),
-            0xe1..=0xec | 0xee..=0xef => (2, 0x80, 0xbf),
-            0xed => (2, 0x80, 0x9f),
-            0xf0 => (3, 0x90, 0xbf),
-            0xf1..=0xf3 => (3, 0x80, 0xbf),
-            0xf4 => (3, 0x80, 0x8f),
-            _ => return false,
-        };
-        match s.get(i) {
-            Some(&b) if (low..=high).contains(&b) => {}
-            _ => return false,
+        if lead < 0x80 {
+            continue;
         }
-        for k in 1..more {
-            match s.get(i + k) {
-                Some(&b) if b & 0xc0 == 0x80 => {}
+        // The lead byte's leading ones count the sequence's bytes (one for a stray
+        // continuation byte, which `more == 0` refuses).
+        let more = lead.leading_ones() as usize - 1;
+        let Some(&min) = [0x80, 0x800, 0x1_0000].get(more.wrapping_sub(1)) else {
+            return false;
+        };
+        let mut code = u32::from(lead) & (0x7f >> more);
+        for _ in 0..more {
+            match s.get(i) {
+                Some(&b) if b & 0xc0 == 0x80 => code = code << 6 | u32::from(b & 0x3f),
                 _ => return false,
             }
+            i += 1;
         }
-        i += more;
+        if code < min || code > 0x10_ffff || (0xd800..=0xdfff).contains(&code) {
+            return false;
+        }
     }
     true
 }
