@@ -47,20 +47,29 @@ fn walk_negative_strides() {
 
 #[test]
 fn big_transpose_tiles() {
-    let (r, c) = (37usize, 21usize);
-    let src: Vec<u32> = (0..(r * c) as u32).collect();
-    let src_b: Vec<u8> = src.iter().flat_map(|x| x.to_ne_bytes()).collect();
-    let mut dst_b = std::vec![0u8; src_b.len()];
-    // dst [c, r] contiguous = transpose of src [r, c].
-    let w = Walk::copy(&[c, r], &[r as isize, 1], &[1, c as isize]).unwrap();
-    w.move_bytes(4, &mut dst_b, 0, &src_b, 0).unwrap();
-    let dst: Vec<u32> = dst_b
-        .chunks(4)
-        .map(|b| u32::from_ne_bytes(b.try_into().unwrap()))
-        .collect();
-    for i in 0..c {
-        for j in 0..r {
-            assert_eq!(dst[i * r + j], src[j * c + i]);
+    // Full 16 x 16 tiles and ragged edges, for every element width, over a batch of two
+    // planes: dst [n, c, r] contiguous = src [n, r, c] with its last two dims swapped.
+    let (n, r, c) = (2usize, 37usize, 21usize);
+    for elem in [1usize, 2, 4, 8] {
+        let src_b: Vec<u8> = (0..n * r * c * elem)
+            .map(|i| (i * 7 + i / 251) as u8)
+            .collect();
+        let mut dst_b = std::vec![0u8; src_b.len()];
+        let plane = (r * c) as isize;
+        let w = Walk::copy(&[n, c, r], &[plane, r as isize, 1], &[plane, 1, c as isize]).unwrap();
+        w.move_bytes(elem, &mut dst_b, 0, &src_b, 0).unwrap();
+        for b in 0..n {
+            for i in 0..c {
+                for j in 0..r {
+                    let d = ((b * c + i) * r + j) * elem;
+                    let s = ((b * r + j) * c + i) * elem;
+                    assert_eq!(
+                        dst_b[d..d + elem],
+                        src_b[s..s + elem],
+                        "elem {elem} [{b},{i},{j}]"
+                    );
+                }
+            }
         }
     }
 }
