@@ -350,6 +350,10 @@ fn full_tile<const W: usize, const T: usize>(
         let at = s + c * scol;
         column.copy_from_slice(&src[at..at + T]);
     }
+    #[allow(
+        clippy::needless_range_loop,
+        reason = "`r` picks the same position in every column and the destination row"
+    )]
     for r in 0..T {
         let at = d + r * drow;
         let row: &mut [[u8; W]; T] = (&mut dst[at..at + T]).try_into().expect("T elements");
