@@ -20,13 +20,7 @@ impl<'a> KernelArgs<'a> {
                 Ok(Value::Tensor(t)) => self.check_exclusive(i, t.as_ptr()).is_ok(),
                 _ => false,
             },
-            ArgKind::TensorListMut => self.tensor_list(i).is_ok_and(|items| {
-                items.iter().enumerate().all(|(k, t)| {
-                    self.check_exclusive(i, *t as *const Tensor as *mut Tensor)
-                        .is_ok()
-                        && !items[..k].iter().any(|u| overlaps(t, u))
-                })
-            }),
+            ArgKind::TensorListMut => self.out_list_exclusive(i).is_ok(),
             _ => true,
         })
     }
@@ -80,16 +74,11 @@ impl<'a> KernelArgs<'a> {
     /// # Safety
     /// As for [`tensor_mut`](Self::tensor_mut).
     pub unsafe fn tensor_list_mut(&self, i: usize) -> KernelResult<TensorListMut<'a>> {
-        let items = self.tensor_list(i)?;
-        for (k, t) in items.iter().enumerate().filter(|_| !self.prechecked) {
-            let p = *t as *const Tensor as *mut Tensor;
-            self.check_exclusive(i, p)?;
-            if items[..k].iter().any(|u| overlaps(t, u)) {
-                return Err(KernelError::invalid(
-                    "an out tensor appears twice in an out list",
-                ));
-            }
-        }
+        let items = if self.prechecked {
+            self.tensor_list(i)?
+        } else {
+            self.out_list_exclusive(i)?
+        };
         Ok(TensorListMut {
             items: items.as_ptr() as *const *mut Tensor,
             len: items.len(),
@@ -97,28 +86,34 @@ impl<'a> KernelArgs<'a> {
         })
     }
 
+    /// The out list at position `i`, once each of its tensors is shown exclusive (no other
+    /// position reaches it or its data) and distinct from the list's other items.
+    fn out_list_exclusive(&self, i: usize) -> KernelResult<&'a [&'a Tensor]> {
+        let items = self.tensor_list(i)?;
+        for (k, &t) in items.iter().enumerate() {
+            self.check_exclusive(i, t as *const Tensor as *mut Tensor)?;
+            let data = data_range(t);
+            if items[..k].iter().any(|&u| clashes(t, data, u)) {
+                return Err(KernelError::invalid(
+                    "an out tensor appears twice in an out list",
+                ));
+            }
+        }
+        Ok(items)
+    }
+
     /// Checks that tensor `t`, passed at position `i`, is not reachable from any other
     /// parameter position and does not share data with one.
     fn check_exclusive(&self, i: usize, t: *mut Tensor) -> KernelResult<()> {
         // SAFETY: `t` points at a live tensor of the method; reading its metadata is fine.
         let target = unsafe { &*t };
-        // The target's byte range once; an empty or unbound target only clashes by identity.
-        let (t0, t1) = target.byte_range();
-        let has_data = !target.data_ptr().is_null() && t0 < t1;
-        let clashes = |u: NonNull<Tensor>| {
-            u.as_ptr() == t
-                || has_data && {
-                    let u = unsafe_ref(u);
-                    let (u0, u1) = u.byte_range();
-                    !u.data_ptr().is_null() && u0 < u1 && t0 < u1 && u0 < t1
-                }
-        };
+        let data = data_range(target);
         for j in 0..self.params.min(self.len) {
             if j == i {
                 continue;
             }
             let clash = match self.value(j)? {
-                Value::Tensor(u) => clashes(u),
+                Value::Tensor(u) => clashes(target, data, unsafe_ref(u)),
                 Value::TensorList(l) | Value::OptionalTensorList(l) => {
                     // SAFETY: list headers live in method memory for 'a.
                     let l = unsafe { l.as_ref() };
@@ -126,7 +121,8 @@ impl<'a> KernelArgs<'a> {
                         // SAFETY: `indices` holds `len` range-checked entries.
                         let idx = unsafe { *l.indices.as_ptr().add(k) };
                         idx != NONE_INDEX
-                            && matches!(self.value_at_index(idx), Value::Tensor(u) if clashes(u))
+                            && matches!(self.value_at_index(idx),
+                                Value::Tensor(u) if clashes(target, data, unsafe_ref(u)))
                     })
                 }
                 _ => false,
@@ -146,14 +142,19 @@ fn unsafe_ref<'x>(t: NonNull<Tensor>) -> &'x Tensor {
     unsafe { t.as_ref() }
 }
 
-/// True when two tensors' data ranges share a byte (empty ranges never overlap).
-fn overlaps(a: &Tensor, b: &Tensor) -> bool {
-    if a.data_ptr().is_null() || b.data_ptr().is_null() {
-        return false;
-    }
-    let (a0, a1) = a.byte_range();
-    let (b0, b1) = b.byte_range();
-    a0 < a1 && b0 < b1 && a0 < b1 && b0 < a1
+/// A tensor's data bytes, `start..end`, when it has any (an empty or unbound tensor only
+/// clashes by identity).
+fn data_range(t: &Tensor) -> Option<(usize, usize)> {
+    let (start, end) = t.byte_range();
+    (!t.data_ptr().is_null() && start < end).then_some((start, end))
+}
+
+/// Whether `u` is the tensor `t` (whose data is `data`) or shares a data byte with it:
+/// one out-of-line copy for every alias check.
+#[inline(never)]
+fn clashes(t: &Tensor, data: Option<(usize, usize)>, u: &Tensor) -> bool {
+    core::ptr::eq(t, u)
+        || matches!((data, data_range(u)), (Some((t0, t1)), Some((u0, u1))) if t0 < u1 && u0 < t1)
 }
 
 /// Out tensors passed as one list; each is lent out mutably in turn.
@@ -202,3 +203,6 @@ impl fmt::Debug for TensorListMut<'_> {
             .finish()
     }
 }
+
+#[cfg(all(test, feature = "alloc"))]
+mod tests;
