@@ -111,16 +111,17 @@ impl<'a> Table<'a> {
     /// bytes are not all inside the buffer.
     fn read(self, pos: u64, n: u32) -> u64 {
         let len = self.len();
-        if pos + u64::from(n) > len {
-            return 0;
-        }
         let p = pos as usize;
+        // The common case first: one comparison covers every `n`.
         if pos + 8 <= len {
             // One unaligned 8-byte load, masked to `n` bytes.
             // SAFETY: `pos + 8 <= len`: eight bytes inside the buffer.
             let w = unsafe { self.base.as_ptr().add(p).cast::<[u8; 8]>().read_unaligned() };
             let v = u64::from_le_bytes(w);
             return v & (u64::MAX >> (64 - 8 * n.clamp(1, 8)));
+        }
+        if pos + u64::from(n) > len {
+            return 0;
         }
         // Near the end of the buffer: byte by byte.
         let mut v = 0u64;
