@@ -31,12 +31,17 @@ pub(super) struct Builder<'a, 'c> {
 }
 
 impl<'a> Builder<'a, '_> {
-    /// Operator `op` for messages.
+    /// Operator `op` for messages (without the feature `messages` nothing reads it, and
+    /// it is not looked up).
     #[cold]
     pub(super) fn operator(&self, op: usize) -> OperatorName<'a> {
-        self.meta.operator(op).unwrap_or(OperatorName {
+        let unknown = OperatorName {
             name: "?",
             overload: "",
-        })
+        };
+        if !cfg!(feature = "messages") {
+            return unknown;
+        }
+        self.meta.operator(op).unwrap_or(unknown)
     }
 }

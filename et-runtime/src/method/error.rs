@@ -287,7 +287,8 @@ pub struct ExecuteError<'d> {
     pub error: Error,
     /// The failing instruction (chains concatenated), if any.
     pub instruction: Option<usize>,
-    /// The operator of a failing KernelCall.
+    /// The operator of a failing KernelCall (with the feature `messages`; without it
+    /// always `None`, and `instruction` says which call failed).
     pub operator: Option<OperatorName<'d>>,
     /// The kernel's explanation (may be empty).
     pub message: &'static str,

@@ -98,7 +98,9 @@ impl<'a> Method<'a> {
                             error,
                             instruction: Some(index as usize),
                             operator: match instr {
-                                Instr::Kernel { op, .. } => self.meta.operator(op as usize).ok(),
+                                Instr::Kernel { op, .. } if cfg!(feature = "messages") => {
+                                    self.meta.operator(op as usize).ok()
+                                }
                                 _ => None,
                             },
                             message,
