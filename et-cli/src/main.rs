@@ -520,7 +520,7 @@ fn kernels(json: bool) {
                     "{{\"name\":{},\"dtype\":{},\"crate\":{}}}",
                     format::json_str(e.name()),
                     format::json_str(&dtype_label(e)),
-                    format::json_str(e.signature.crate_name)
+                    format::json_str(e.signature.crate_name.as_str())
                 )
             })
             .collect();
@@ -548,7 +548,7 @@ fn kernels(json: bool) {
     }
     let mut rows: Vec<(&str, String, &str)> = all
         .iter()
-        .map(|e| (e.name(), dtype_label(e), e.signature.crate_name))
+        .map(|e| (e.name(), dtype_label(e), e.signature.crate_name.as_str()))
         .collect();
     rows.sort();
     let width = rows.iter().map(|r| r.0.len()).max().unwrap_or(0);

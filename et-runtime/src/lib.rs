@@ -67,8 +67,8 @@ pub use tensor::{checked_numel, ShapeDynamism, Tensor, MAX_DIM};
 #[doc(hidden)]
 pub mod __private {
     pub use crate::kernel::{
-        op_hash, ArgKind, DtypeKey, KernelArgs, KernelContext, KernelEntry, KernelSignature,
-        ReturnKind,
+        op_hash, ArgKind, CrateName, DtypeKey, KernelArgs, KernelContext, KernelEntry,
+        KernelSignature, ReturnKind,
     };
     pub use crate::{DtypeSet, Error, KernelError, KernelResult, ScalarType, Selected};
     // Element types `#[kernel(dtype = [..])]` instantiates generic kernels with.

@@ -10,7 +10,7 @@ use et_schema::scalar_type::{DtypeSet, ScalarType};
 #[cfg(feature = "alloc")]
 pub use crate::kernel::{call_entry, CallArg};
 pub use crate::kernel::{
-    op_hash, ArgKind, DtypeKey, KernelEntry, KernelFn, KernelSignature, ReturnKind,
+    op_hash, ArgKind, CrateName, DtypeKey, KernelEntry, KernelFn, KernelSignature, ReturnKind,
 };
 
 /// Every kernel linked into this binary, in link order (prim ops included).

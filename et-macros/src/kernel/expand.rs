@@ -153,7 +153,7 @@ fn entries(
             static __ET_SIGNATURE: #private::KernelSignature = #private::KernelSignature {
                 args: &[#(#arg_kinds),*],
                 returns: #private::ReturnKind::#return_variant,
-                crate_name: ::core::env!("CARGO_PKG_NAME"),
+                crate_name: #private::CrateName(&::core::env!("CARGO_PKG_NAME")),
                 dtypes: #private::DtypeSet(#mask),
             };
             #items

@@ -31,4 +31,4 @@ pub use entry::{op_hash, op_hash_parts, DtypeKey, KernelEntry, KernelFn};
 pub use outs::TensorListMut;
 pub use parallel::Parallel;
 pub(crate) use signature::Mismatch;
-pub use signature::{ArgKind, KernelSignature, ReturnKind};
+pub use signature::{ArgKind, CrateName, KernelSignature, ReturnKind};

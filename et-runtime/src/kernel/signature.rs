@@ -205,11 +205,62 @@ pub struct KernelSignature {
     /// How the return slot is used.
     pub returns: ReturnKind,
     /// The crate that registered the kernel (for `etch kernels`).
-    pub crate_name: &'static str,
+    pub crate_name: CrateName,
     /// The tensor dtypes this kernel was compiled for: `DtypeSet::ALL` without a
     /// selection, else the dtypes the build's selection names for this operator. A
     /// fallback entry only serves calls whose tensor dtypes are all in this set.
     pub dtypes: DtypeSet,
+}
+
+/// The name of the crate that registered a kernel, held through one pointer: each
+/// signature carries 8 bytes for it instead of a 16-byte `&str` (all of a crate's
+/// signatures point at one copy of the name). Reads as a `str`.
+#[derive(Clone, Copy)]
+pub struct CrateName(pub &'static &'static str);
+
+impl CrateName {
+    /// The name.
+    pub const fn as_str(self) -> &'static str {
+        self.0
+    }
+}
+
+impl core::ops::Deref for CrateName {
+    type Target = str;
+
+    fn deref(&self) -> &str {
+        self.0
+    }
+}
+
+impl core::fmt::Display for CrateName {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        f.write_str(self.0)
+    }
+}
+
+impl core::fmt::Debug for CrateName {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        core::fmt::Debug::fmt(self.0, f)
+    }
+}
+
+impl PartialEq<str> for CrateName {
+    fn eq(&self, other: &str) -> bool {
+        *self.0 == other
+    }
+}
+
+impl PartialEq<&str> for CrateName {
+    fn eq(&self, other: &&str) -> bool {
+        *self.0 == *other
+    }
+}
+
+impl PartialEq for CrateName {
+    fn eq(&self, other: &CrateName) -> bool {
+        self.0 == other.0
+    }
 }
 
 /// How a call's values fail to fit a kernel's [`KernelSignature`].

@@ -450,7 +450,7 @@ mod tests {
                 ArgKind::TensorMut,
             ],
             returns: ReturnKind::Outs,
-            crate_name: "et-runtime",
+            crate_name: crate::kernel::CrateName(&"et-runtime"),
             dtypes: DtypeSet::EMPTY
                 .with(ScalarType::Long)
                 .with(ScalarType::Double),

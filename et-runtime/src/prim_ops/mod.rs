@@ -33,7 +33,7 @@ macro_rules! signatures {
         static $sig: crate::kernel::KernelSignature = crate::kernel::KernelSignature {
             args: &[$(crate::kernel::ArgKind::$kind),*],
             returns: crate::kernel::ReturnKind::$ret,
-            crate_name: "et-runtime",
+            crate_name: crate::kernel::CrateName(&"et-runtime"),
             dtypes: et_schema::scalar_type::DtypeSet::ALL,
         };
     )*};

@@ -106,7 +106,7 @@ macro_rules! register {
             &KernelSignature {
                 args: &[$(ArgKind::$k),*],
                 returns: ReturnKind::Outs,
-                crate_name: "etch-tests",
+                crate_name: et_runtime::__private::CrateName(&"etch-tests"),
                 dtypes: DtypeSet(ScalarType::Float.bit() | ScalarType::Bool.bit()),
             },
         );
