@@ -270,6 +270,7 @@ impl<'b> EventTracer<'b> {
     }
 
     /// Marks the DelegateCall about to run, for the records of its steps.
+    #[cfg(feature = "backends")]
     pub(crate) fn enter_delegate(&self, chain: u32, instruction: u32) {
         self.delegate.set((chain, instruction));
     }

@@ -42,7 +42,7 @@ impl<'a> KernelContext<'a> {
     }
 
     /// A delegate call's context in a traced execute: its steps are recorded.
-    #[cfg(feature = "etdump")]
+    #[cfg(all(feature = "etdump", feature = "backends"))]
     pub(crate) fn traced(temp: &'a Arena<'a>, tracer: &'a EventTracer<'a>) -> Self {
         KernelContext {
             temp,

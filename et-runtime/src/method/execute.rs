@@ -154,6 +154,7 @@ impl<'a> Method<'a> {
                 result.map_err(|e| (e.error, e.message()))?;
                 Ok(pc + 1)
             }
+            #[cfg(feature = "backends")]
             Instr::Delegate { index, args, len } => {
                 // SAFETY: `index < num_delegates` (checked at load).
                 let d = unsafe { *self.delegates.as_ptr().add(index as usize) };

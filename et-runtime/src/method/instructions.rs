@@ -37,6 +37,7 @@ pub(super) enum Instr {
         /// The call's outs were proved exclusive at load (`outs_proved_exclusive`).
         prechecked: bool,
     },
+    #[cfg(feature = "backends")]
     Delegate {
         index: u32,
         args: NonNull<u32>,
@@ -260,18 +261,20 @@ impl<'a> Builder<'a, '_> {
         if kernel || kind == tag::DELEGATE_CALL {
             let index = in_range(first, if kernel { num_ops } else { num_delegates }).ok_or(bad)?;
             let args = self.args(call, fb::KernelCall::VT_ARGS)?;
-            return Ok(if kernel {
-                Operands::Kernel {
+            if kernel {
+                return Ok(Operands::Kernel {
                     op: index as usize,
                     args,
-                }
-            } else {
-                Operands::Ready(Instr::Delegate {
-                    index,
-                    args: NonNull::from(args).cast(),
-                    len: args.len() as u32,
-                })
-            });
+                });
+            }
+            // Without backends no method has a delegate (`init_delegates`), so the
+            // range check above has already refused the call.
+            #[cfg(feature = "backends")]
+            return Ok(Operands::Ready(Instr::Delegate {
+                index,
+                args: NonNull::from(args).cast(),
+                len: args.len() as u32,
+            }));
         }
         // Move, jump and free calls: a value index first.
         let value = in_range(first, n).ok_or(bad)?;

@@ -3,7 +3,9 @@
 //! generic over [`Trace`], so the untraced loop is the same code as before tracing
 //! existed: every hook of `NoTrace` is empty and inlined away.
 
+#[cfg(feature = "backends")]
 use crate::kernel::{KernelContext, Parallel};
+#[cfg(feature = "backends")]
 use crate::memory::Arena;
 
 /// The loop's timing hooks.
@@ -13,9 +15,11 @@ pub(super) trait Trace: Copy {
     /// KernelCall `pc` of `chain`, begun at `start`, has returned.
     fn operator(self, chain: u32, pc: u32, start: u64);
     /// DelegateCall `pc` of `chain`, begun at `start`, has returned.
+    #[cfg(feature = "backends")]
     fn delegate(self, chain: u32, pc: u32, start: u64);
     /// Runs `call` with the context a delegate gets (one that records its steps when
     /// traced, and splits work over `pool`).
+    #[cfg(feature = "backends")]
     fn delegate_context<'a, R>(
         self,
         temp: &'a Arena<'a>,
@@ -39,9 +43,11 @@ impl Trace for NoTrace {
     #[inline(always)]
     fn operator(self, _: u32, _: u32, _: u64) {}
 
+    #[cfg(feature = "backends")]
     #[inline(always)]
     fn delegate(self, _: u32, _: u32, _: u64) {}
 
+    #[cfg(feature = "backends")]
     #[inline(always)]
     fn delegate_context<'a, R>(
         self,
@@ -64,8 +70,12 @@ mod traced {
     use crate::backend::Backend;
     use crate::backend::DelegateHandle;
     use crate::etdump::{EventKind, EventTracer};
-    use crate::kernel::{KernelContext, Parallel};
-    use crate::memory::{Arena, MemoryManager};
+    #[cfg(feature = "backends")]
+    use crate::kernel::KernelContext;
+    use crate::kernel::Parallel;
+    #[cfg(feature = "backends")]
+    use crate::memory::Arena;
+    use crate::memory::MemoryManager;
     use crate::program::Program;
     use et_schema::OperatorName;
 
@@ -85,12 +95,14 @@ mod traced {
                 .record_instruction(EventKind::Operator, chain, pc, start);
         }
 
+        #[cfg(feature = "backends")]
         #[inline(always)]
         fn delegate(self, chain: u32, pc: u32, start: u64) {
             self.0
                 .record_instruction(EventKind::Delegate, chain, pc, start);
         }
 
+        #[cfg(feature = "backends")]
         #[inline(always)]
         fn delegate_context<'a, R>(
             self,
@@ -207,6 +219,7 @@ mod traced {
             pc: u32,
         ) -> Option<(&'static str, &'static dyn Backend, DelegateHandle)> {
             match self.instruction(chain, pc)? {
+                #[cfg(feature = "backends")]
                 Instr::Delegate { index, .. } if (index as usize) < self.num_delegates => {
                     // SAFETY: `index < num_delegates`.
                     let d = unsafe { *self.delegates.as_ptr().add(index as usize) };
