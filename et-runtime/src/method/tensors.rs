@@ -184,9 +184,16 @@ impl<'a> Builder<'a, '_> {
     /// planned buffer.
     fn planned_place(&self, allocation: Table<'a>, nbytes: usize) -> Result<*mut u8, Error> {
         type A<'x> = fb::AllocationDetails<'x>;
-        let id = allocation.uint(A::VT_MEMORY_ID, 4) as usize;
-        let offset = allocation.uint(A::VT_MEMORY_OFFSET_LOW, 4)
-            | allocation.uint(A::VT_MEMORY_OFFSET_HIGH, 4) << 32;
+        // Three fields: the vtable is read once.
+        let allocation = allocation.fields();
+        let [id, low, high] = [
+            A::VT_MEMORY_ID,
+            A::VT_MEMORY_OFFSET_LOW,
+            A::VT_MEMORY_OFFSET_HIGH,
+        ]
+        .map(|vt| allocation.uint(vt, 4));
+        let id = id as usize;
+        let offset = low | high << 32;
         let offset = usize::try_from(offset).map_err(|_| Error::NotSupported)?;
         let &(base, len) = id
             .checked_sub(1)
