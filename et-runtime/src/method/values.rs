@@ -119,23 +119,20 @@ impl<'a> Builder<'a, '_> {
             return Err(Error::InvalidProgram);
         }
         let (indices, len) = self.indices(items(), if int_list { 8 } else { 4 }, optional, n)?;
-        let zeroed = self.arena.alloc_zeroed::<u64>(len)?;
-        if int_list {
-            return Ok(Value::IntList(self.arena.alloc(BoxedList {
-                indices,
-                items: zeroed.cast(),
-                len,
-            })?));
-        }
+        let items = self.arena.alloc_zeroed::<u64>(len)?;
         let list = self.arena.alloc(BoxedList {
             indices,
-            items: zeroed.cast(),
+            items,
             len,
         })?;
-        Ok(if optional {
-            Value::OptionalTensorList(list)
+        // One list serves every item type: `BoxedList` is `repr(C)`, and every item is an
+        // 8-byte slot.
+        Ok(if int_list {
+            Value::IntList(list.cast())
+        } else if optional {
+            Value::OptionalTensorList(list.cast())
         } else {
-            Value::TensorList(list)
+            Value::TensorList(list.cast())
         })
     }
 
