@@ -106,15 +106,16 @@ pub fn has_operator(name: &str, overload: &str) -> bool {
 
 /// Whether `full` equals `name` + "." + `overload` (or just `name` for an empty overload).
 fn name_matches(full: &str, name: &str, overload: &str) -> bool {
-    let full = full.as_bytes();
-    let (n, o) = (name.as_bytes(), overload.as_bytes());
-    if o.is_empty() {
-        return full == n;
-    }
-    full.len() == n.len() + 1 + o.len()
-        && full.starts_with(n)
-        && full.ends_with(o)
-        && full.get(n.len()) == Some(&b'.')
+    let (name, overload) = (name.as_bytes(), overload.as_bytes());
+    let Some((head, rest)) = full.as_bytes().split_at_checked(name.len()) else {
+        return false;
+    };
+    head == name
+        && match rest {
+            [] => overload.is_empty(),
+            [b'.', tail @ ..] => !overload.is_empty() && tail == overload,
+            _ => false,
+        }
 }
 
 /// Pairs of entries registered twice (same name and dtype key), for diagnostics.
@@ -136,4 +137,22 @@ pub fn missing_kernels<'m, 'd>(
     meta.kernel_calls()
         .filter_map(|c| c.ok())
         .filter(|c| resolve_kernel(&c.operator, &c.key).is_none())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::name_matches;
+
+    #[test]
+    fn a_name_matches_only_its_own_overload() {
+        assert!(name_matches("aten::add.out", "aten::add", "out"));
+        assert!(name_matches("aten::add", "aten::add", ""));
+        assert!(!name_matches("aten::add.out", "aten::add", ""));
+        assert!(!name_matches("aten::add", "aten::add", "out"));
+        assert!(!name_matches("aten::add.Tensor", "aten::add", "out"));
+        assert!(!name_matches("aten::add_out", "aten::add", "out"));
+        assert!(!name_matches("aten::ad", "aten::add", ""));
+        assert!(!name_matches("aten::sub.out", "aten::add", "out"));
+        assert!(!name_matches("aten::add.out", "aten::add", "ou"));
+    }
 }

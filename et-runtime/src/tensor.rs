@@ -66,22 +66,23 @@ impl Tensor {
         read_only: bool,
         planned: bool,
     ) -> Tensor {
-        let mut t = Tensor {
+        // Computed before the tensor exists, so that it is assembled once, where the
+        // caller puts it (with a `&mut self` pass after, it is built aside and copied).
+        // SAFETY: the three arrays hold `dim` elements and are ours alone (caller).
+        let numel = unsafe { fill_strides(storage.sizes, storage.strides, storage.dim_order, dim) };
+        Tensor {
             data,
             sizes: storage.sizes,
             strides: storage.strides,
             dim_order: storage.dim_order,
-            numel: 0,
-            numel_bound: 0,
+            numel,
+            numel_bound: numel,
             dim: dim as u8,
             dtype,
             dynamism,
             flags: (if read_only { FLAG_READ_ONLY } else { 0 })
                 | (if planned { FLAG_PLANNED } else { 0 }),
-        };
-        t.recompute_strides();
-        t.numel_bound = t.numel;
-        t
+        }
     }
 
     /// The element type.
@@ -309,31 +310,8 @@ impl Tensor {
 
     /// Recomputes strides and numel after the sizes changed.
     fn recompute_strides(&mut self) {
-        let dim = self.dim();
         // SAFETY: all three arrays hold `dim` elements and are exclusively ours here.
-        let (sizes, strides, order) = unsafe {
-            (
-                core::slice::from_raw_parts(self.sizes.as_ptr(), dim),
-                core::slice::from_raw_parts_mut(self.strides.as_ptr(), dim),
-                core::slice::from_raw_parts(self.dim_order.as_ptr(), dim),
-            )
-        };
-        let mut stride = 1usize;
-        let mut numel = 1usize;
-        // (The dim order is a permutation of `0..dim`, so every lookup hits, and the
-        // loop visits every size once.)
-        for &d in order.iter().rev() {
-            let d = d as usize;
-            if let (Some(slot), Some(&size)) = (strides.get_mut(d), sizes.get(d)) {
-                *slot = stride;
-                // A zero-size dimension counts as one, as in ExecuTorch, so strides stay
-                // useful.
-                stride = stride.saturating_mul(size.max(1));
-                // Every constructor and `resize` checked that the product fits.
-                numel = numel.wrapping_mul(size);
-            }
-        }
-        self.numel = numel;
+        self.numel = unsafe { fill_strides(self.sizes, self.strides, self.dim_order, self.dim()) };
     }
 
     /// Points the tensor at other data (an alias, as `et_view` and `set_input` do).
@@ -376,4 +354,42 @@ impl fmt::Debug for Tensor {
             .field("dynamism", &self.dynamism)
             .finish()
     }
+}
+
+/// Writes the strides of `dim` sizes laid out in `dim_order`, and returns the number of
+/// elements.
+///
+/// # Safety
+/// The three arrays must hold `dim` initialized elements, the strides not be borrowed
+/// elsewhere.
+unsafe fn fill_strides(
+    sizes: NonNull<usize>,
+    strides: NonNull<usize>,
+    dim_order: NonNull<u8>,
+    dim: usize,
+) -> usize {
+    // SAFETY: the caller's promise.
+    let (sizes, strides, order) = unsafe {
+        (
+            core::slice::from_raw_parts(sizes.as_ptr(), dim),
+            core::slice::from_raw_parts_mut(strides.as_ptr(), dim),
+            core::slice::from_raw_parts(dim_order.as_ptr(), dim),
+        )
+    };
+    let mut stride = 1usize;
+    let mut numel = 1usize;
+    // (The dim order is a permutation of `0..dim`, so every lookup hits, and the loop
+    // visits every size once.)
+    for &d in order.iter().rev() {
+        let d = d as usize;
+        if let (Some(slot), Some(&size)) = (strides.get_mut(d), sizes.get(d)) {
+            *slot = stride;
+            // A zero-size dimension counts as one, as in ExecuTorch, so strides stay
+            // useful.
+            stride = stride.saturating_mul(size.max(1));
+            // Every constructor and `resize` checked that the product fits.
+            numel = numel.wrapping_mul(size);
+        }
+    }
+    numel
 }

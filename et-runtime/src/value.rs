@@ -8,7 +8,11 @@ use crate::tensor::Tensor;
 
 /// A list whose items are other values, re-read each time a kernel receives it (an int
 /// list may hold SymInts that prim ops rewrite between instructions).
+///
+/// `repr(C)`: the layout is the same for every item type, so the builder makes one kind
+/// of list and casts it.
 #[derive(Clone, Copy)]
+#[repr(C)]
 pub(crate) struct BoxedList<T> {
     /// Value indices of the items, range-checked at load.
     pub(crate) indices: NonNull<u32>,

@@ -34,8 +34,8 @@ impl ExtendedHeader {
     /// Parses the header from the first bytes of a file: `Ok(None)` when there is none,
     /// `InvalidProgram` when the magic matches but the header is too short.
     pub fn parse(head: &[u8]) -> Result<Option<ExtendedHeader>, Error> {
-        let magic = head.get(HEADER_OFFSET..HEADER_OFFSET + 4);
-        if magic != Some(&HEADER_MAGIC[..]) {
+        // Compared as one word, not as bytes through a slice comparison call.
+        if read_u32(head, HEADER_OFFSET) != Some(u32::from_le_bytes(*HEADER_MAGIC)) {
             return Ok(None);
         }
         let len = read_u32(head, HEADER_OFFSET + 4).ok_or(Error::InvalidProgram)? as usize;
@@ -158,7 +158,7 @@ pub fn locate(
         ));
     };
     if id != FILE_IDENTIFIER {
-        return Err(if id.starts_with(b"ET") {
+        return Err(if matches!(id, [b'E', b'T', ..]) {
             fail(
                 Error::NotSupported,
                 "unsupported program format version (identifier is not ET12)",

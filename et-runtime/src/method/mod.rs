@@ -134,9 +134,12 @@ impl<'a> Method<'a> {
     /// Input `i`'s tensor, for writing input data in place (zero-copy). Marks the input
     /// as set.
     pub fn input_tensor_mut(&mut self, i: usize) -> Result<&mut Tensor, Error> {
-        self.input_tensor_unmarked(i)?;
+        let t: *mut Tensor = self.input_tensor_unmarked(i)?;
         self.mark_input(i);
-        self.input_tensor_unmarked(i)
+        // SAFETY: the tensor lives in method memory, apart from the input flags
+        // `mark_input` wrote; the reference borrows `self` mutably, as the one it came
+        // from did (found once rather than looked up again).
+        Ok(unsafe { &mut *t })
     }
 
     fn input_tensor_unmarked(&mut self, i: usize) -> Result<&mut Tensor, Error> {

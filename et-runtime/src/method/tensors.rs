@@ -107,11 +107,16 @@ impl<'a> Builder<'a, '_> {
         // No overflow: `dim <= MAX_DIM`.
         let block = self
             .arena
-            .allocate_zeroed(HEAD + words + dim, align_of::<Tensor>())?;
+            .allocate(HEAD + words + dim, align_of::<Tensor>())?;
         // SAFETY: the block holds `HEAD + words + dim` bytes; each pointer below stays
         // inside it, and the sizes and strides are `usize`-aligned (the block is aligned
-        // for a `Tensor`, whose size is a multiple of a `usize`'s alignment).
-        let (sizes, order) = unsafe { (block.add(HEAD).cast::<usize>(), block.add(HEAD + words)) };
+        // for a `Tensor`, whose size is a multiple of a `usize`'s alignment). Only the
+        // shape is cleared: the tensor is written whole.
+        let (sizes, order) = unsafe {
+            let sizes = block.add(HEAD);
+            sizes.write_bytes(0, words + dim);
+            (sizes.cast::<usize>(), block.add(HEAD + words))
+        };
         // SAFETY: `sizes` holds `2 * dim` and `order` `dim` zeroed elements, fresh from
         // the arena and used by nothing else.
         let nbytes = unsafe {
@@ -184,9 +189,12 @@ impl<'a> Builder<'a, '_> {
     /// planned buffer.
     fn planned_place(&self, allocation: Table<'a>, nbytes: usize) -> Result<*mut u8, Error> {
         type A<'x> = fb::AllocationDetails<'x>;
-        let id = allocation.uint(A::VT_MEMORY_ID, 4) as usize;
-        let offset = allocation.uint(A::VT_MEMORY_OFFSET_LOW, 4)
-            | allocation.uint(A::VT_MEMORY_OFFSET_HIGH, 4) << 32;
+        // Three fields: the vtable is read once. (A closure, not `array::map`, which the
+        // release profile leaves out of line here: a call per tensor.)
+        let allocation = allocation.fields();
+        let read = |vt| allocation.uint(vt, 4);
+        let id = read(A::VT_MEMORY_ID) as usize;
+        let offset = read(A::VT_MEMORY_OFFSET_LOW) | read(A::VT_MEMORY_OFFSET_HIGH) << 32;
         let offset = usize::try_from(offset).map_err(|_| Error::NotSupported)?;
         let &(base, len) = id
             .checked_sub(1)

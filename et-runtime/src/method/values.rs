@@ -4,6 +4,7 @@
 //! Checked here: every value is of a kind the runtime knows, strings are UTF-8, and every
 //! value index names a value (`indices`). Tensor values are checked in `tensors`.
 
+use core::mem::MaybeUninit;
 use core::ptr::NonNull;
 
 use super::build::{Builder, Plan};
@@ -40,15 +41,28 @@ impl<'a> Builder<'a, '_> {
         }
         let values = self.arena.alloc_array::<Value>(n)?;
         for index in 0..n {
-            let v = match self.build_value(list.table(index), n) {
-                Ok(v) => v,
-                Err(e) => return Err(note(self.detail, e, LoadDetail::Value { index })),
-            };
-            // SAFETY: `index < n`, the array's length.
-            unsafe { values.as_ptr().add(index).write(v) };
+            // SAFETY: `index < n`, the array's length; the slot is used by nothing else.
+            let slot = unsafe { &mut *values.as_ptr().add(index).cast::<MaybeUninit<Value>>() };
+            if let Err(e) = self.build_value_into(list.table(index), n, slot) {
+                return Err(note(self.detail, e, LoadDetail::Value { index }));
+            }
         }
         self.values = values;
         self.num_values = n;
+        Ok(())
+    }
+
+    /// Builds value `ev` into `slot`. Out of line, with only an error code to return:
+    /// inlined in the loop, its state crowded the loop's registers (spilled and reloaded
+    /// around every value), and a returned `Value` would come back through memory.
+    #[inline(never)]
+    fn build_value_into(
+        &self,
+        ev: Option<Table<'a>>,
+        n: usize,
+        slot: &mut MaybeUninit<Value>,
+    ) -> Result<(), Error> {
+        slot.write(self.build_value(ev, n)?);
         Ok(())
     }
 
@@ -119,23 +133,20 @@ impl<'a> Builder<'a, '_> {
             return Err(Error::InvalidProgram);
         }
         let (indices, len) = self.indices(items(), if int_list { 8 } else { 4 }, optional, n)?;
-        let zeroed = self.arena.alloc_zeroed::<u64>(len)?;
-        if int_list {
-            return Ok(Value::IntList(self.arena.alloc(BoxedList {
-                indices,
-                items: zeroed.cast(),
-                len,
-            })?));
-        }
+        let items = self.arena.alloc_zeroed::<u64>(len)?;
         let list = self.arena.alloc(BoxedList {
             indices,
-            items: zeroed.cast(),
+            items,
             len,
         })?;
-        Ok(if optional {
-            Value::OptionalTensorList(list)
+        // One list serves every item type: `BoxedList` is `repr(C)`, and every item is an
+        // 8-byte slot.
+        Ok(if int_list {
+            Value::IntList(list.cast())
+        } else if optional {
+            Value::OptionalTensorList(list.cast())
         } else {
-            Value::TensorList(list)
+            Value::TensorList(list.cast())
         })
     }
 

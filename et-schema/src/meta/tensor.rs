@@ -76,6 +76,8 @@ pub struct TensorShape<'d> {
     pub dtype: ScalarType,
     /// Whether the shape may change.
     pub dynamism: ShapeDynamism,
+    /// The length of both vectors, read once (each read is a call).
+    rank: usize,
     sizes: Vector<'d>,
     order: Vector<'d>,
 }
@@ -89,7 +91,8 @@ impl<'d> TensorShape<'d> {
         let dtype = ScalarType::from_i8(dtype).ok_or(Error::InvalidProgram)?;
         let sizes = t.vector(T::VT_SIZES).ok_or(Error::InvalidProgram)?;
         let order = t.vector(T::VT_DIM_ORDER).ok_or(Error::InvalidProgram)?;
-        if sizes.len() > MAX_DIM || order.len() != sizes.len() {
+        let rank = sizes.len();
+        if rank > MAX_DIM || order.len() != rank {
             return Err(Error::InvalidProgram);
         }
         let dynamism = match t.uint(T::VT_SHAPE_DYNAMISM, 1) {
@@ -101,6 +104,7 @@ impl<'d> TensorShape<'d> {
         Ok(TensorShape {
             dtype,
             dynamism,
+            rank,
             sizes,
             order,
         })
@@ -108,7 +112,7 @@ impl<'d> TensorShape<'d> {
 
     /// The rank (at most [`MAX_DIM`]).
     pub fn rank(&self) -> usize {
-        self.sizes.len()
+        self.rank
     }
 
     /// Writes the sizes and the dim order into `sizes` and `order` (`rank` long each),
