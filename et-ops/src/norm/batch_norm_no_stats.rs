@@ -114,16 +114,13 @@ pub(super) fn normalize(
         if result.is_err() {
             return;
         }
-        let mut sum = 0.0f64;
-        let mut squares = 0.0f64;
-        result = x.each(&per_channel, [xb, 0, 0], |v| sum += v);
-        let mean = sum / count;
-        if result.is_ok() {
-            result = x.each(&per_channel, [xb, 0, 0], |v| {
-                let d = v - mean;
-                squares += d * d;
-            });
-        }
+        let (mean, squares) = match x.mean_and_squares(&per_channel, [xb, 0, 0]) {
+            Ok(stats) => stats,
+            Err(e) => {
+                result = Err(e);
+                return;
+            }
+        };
         let var = squares / count;
         on_stats(ch, mean, var);
         let invstd = 1.0 / libm::sqrt(var + eps);

@@ -56,24 +56,15 @@ fn var_in(
     st: Storer,
 ) -> KernelResult {
     let (outer, inner) = reduce_spaces(x.tensor(), mask, out);
-    let n = inner.numel() as f64;
-    let divisor = (n - correction).max(0.0);
+    let divisor = (inner.numel() as f64 - correction).max(0.0);
     let y = out.bytes_mut()?;
     let mut result = Ok(());
     outer.for_each([0, 0], |[ib, ob]| {
-        let mut sum = 0.0f64;
-        let mut sq = 0.0f64;
         if result.is_ok() {
-            result = x.each(&inner, [ib, 0], |v| sum += v);
+            result = x
+                .mean_and_squares(&inner, [ib, 0])
+                .map(|(_, squares)| store_at(y, &st, ob, Val::Float(squares / divisor)));
         }
-        let mean = sum / n;
-        if result.is_ok() {
-            result = x.each(&inner, [ib, 0], |v| {
-                let d = v - mean;
-                sq += d * d;
-            });
-        }
-        store_at(y, &st, ob, Val::Float(sq / divisor));
     });
     result
 }

@@ -50,26 +50,17 @@ fn var_mean_impl(
     let vs = strides_over_input(var, mask, n);
     let ms = strides_over_input(mean, mask, n);
     let (outer, inner) = split(input.sizes(), [input.strides(), &vs[..n], &ms[..n]], mask);
-    let count = inner.numel() as f64;
-    let divisor = (count - correction).max(0.0);
+    let divisor = (inner.numel() as f64 - correction).max(0.0);
     let v = var.bytes_mut()?;
     let m = mean.bytes_mut()?;
     let mut result = Ok(());
     outer.for_each([0, 0, 0], |[ib, vb, mb]| {
-        let mut sum = 0.0f64;
-        let mut squares = 0.0f64;
         if result.is_ok() {
-            result = x.each(&inner, [ib, 0, 0], |e| sum += e);
-        }
-        let mu = sum / count;
-        if result.is_ok() {
-            result = x.each(&inner, [ib, 0, 0], |e| {
-                let d = e - mu;
-                squares += d * d;
+            result = x.mean_and_squares(&inner, [ib, 0, 0]).map(|(mu, squares)| {
+                store_at(v, &st, vb, Val::Float(squares / divisor));
+                store_at(m, &st, mb, Val::Float(mu));
             });
         }
-        store_at(v, &st, vb, Val::Float(squares / divisor));
-        store_at(m, &st, mb, Val::Float(mu));
     });
     result
 }

@@ -329,6 +329,27 @@ impl<'a, C: Num> Gathered<'a, C> {
     }
 }
 
+impl Gathered<'_, f64> {
+    /// The mean of the elements of `space` from `base` and the sum of their squared
+    /// deviations from it, in two passes (the variance of `var`, `var_mean` and the
+    /// training-mode batch norms).
+    pub fn mean_and_squares<const N: usize>(
+        &self,
+        space: &Space<N>,
+        base: [usize; N],
+    ) -> KernelResult<(f64, f64)> {
+        let mut sum = 0.0;
+        self.each(space, base, |v| sum += v)?;
+        let mean = sum / space.numel() as f64;
+        let mut squares = 0.0;
+        self.each(space, base, |v| {
+            let d = v - mean;
+            squares += d * d;
+        })?;
+        Ok((mean, squares))
+    }
+}
+
 /// Splits an index space of `sizes` into the kept dims (`outer`) and the dims in `mask`
 /// (`inner`), each carrying the strides of `N` operands (per input dim; a reduced-shape
 /// operand has stride 0 on reduced dims, see [`strides_over_input`]).
