@@ -102,19 +102,14 @@ impl<'a> KernelArgs<'a> {
         unsafe { *self.values.as_ptr().add(idx as usize) }
     }
 
-    pub(super) fn value(&self, i: usize) -> KernelResult<Value> {
-        Ok(self.value_at_index(self.index(i)?))
-    }
-
     /// Argument `i`'s entry of the value table, for the accessors to match on and copy
     /// out of at once.
     ///
-    /// Matched in place, the entry's tag is known to be a `Value`'s. A copy in
-    /// [`value`](Self::value)'s `KernelResult<Value>` shares its tag byte with the error,
-    /// which the compiler cannot rule out for bytes read from memory: a check and a
-    /// branch in every accessor.
+    /// Matched in place, the entry's tag is known to be a `Value`'s. A copy in a
+    /// `KernelResult<Value>` shares its tag byte with the error, which the compiler cannot
+    /// rule out for bytes read from memory: a check and a branch in every accessor.
     #[inline(always)]
-    fn entry(&self, i: usize) -> KernelResult<&Value> {
+    pub(super) fn entry(&self, i: usize) -> KernelResult<&Value> {
         let ptr = self.value_ptr(i)?;
         // SAFETY: an in-range entry of the table, which lives for 'a. The only write to
         // the table during a call is `set_return`'s, and no accessor holds this borrow

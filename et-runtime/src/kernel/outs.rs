@@ -16,8 +16,8 @@ impl<'a> KernelArgs<'a> {
     /// would make, done once at load for calls whose aliasing cannot change.
     pub(crate) fn outs_are_exclusive(&self, kinds: &[ArgKind]) -> bool {
         kinds.iter().enumerate().all(|(i, kind)| match kind {
-            ArgKind::TensorMut => match self.value(i) {
-                Ok(Value::Tensor(t)) => self.check_exclusive(i, t.as_ptr()).is_ok(),
+            ArgKind::TensorMut => match self.entry(i) {
+                Ok(&Value::Tensor(t)) => self.check_exclusive(i, t.as_ptr()).is_ok(),
                 _ => false,
             },
             ArgKind::TensorListMut => self.out_list_exclusive(i).is_ok(),
@@ -34,7 +34,7 @@ impl<'a> KernelArgs<'a> {
     /// The caller must not obtain position `i` again (shared or mutable) while the result
     /// lives. Generated wrappers take each position exactly once.
     pub unsafe fn tensor_mut(&self, i: usize) -> KernelResult<&'a mut Tensor> {
-        let t = match self.value(i)? {
+        let t = match *self.entry(i)? {
             Value::Tensor(t) => t,
             _ => return Err(wrong_kind()),
         };
@@ -55,12 +55,12 @@ impl<'a> KernelArgs<'a> {
     /// As for [`tensor_mut`](Self::tensor_mut); additionally the caller must not read or
     /// write the tensor's data through the result.
     pub(crate) unsafe fn tensor_mut_for_view(&self, i: usize) -> KernelResult<&'a mut Tensor> {
-        let t = match self.value(i)? {
+        let t = match *self.entry(i)? {
             Value::Tensor(t) => t,
             _ => return Err(wrong_kind()),
         };
         for j in 0..self.params.min(self.len) {
-            if j != i && matches!(self.value(j)?, Value::Tensor(u) if u == t) {
+            if j != i && matches!(*self.entry(j)?, Value::Tensor(u) if u == t) {
                 return Err(KernelError::invalid("a view's output is also its input"));
             }
         }
@@ -112,7 +112,7 @@ impl<'a> KernelArgs<'a> {
             if j == i {
                 continue;
             }
-            let clash = match self.value(j)? {
+            let clash = match *self.entry(j)? {
                 Value::Tensor(u) => clashes(target, data, unsafe_ref(u)),
                 Value::TensorList(l) | Value::OptionalTensorList(l) => {
                     // SAFETY: list headers live in method memory for 'a.
