@@ -117,6 +117,16 @@ impl<'a> KernelArgs<'a> {
         Ok(unsafe { &*ptr })
     }
 
+    /// Argument `i`'s entry, for loops already bounded by the argument count.
+    ///
+    /// # Safety
+    /// `i < self.len`.
+    #[inline(always)]
+    pub(super) unsafe fn entry_unchecked(&self, i: usize) -> Value {
+        // SAFETY: `i < len` (caller), and `args` holds `len` indices.
+        self.value_at_index(unsafe { *self.args.as_ptr().add(i) })
+    }
+
     fn value_ptr(&self, i: usize) -> KernelResult<*mut Value> {
         let idx = self.index(i)?;
         // SAFETY: as in `value_at_index`.

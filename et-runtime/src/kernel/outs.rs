@@ -15,14 +15,22 @@ impl<'a> KernelArgs<'a> {
     /// Whether every out parameter (per `kinds`) is exclusive: the check `tensor_mut`
     /// would make, done once at load for calls whose aliasing cannot change.
     pub(crate) fn outs_are_exclusive(&self, kinds: &[ArgKind]) -> bool {
-        kinds.iter().enumerate().all(|(i, kind)| match kind {
-            ArgKind::TensorMut => match self.entry(i) {
-                Ok(&Value::Tensor(t)) => self.check_exclusive(i, t.as_ptr()).is_ok(),
-                _ => false,
-            },
-            ArgKind::TensorListMut => self.out_list_exclusive(i).is_ok(),
-            _ => true,
-        })
+        let n = self.params.min(self.len).min(kinds.len());
+        for (i, kind) in kinds[..n].iter().enumerate() {
+            let exclusive = match kind {
+                // SAFETY: `i < n <= len`.
+                ArgKind::TensorMut => match unsafe { self.entry_unchecked(i) } {
+                    Value::Tensor(t) => self.is_exclusive(i, unsafe_ref(t)),
+                    _ => false,
+                },
+                ArgKind::TensorListMut => self.out_list_exclusive(i).is_ok(),
+                _ => true,
+            };
+            if !exclusive {
+                return false;
+            }
+        }
+        true
     }
 
     /// An out (or in-place) tensor argument.
@@ -106,13 +114,23 @@ impl<'a> KernelArgs<'a> {
     /// parameter position and does not share data with one.
     fn check_exclusive(&self, i: usize, t: *mut Tensor) -> KernelResult<()> {
         // SAFETY: `t` points at a live tensor of the method; reading its metadata is fine.
-        let target = unsafe { &*t };
+        if self.is_exclusive(i, unsafe { &*t }) {
+            Ok(())
+        } else {
+            Err(KernelError::invalid(
+                "an out tensor aliases another argument of the same call",
+            ))
+        }
+    }
+
+    /// [`check_exclusive`](Self::check_exclusive)'s test. Tensors are compared in
+    /// place; this runs once per call of a program at load.
+    fn is_exclusive(&self, i: usize, target: &Tensor) -> bool {
         let data = data_range(target);
-        for j in 0..self.params.min(self.len) {
-            if j == i {
-                continue;
-            }
-            let clash = match *self.entry(j)? {
+        let n = self.params.min(self.len);
+        for j in (0..n).filter(|&j| j != i) {
+            // SAFETY: `j < params.min(len)`.
+            let clash = match unsafe { self.entry_unchecked(j) } {
                 Value::Tensor(u) => clashes(target, data, unsafe_ref(u)),
                 Value::TensorList(l) | Value::OptionalTensorList(l) => {
                     // SAFETY: list headers live in method memory for 'a.
@@ -128,12 +146,10 @@ impl<'a> KernelArgs<'a> {
                 _ => false,
             };
             if clash {
-                return Err(KernelError::invalid(
-                    "an out tensor aliases another argument of the same call",
-                ));
+                return false;
             }
         }
-        Ok(())
+        true
     }
 }
 
@@ -151,7 +167,7 @@ fn data_range(t: &Tensor) -> Option<(usize, usize)> {
 
 /// Whether `u` is the tensor `t` (whose data is `data`) or shares a data byte with it:
 /// one out-of-line copy for every alias check.
-#[inline(never)]
+#[inline(always)]
 fn clashes(t: &Tensor, data: Option<(usize, usize)>, u: &Tensor) -> bool {
     core::ptr::eq(t, u)
         || matches!((data, data_range(u)), (Some((t0, t1)), Some((u0, u1))) if t0 < u1 && u0 < t1)

@@ -132,7 +132,13 @@ impl<'a> Builder<'a, '_> {
         if !(int_list || optional || kind == tag::TENSOR_LIST) {
             return Err(Error::InvalidProgram);
         }
-        let (indices, len) = self.indices(items(), if int_list { 8 } else { 4 }, optional, n)?;
+        let elem = if int_list { 8 } else { 4 };
+        let bytes = match t.vector_bytes(fb::IntList::VT_ITEMS, elem as usize) {
+            Some(bytes) => bytes,
+            None if !t.has(fb::IntList::VT_ITEMS) => &[],
+            None => return Err(Error::InvalidProgram),
+        };
+        let (indices, len) = self.indices(bytes, elem, optional, n)?;
         let items = self.arena.alloc_zeroed::<u64>(len)?;
         let list = self.arena.alloc(BoxedList {
             indices,
@@ -150,23 +156,28 @@ impl<'a> Builder<'a, '_> {
         })
     }
 
-    /// Copies a vector of value indices (`elem`-byte signed integers) into method memory,
-    /// each checked to be below `n` (or -1 when `optional`, stored as [`NONE_INDEX`]).
+    /// Copies a vector of value indices (`bytes`: `elem`-byte signed integers, 4 or 8)
+    /// into method memory, each checked to be below `n` (or -1 when `optional`, stored as
+    /// [`NONE_INDEX`]).
     pub(super) fn indices(
         &self,
-        v: Vector<'a>,
+        bytes: &[u8],
         elem: u32,
         optional: bool,
         n: usize,
     ) -> Result<(NonNull<u32>, usize), Error> {
-        let len = v.len();
+        let wide = elem == 8;
+        let len = bytes.len() >> if wide { 3 } else { 2 };
         let out = self.arena.alloc_array::<u32>(len)?;
         for k in 0..len {
-            let raw = v.uint(k, elem);
-            let raw = if elem == 4 {
-                raw as u32 as i32 as i64
-            } else {
-                raw as i64
+            // SAFETY: `bytes` holds `len` elements of `elem` bytes, 4 or 8.
+            let raw = unsafe {
+                let at = bytes.as_ptr().add(k * elem as usize);
+                if wide {
+                    i64::from_le_bytes(at.cast::<[u8; 8]>().read_unaligned())
+                } else {
+                    i64::from(i32::from_le_bytes(at.cast::<[u8; 4]>().read_unaligned()))
+                }
             };
             let index = if optional && raw == -1 {
                 NONE_INDEX
@@ -185,8 +196,8 @@ impl<'a> Builder<'a, '_> {
         call: et_schema::reader::Fields<'a>,
         vt: et_schema::reader::VOffsetT,
     ) -> Result<&'a [u32], Error> {
-        let v = call.vector(vt).ok_or(Error::InvalidProgram)?;
-        let (p, len) = self.indices(v, 4, false, self.num_values)?;
+        let bytes = call.vector_bytes(vt, 4).ok_or(Error::InvalidProgram)?;
+        let (p, len) = self.indices(bytes, 4, false, self.num_values)?;
         // SAFETY: `indices` initialized `len` entries in the method arena, which lives for
         // 'a and is only read from now on.
         Ok(unsafe { core::slice::from_raw_parts(p.as_ptr(), len) })
@@ -199,7 +210,8 @@ impl<'a> Builder<'a, '_> {
         vt: et_schema::reader::VOffsetT,
     ) -> Result<(NonNull<u32>, usize), Error> {
         let list = self.meta.list(vt).ok_or(Error::InvalidProgram)?;
-        let (indices, len) = self.indices(list, 4, false, self.num_values)?;
+        let bytes = list.element_bytes(4).ok_or(Error::InvalidProgram)?;
+        let (indices, len) = self.indices(bytes, 4, false, self.num_values)?;
         for k in 0..len {
             // SAFETY: `indices` holds `len` indices, each below `num_values`, the length
             // of the value table built by `build_values`.

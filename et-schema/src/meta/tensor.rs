@@ -2,7 +2,7 @@
 
 use crate::error::Error;
 use crate::fields as fb;
-use crate::reader::{Fields, Table, Vector};
+use crate::reader::{Fields, Table};
 use crate::scalar_type::ScalarType;
 
 /// ExecuTorch's limit on tensor rank (`kTensorDimensionLimit`).
@@ -69,17 +69,18 @@ impl TensorInfo {
     }
 }
 
-/// A `Tensor` table's dtype, dynamism and shape vectors, checked to agree in rank.
+/// A `Tensor` table's dtype, dynamism and shape vectors, checked to agree in rank and to
+/// lie inside the buffer.
 #[derive(Clone, Copy, Debug)]
 pub struct TensorShape<'d> {
     /// Element type.
     pub dtype: ScalarType,
     /// Whether the shape may change.
     pub dynamism: ShapeDynamism,
-    /// The length of both vectors, read once (each read is a call).
-    rank: usize,
-    sizes: Vector<'d>,
-    order: Vector<'d>,
+    /// The sizes, `rank` little-endian `i32`s.
+    sizes: &'d [u8],
+    /// The dim order, `rank` bytes.
+    order: &'d [u8],
 }
 
 impl<'d> TensorShape<'d> {
@@ -89,10 +90,14 @@ impl<'d> TensorShape<'d> {
         type T<'x> = fb::Tensor<'x>;
         let dtype = t.uint(T::VT_SCALAR_TYPE, 1) as u8 as i8;
         let dtype = ScalarType::from_i8(dtype).ok_or(Error::InvalidProgram)?;
-        let sizes = t.vector(T::VT_SIZES).ok_or(Error::InvalidProgram)?;
-        let order = t.vector(T::VT_DIM_ORDER).ok_or(Error::InvalidProgram)?;
-        let rank = sizes.len();
-        if rank > MAX_DIM || order.len() != rank {
+        // Each vector as one checked slice: filling the shape is then plain loads.
+        let sizes = t
+            .vector_bytes(T::VT_SIZES, 4)
+            .ok_or(Error::InvalidProgram)?;
+        let order = t
+            .vector_bytes(T::VT_DIM_ORDER, 1)
+            .ok_or(Error::InvalidProgram)?;
+        if order.len() > MAX_DIM || sizes.len() != 4 * order.len() {
             return Err(Error::InvalidProgram);
         }
         let dynamism = match t.uint(T::VT_SHAPE_DYNAMISM, 1) {
@@ -104,7 +109,6 @@ impl<'d> TensorShape<'d> {
         Ok(TensorShape {
             dtype,
             dynamism,
-            rank,
             sizes,
             order,
         })
@@ -112,7 +116,7 @@ impl<'d> TensorShape<'d> {
 
     /// The rank (at most [`MAX_DIM`]).
     pub fn rank(&self) -> usize {
-        self.rank
+        self.order.len()
     }
 
     /// Writes the sizes and the dim order into `sizes` and `order` (`rank` long each),
@@ -122,10 +126,12 @@ impl<'d> TensorShape<'d> {
         let rank = self.rank();
         let mut seen = 0u32;
         let mut numel = 1usize;
-        for (i, (s, o)) in sizes.iter_mut().zip(order.iter_mut()).enumerate() {
-            *s = usize::try_from(self.sizes.i32(i)).map_err(|_| Error::InvalidProgram)?;
+        let from = self.sizes.chunks_exact(4).zip(self.order);
+        for ((s, o), (size, &d)) in sizes.iter_mut().zip(order.iter_mut()).zip(from) {
+            let size = i32::from_le_bytes([size[0], size[1], size[2], size[3]]);
+            *s = usize::try_from(size).map_err(|_| Error::InvalidProgram)?;
             numel = numel.checked_mul(*s).ok_or(Error::InvalidProgram)?;
-            let d = self.order.uint(i, 1) as usize;
+            let d = d as usize;
             if d >= rank || seen & (1 << d) != 0 {
                 return Err(Error::InvalidProgram);
             }
