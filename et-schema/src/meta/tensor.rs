@@ -126,12 +126,16 @@ impl<'d> TensorShape<'d> {
         let rank = self.rank();
         let mut seen = 0u32;
         let mut numel = 1usize;
-        let from = self.sizes.chunks_exact(4).zip(self.order);
-        for ((s, o), (size, &d)) in sizes.iter_mut().zip(order.iter_mut()).zip(from) {
-            let size = i32::from_le_bytes([size[0], size[1], size[2], size[3]]);
+        for (i, (s, o)) in sizes.iter_mut().zip(order.iter_mut()).enumerate().take(rank) {
+            // SAFETY: `i < rank`; `read` checked that `sizes` holds `4 * rank` bytes and
+            // `order` `rank`.
+            let (size, d) = unsafe {
+                let size = self.sizes.as_ptr().add(4 * i).cast::<[u8; 4]>().read_unaligned();
+                (i32::from_le_bytes(size), *self.order.get_unchecked(i))
+            };
             *s = usize::try_from(size).map_err(|_| Error::InvalidProgram)?;
             numel = numel.checked_mul(*s).ok_or(Error::InvalidProgram)?;
-            let d = d as usize;
+            let d = usize::from(d);
             if d >= rank || seen & (1 << d) != 0 {
                 return Err(Error::InvalidProgram);
             }
