@@ -126,11 +126,21 @@ impl<'d> TensorShape<'d> {
         let rank = self.rank();
         let mut seen = 0u32;
         let mut numel = 1usize;
-        for (i, (s, o)) in sizes.iter_mut().zip(order.iter_mut()).enumerate().take(rank) {
+        for (i, (s, o)) in sizes
+            .iter_mut()
+            .zip(order.iter_mut())
+            .enumerate()
+            .take(rank)
+        {
             // SAFETY: `i < rank`; `read` checked that `sizes` holds `4 * rank` bytes and
             // `order` `rank`.
             let (size, d) = unsafe {
-                let size = self.sizes.as_ptr().add(4 * i).cast::<[u8; 4]>().read_unaligned();
+                let size = self
+                    .sizes
+                    .as_ptr()
+                    .add(4 * i)
+                    .cast::<[u8; 4]>()
+                    .read_unaligned();
                 (i32::from_le_bytes(size), *self.order.get_unchecked(i))
             };
             *s = usize::try_from(size).map_err(|_| Error::InvalidProgram)?;
