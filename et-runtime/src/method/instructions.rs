@@ -252,7 +252,7 @@ impl<'a> Builder<'a, '_> {
         // Every call table has an int in its first field, and MoveCall and JumpFalseCall
         // another in their second (see the assertions above).
         let first = call.int(fb::MoveCall::VT_MOVE_FROM, 4);
-        let second = call.int(fb::MoveCall::VT_MOVE_TO, 4);
+        let second = || call.int(fb::MoveCall::VT_MOVE_TO, 4);
         let bad = Error::InvalidProgram;
         // Tests of the tag rather than a `match` arm per kind (a jump table of 8-byte
         // words in a non-PIE build). Kernel and delegate calls: an index, then the args
@@ -281,16 +281,17 @@ impl<'a> Builder<'a, '_> {
         Ok(Operands::Ready(if kind == tag::MOVE_CALL {
             Instr::Move {
                 from: value,
-                to: in_range(second, n).ok_or(bad)?,
+                to: in_range(second(), n).ok_or(bad)?,
             }
         } else if kind == tag::JUMP_FALSE_CALL {
             // A destination equal to the chain's length ends the chain.
-            if second < 0 || second as u64 > chain_len as u64 {
+            let dest = second();
+            if dest < 0 || dest as u64 > chain_len as u64 {
                 return Err(bad);
             }
             Instr::JumpFalse {
                 cond: value,
-                dest: second as u32,
+                dest: dest as u32,
             }
         } else if kind == tag::FREE_CALL {
             Instr::Free { value }
