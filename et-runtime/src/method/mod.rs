@@ -39,6 +39,8 @@ mod load;
 mod tensors;
 mod trace;
 mod values;
+#[cfg(any(test, feature = "constant-views"))]
+mod views;
 
 use core::fmt;
 use core::marker::PhantomData;
