@@ -106,21 +106,7 @@ pub(super) fn pack_b<'p, const NR: usize>(
                 &b.data[start..start + kc]
             });
             pack_cols(&srcs, panel);
-        } else if b.rs == 1 {
-            // Column-major B, partial panel: read each column contiguously.
-            for j in 0..NR {
-                if j < cols {
-                    let start = (c0 + j) * b.cs + p0;
-                    let src = &b.data[start..start + kc];
-                    for (dst, &v) in panel.iter_mut().zip(src) {
-                        dst[j] = v;
-                    }
-                } else {
-                    for dst in panel.iter_mut() {
-                        dst[j] = 0.0;
-                    }
-                }
-            }
+            // (A partial last panel, a few columns, takes the general path below.)
         } else {
             for (p, dst) in panel.iter_mut().enumerate() {
                 let base = (p0 + p) * b.rs;

@@ -384,7 +384,7 @@ fn split_without_scratch_runs_whole() {
 
 /// A column-major B (a transposed weight read in place) gives the same bits as the same
 /// matrix row-major: its panels are packed from contiguous columns (full panels through
-/// the register transpose, a partial last panel column by column), then multiplied as
+/// the register transpose, a partial last panel by the general path), then multiplied as
 /// before. Shapes cover partial panels, several k blocks and one-row products.
 #[test]
 fn column_major_b_matches_row_major_bit_for_bit() {
@@ -422,7 +422,10 @@ fn column_major_b_matches_row_major_bit_for_bit() {
             };
             let want = run(Mat::row_major(&b, k, n));
             let got = run(col_major);
-            let same = want.iter().zip(&got).all(|(w, g)| w.to_bits() == g.to_bits());
+            let same = want
+                .iter()
+                .zip(&got)
+                .all(|(w, g)| w.to_bits() == g.to_bits());
             assert!(same, "{level:?} {m}x{n}x{k}");
         }
     }
