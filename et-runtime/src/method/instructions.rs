@@ -183,6 +183,11 @@ impl<'a> Builder<'a, '_> {
             // SAFETY: all `total` entries were written above.
             unsafe { withdraw_alias_proofs(instrs, total) };
         }
+        // SAFETY: as above; the value table is built and nothing else refers to the table.
+        #[cfg(any(test, feature = "constant-views"))]
+        unsafe {
+            self.view_constants(instrs, total, state.rebinds)
+        };
         Ok((instrs, out_chains, chains.len()))
     }
 

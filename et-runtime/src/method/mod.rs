@@ -18,6 +18,10 @@
 //!   resolution is `registry::resolve`, the rule introspection uses) and passes values
 //!   that fit its signature (`KernelSignature::check_call`); out arguments are proved
 //!   not to alias once here when no instruction can rebind memory.
+//! - `views` (feature `constant-views`, last step of `instructions`): a `permute_copy` of
+//!   a constant read only by et-ops' `addmm`/`mm` (how `nn.Linear` exports) becomes a
+//!   read-only view of the constant, and the instruction a no-op; what must hold, and why
+//!   the alias proofs stay valid, is in its docs.
 //!
 //! After loading, `execute` runs the instructions; `estimate` sizes method memory from
 //! the program alone (`method_allocator_estimate`); `error` holds the failure
@@ -39,6 +43,8 @@ mod load;
 mod tensors;
 mod trace;
 mod values;
+#[cfg(any(test, feature = "constant-views"))]
+mod views;
 
 use core::fmt;
 use core::marker::PhantomData;

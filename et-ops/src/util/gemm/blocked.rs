@@ -20,6 +20,7 @@ pub(super) fn blocked<const MR: usize, const NR: usize>(
     blk: Blocking,
     ukr: impl Fn(&[[f32; MR]], &[f32], usize, usize, usize, Out<'_, MR, NR>),
     pack_rows: impl Fn(&[&[f32]; MR], &mut [[f32; MR]]),
+    pack_cols: impl Fn(&[&[f32]; NR], &mut [[f32; NR]]),
 ) {
     let (m, n, k) = (c.rows, c.cols, a.cols);
     let cdata = c.data;
@@ -36,9 +37,9 @@ pub(super) fn blocked<const MR: usize, const NR: usize>(
             let direct = b.cs == 1 && b.rs >= NR;
             let full = nc / NR;
             let bpack = if !direct {
-                pack_b::<NR>(b, pc, kc, jc, nc, bp)
+                pack_b::<NR>(b, pc, kc, jc, nc, bp, &pack_cols)
             } else if nc % NR != 0 {
-                pack_b::<NR>(b, pc, kc, jc + full * NR, nc % NR, bp)
+                pack_b::<NR>(b, pc, kc, jc + full * NR, nc % NR, bp, &pack_cols)
             } else {
                 &[]
             };

@@ -74,6 +74,8 @@ pub(super) fn pack_rows_portable<const MR: usize>(srcs: &[&[f32]; MR], panel: &m
 
 /// Packs rows `p0..p0+kc`, columns `j0..j0+nc` of B into `NR`-column panels: panel `q`
 /// holds, for each `p`, the `NR` values of row `p` (columns past `nc` are zero).
+/// `pack_cols` builds a full panel of a column-major B from its `NR` column slices (the
+/// transpose `pack_a` makes of `MR` rows).
 #[inline(always)]
 pub(super) fn pack_b<'p, const NR: usize>(
     b: Mat<'_, f32>,
@@ -82,6 +84,7 @@ pub(super) fn pack_b<'p, const NR: usize>(
     j0: usize,
     nc: usize,
     buf: &'p mut [f32],
+    pack_cols: &impl Fn(&[&[f32]; NR], &mut [[f32; NR]]),
 ) -> &'p [[f32; NR]] {
     let panels = nc.div_ceil(NR);
     let (chunks, _) = buf.as_chunks_mut::<NR>();
@@ -94,6 +97,16 @@ pub(super) fn pack_b<'p, const NR: usize>(
                 let start = (p0 + p) * b.rs + c0;
                 dst.copy_from_slice(&b.data[start..start + NR]);
             }
+        } else if b.rs == 1 && cols == NR {
+            // Column-major B (a transposed weight read in place, `method::views` in
+            // et-runtime), full panel: the `NR` columns are contiguous, so the panel is
+            // their transpose, built as `pack_a` builds a row-major A panel.
+            let srcs: [&[f32]; NR] = core::array::from_fn(|j| {
+                let start = (c0 + j) * b.cs + p0;
+                &b.data[start..start + kc]
+            });
+            pack_cols(&srcs, panel);
+            // (A partial last panel, a few columns, takes the general path below.)
         } else {
             for (p, dst) in panel.iter_mut().enumerate() {
                 let base = (p0 + p) * b.rs;

@@ -1,0 +1,392 @@
+//! Constant views: the transposed weights of `nn.Linear`, read in place.
+//!
+//! ExecuTorch's exporter lowers `nn.Linear` to `permute_copy(weight, [1, 0])` followed by
+//! `addmm` (or `mm`): every execute copies the constant weight, transposed, into planned
+//! memory, only for the matrix product to read it (mv2's 1000x1280 classifier weight,
+//! about 8% of an execute). etch's own matrix products read any row and column strides,
+//! so the copy is not needed: at load, the permute's out tensor becomes a read-only view
+//! of the constant in the permuted dim order, and the instruction a no-op.
+//!
+//! A `aten::permute_copy.out` call is rewritten only when all of this holds; anything else
+//! keeps the instruction as it is:
+//!
+//! - no instruction of the method can rebind memory (no MoveCall, no `et_view`: the same
+//!   condition that keeps the alias proofs), so every value keeps the tensor it was built
+//!   with, and a constant's data never moves;
+//! - its input is a constant (read-only data in the program or a data file, not planned)
+//!   of static shape, and its dims are a permutation of the input's dims (negative dims
+//!   counted from the end) held in int values no instruction writes (none is a kernel's
+//!   return slot or a delegate's argument);
+//! - its out tensor is static, of the input's dtype and the permuted sizes; it is not a
+//!   method input or output, not an item of any tensor list, and every other instruction
+//!   naming it is a `Free`, or a KernelCall of `aten::addmm.out` or `aten::mm.out` served
+//!   by etch's own kernel (an et-ops entry: a downstream crate's kernel may expect
+//!   contiguous matrices) that takes it at a read-only tensor parameter.
+//!
+//! A permuted contiguous tensor is exactly the constant's bytes read in another dim
+//! order: if out dim `k` is input dim `p[k]`, the out tensor's dim order lists, from the
+//! outermost, the out dims of the input's dims in its own dim order (`q[order[j]]`, `q`
+//! the inverse of `p`), and its strides are then the input's, permuted
+//! (`stride_out[k] == stride_in[p[k]]`).
+//!
+//! The instruction becomes `Free { value: out }`, which `execute` runs as a no-op after
+//! checking that the value is a tensor. It stays in the table rather than being removed,
+//! so that instruction indices (jump destinations, trace and ETDump records, error
+//! reports) keep their meaning.
+//!
+//! The alias proofs (`prechecked`, made per call before this pass) stay valid. The view's
+//! bytes are the constant's, which lie in the program or a data file, never in the
+//! planned buffers or method memory where every written tensor's data lies (an out
+//! tensor is never constant data: a kernel writing a read-only tensor fails, and only
+//! `et_view`, excluded above, can point a tensor at another's data). So a proof that an
+//! out does not overlap the view's old planned bytes still holds for its constant bytes.
+//! The calls reading the view only read it, and nothing can write through it: the view
+//! is marked read-only, which every mutable accessor of a tensor checks.
+//!
+//! Cost at load: one pass over the operator table, then, per candidate permute, one pass
+//! over the instructions' arguments and the tensor lists' items. No memory is allocated.
+
+use core::ptr::NonNull;
+
+use super::build::{Builder, Plan};
+use super::instructions::Instr;
+use crate::kernel::{ArgKind, KernelEntry, KernelFn};
+use crate::program::Vector;
+use crate::tensor::{ShapeDynamism, Tensor, MAX_DIM};
+use crate::value::{BoxedList, Value, NONE_INDEX};
+
+/// The operators the rewrite looks for, as indices into the method's operator table.
+struct Operators {
+    permute: usize,
+    addmm: Option<usize>,
+    mm: Option<usize>,
+}
+
+/// A permute the rewrite applies to: its out value, the constant's data, and the out
+/// tensor's new dim order.
+struct Rewrite {
+    out: u32,
+    data: *const u8,
+    order: [u8; MAX_DIM],
+}
+
+impl Builder<'_, '_> {
+    /// Turns every `aten::permute_copy.out` of a constant that only etch's matrix
+    /// products read into a view of the constant (see the module docs); a no-op when
+    /// `rebinds` (some instruction can rebind memory).
+    ///
+    /// # Safety
+    /// `instrs` must hold `total` initialized instructions of this method that nothing
+    /// else references, and the value table must be fully built.
+    pub(super) unsafe fn view_constants(
+        &self,
+        instrs: NonNull<Instr>,
+        total: usize,
+        rebinds: bool,
+    ) {
+        if rebinds {
+            return;
+        }
+        let Some(ops) = self.operators() else {
+            return;
+        };
+        // SAFETY: `total` initialized instructions, ours alone (caller).
+        let instrs = unsafe { core::slice::from_raw_parts_mut(instrs.as_ptr(), total) };
+        for pc in 0..total {
+            let Instr::Kernel { op, args, len, .. } = instrs[pc] else {
+                continue;
+            };
+            if op as usize != ops.permute {
+                continue;
+            }
+            // SAFETY: `args` holds `len` range-checked value indices that live for the
+            // method's lifetime (decoded by `build_instructions`).
+            let args = unsafe { core::slice::from_raw_parts(args.as_ptr(), len as usize) };
+            let Some(rewrite) = self.permute_of_constant(args, instrs) else {
+                continue;
+            };
+            if !self.only_gemms_read(rewrite.out, pc, instrs, &ops) {
+                continue;
+            }
+            let Value::Tensor(t) = self.value(rewrite.out) else {
+                continue;
+            };
+            // SAFETY: the tensor lives in method memory and nothing else borrows it
+            // during load. The dim order is a permutation of `0..dim` (built from one in
+            // `permute_of_constant`), and `data` is the constant's: valid for reads of the
+            // constant's bytes for the method's lifetime (it borrows the program and its
+            // data files), which are the out tensor's `numel_bound` elements (both static,
+            // same dtype, permuted sizes).
+            unsafe {
+                let t = &mut *t.as_ptr();
+                let dim = t.dim();
+                t.view_read_only(rewrite.data, &rewrite.order[..dim]);
+            }
+            instrs[pc] = Instr::Free { value: rewrite.out };
+        }
+    }
+
+    /// The indices of `aten::permute_copy.out`, `aten::addmm.out` and `aten::mm.out` in
+    /// the operator table (the first of each; a repeated entry is not recognized, which
+    /// only leaves its calls as they are). `None` without a permute or a product.
+    fn operators(&self) -> Option<Operators> {
+        let (mut permute, mut addmm, mut mm) = (None, None, None);
+        for i in 0..self.meta.num_operators() {
+            let Ok(op) = self.meta.operator(i) else {
+                return None;
+            };
+            if op.overload != "out" {
+                continue;
+            }
+            let slot = match op.name {
+                "aten::permute_copy" => &mut permute,
+                "aten::addmm" => &mut addmm,
+                "aten::mm" => &mut mm,
+                _ => continue,
+            };
+            slot.get_or_insert(i);
+        }
+        if addmm.is_none() && mm.is_none() {
+            return None;
+        }
+        Some(Operators {
+            permute: permute?,
+            addmm,
+            mm,
+        })
+    }
+
+    /// Value `i` of the table.
+    fn value(&self, i: u32) -> Value {
+        debug_assert!((i as usize) < self.num_values);
+        // SAFETY: callers pass range-checked value indices; the table is fully built and
+        // its entries are plain copies.
+        unsafe { *self.values.as_ptr().add(i as usize) }
+    }
+
+    /// The tensor of value `i`, if it is one.
+    fn tensor(&self, i: u32) -> Option<&Tensor> {
+        match self.value(i) {
+            // SAFETY: tensors live in method memory; nothing mutates them while this
+            // shared borrow lives (the caller only reads).
+            Value::Tensor(t) => Some(unsafe { t.as_ref() }),
+            _ => None,
+        }
+    }
+
+    /// What a permute call with arguments `args` (`self`, `dims`, `out`, then return
+    /// slots naming `out`) becomes, if its input is a static constant, its dims a
+    /// permutation held in ints nothing writes, and its out a static tensor of the
+    /// permuted sizes.
+    fn permute_of_constant(&self, args: &[u32], instrs: &[Instr]) -> Option<Rewrite> {
+        let [input, dims, out, ret @ ..] = args else {
+            return None;
+        };
+        if ret.iter().any(|r| r != out) || input == out {
+            return None;
+        }
+        let (src, dst) = (self.tensor(*input)?, self.tensor(*out)?);
+        let constant = src.is_read_only() && !src.is_memory_planned() && !src.data_ptr().is_null();
+        if !constant
+            || src.dynamism() != ShapeDynamism::Static
+            || dst.dynamism() != ShapeDynamism::Static
+            || src.dtype() != dst.dtype()
+            || src.dim() != dst.dim()
+        {
+            return None;
+        }
+        let n = src.dim();
+        // `perm[k]`: the input dim that out dim `k` is.
+        let mut perm = [0u8; MAX_DIM];
+        let mut seen = 0u32;
+        let Value::IntList(list) = self.value(*dims) else {
+            return None;
+        };
+        // SAFETY: list headers live in method memory for the method's lifetime, and
+        // `indices` holds `len` value indices, range-checked at load.
+        let items = unsafe {
+            let list: &BoxedList<i64> = list.as_ref();
+            core::slice::from_raw_parts(list.indices.as_ptr(), list.len)
+        };
+        if items.len() != n {
+            return None;
+        }
+        for (slot, &item) in perm.iter_mut().zip(items) {
+            let Value::Int(d) = self.value(item) else {
+                return None;
+            };
+            if written(item, instrs) {
+                return None;
+            }
+            let d = if d < 0 { d + n as i64 } else { d };
+            if !(0..n as i64).contains(&d) || seen & (1 << d) != 0 {
+                return None;
+            }
+            seen |= 1 << d;
+            *slot = d as u8;
+        }
+        if (0..n).any(|k| dst.size(k) != src.size(perm[k] as usize)) {
+            return None;
+        }
+        // `inverse[i]`: the out dim that input dim `i` became.
+        let mut inverse = [0u8; MAX_DIM];
+        for (k, &p) in perm[..n].iter().enumerate() {
+            inverse[p as usize] = k as u8;
+        }
+        let mut order = [0u8; MAX_DIM];
+        for (slot, &d) in order.iter_mut().zip(src.dim_order()) {
+            *slot = inverse[d as usize];
+        }
+        if self.is_io(*out) || self.in_a_tensor_list(*out) {
+            return None;
+        }
+        Some(Rewrite {
+            out: *out,
+            data: src.data_ptr(),
+            order,
+        })
+    }
+
+    /// Whether every instruction but `pc` that names value `out` is a `Free` or a call
+    /// of etch's own `addmm`/`mm` taking it at read-only tensor parameters only.
+    fn only_gemms_read(&self, out: u32, pc: usize, instrs: &[Instr], ops: &Operators) -> bool {
+        instrs.iter().enumerate().all(|(k, instr)| match *instr {
+            _ if k == pc => true,
+            Instr::Kernel {
+                function,
+                args,
+                len,
+                op,
+                ..
+            } => {
+                // SAFETY: as in `view_constants`.
+                let args = unsafe { core::slice::from_raw_parts(args.as_ptr(), len as usize) };
+                if !args.contains(&out) {
+                    return true;
+                }
+                let gemm = Some(op as usize) == ops.addmm || Some(op as usize) == ops.mm;
+                let Some(entry) = gemm.then(|| etch_kernel(function)).flatten() else {
+                    return false;
+                };
+                let kinds = entry.signature.args;
+                args.iter()
+                    .enumerate()
+                    .all(|(i, &a)| a != out || kinds.get(i) == Some(&ArgKind::Tensor))
+            }
+            #[cfg(feature = "backends")]
+            Instr::Delegate { args, len, .. } => {
+                // SAFETY: as in `view_constants`.
+                let args = unsafe { core::slice::from_raw_parts(args.as_ptr(), len as usize) };
+                !args.contains(&out)
+            }
+            Instr::Move { from, to } => from != out && to != out,
+            Instr::JumpFalse { cond, .. } => cond != out,
+            Instr::Free { .. } => true,
+        })
+    }
+
+    /// Whether value `i` is one of the method's inputs or outputs.
+    fn is_io(&self, i: u32) -> bool {
+        [Plan::VT_INPUTS, Plan::VT_OUTPUTS].into_iter().any(|vt| {
+            let list = self.meta.list(vt).unwrap_or(Vector::EMPTY);
+            (0..list.len()).any(|k| list.i32(k) == i64::from(i))
+        })
+    }
+
+    /// Whether value `i` is an item of a tensor list or optional-tensor list.
+    fn in_a_tensor_list(&self, i: u32) -> bool {
+        debug_assert!(i != NONE_INDEX);
+        (0..self.num_values as u32).any(|v| match self.value(v) {
+            Value::TensorList(l) | Value::OptionalTensorList(l) => {
+                // SAFETY: list headers live in method memory; `indices` holds `len`
+                // entries.
+                let indices = unsafe {
+                    let l = l.as_ref();
+                    core::slice::from_raw_parts(l.indices.as_ptr(), l.len)
+                };
+                indices.contains(&i)
+            }
+            _ => false,
+        })
+    }
+}
+
+/// Whether some instruction can write int value `item`: as a kernel's return slot (the
+/// argument after its declared parameters, which prim ops write), or as an argument of a
+/// delegate. (MoveCalls are excluded before this pass runs.)
+fn written(item: u32, instrs: &[Instr]) -> bool {
+    instrs.iter().any(|instr| {
+        let (args, len, from) = match *instr {
+            Instr::Kernel {
+                args, len, params, ..
+            } => (args, len, params),
+            #[cfg(feature = "backends")]
+            Instr::Delegate { args, len, .. } => (args, len, 0),
+            _ => return false,
+        };
+        // SAFETY: as in `view_constants`.
+        let args = unsafe { core::slice::from_raw_parts(args.as_ptr(), len as usize) };
+        args.get(from as usize..).is_some_and(|a| a.contains(&item))
+    })
+}
+
+/// The et-ops entry whose function is `function`, if any. Compared by address: an entry
+/// of another crate that shares the address runs the very same code, so it reads strides
+/// the same way; a copy at another address is only missed (the permute then stays).
+fn etch_kernel(function: KernelFn) -> Option<&'static KernelEntry> {
+    crate::registry::kernels()
+        .iter()
+        .find(|e| e.signature.crate_name == "et-ops" && core::ptr::fn_addr_eq(e.function, function))
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::tensor::ShapeDynamism;
+    use crate::tensor_buf::TensorBuf;
+    use alloc::vec::Vec;
+    use et_schema::scalar_type::ScalarType;
+
+    /// The dim order `permute_of_constant` gives a permute's out tensor makes its strides
+    /// the input's, permuted: `stride_out[k] == stride_in[perm[k]]`, for inputs in the
+    /// default and in other dim orders.
+    #[test]
+    fn permuted_dim_order_gives_permuted_strides() {
+        let cases: &[(&[usize], &[u8], &[u8])] = &[
+            (&[1000, 1280], &[0, 1], &[1, 0]),
+            (&[2, 3, 4], &[0, 1, 2], &[2, 0, 1]),
+            (&[2, 3, 4, 5], &[0, 2, 3, 1], &[0, 3, 1, 2]),
+            (&[2, 0, 4], &[0, 1, 2], &[1, 2, 0]),
+            (&[7], &[0], &[0]),
+        ];
+        for &(sizes, in_order, perm) in cases {
+            let src =
+                TensorBuf::with_layout(ScalarType::Float, sizes, in_order, ShapeDynamism::Static)
+                    .unwrap();
+            let n = sizes.len();
+            let out_sizes: Vec<usize> = perm.iter().map(|&p| sizes[p as usize]).collect();
+            let mut out = TensorBuf::zeros(ScalarType::Float, &out_sizes).unwrap();
+            let mut inverse = [0u8; 8];
+            for (k, &p) in perm.iter().enumerate() {
+                inverse[p as usize] = k as u8;
+            }
+            let order: Vec<u8> = src
+                .dim_order()
+                .iter()
+                .map(|&d| inverse[d as usize])
+                .collect();
+            // SAFETY: `order` is a permutation of `0..n`; `src`'s data holds the same
+            // number of elements and outlives `out`'s use here.
+            unsafe { out.view_read_only(src.data_ptr(), &order) };
+            for k in 0..n {
+                assert_eq!(
+                    out.strides()[k],
+                    src.strides()[perm[k] as usize],
+                    "sizes {sizes:?}, input order {in_order:?}, perm {perm:?}"
+                );
+            }
+            assert!(out.is_read_only() && !out.is_memory_planned());
+            assert_eq!(out.data_ptr(), src.data_ptr());
+            assert!(out.data_mut::<f32>().is_err() || out.numel() == 0);
+        }
+    }
+}
