@@ -6,10 +6,11 @@
 //! An entry's name is stored as a [`Namespace`] id and the rest ([`KernelEntry::name`]
 //! gives it back as a [`KernelName`], printed and compared in full): the known
 //! namespaces' prefixes exist once per binary instead of once per kernel. A lookup
-//! splits the program's name once into its namespace and the rest and compares those
-//! with each entry whose hash (of the full name) matches.
+//! splits the program's name once into its namespace and the rest, then compares each
+//! entry's namespace id and name length, and the text only where both agree (no hash of
+//! the program's name: that was more code than it saved time, since `load_method`
+//! resolves each distinct operator once).
 
-use crate::kernel::op_hash_parts;
 use crate::program::{KernelCallInfo, KernelKey, MethodMeta, OperatorName};
 use et_schema::scalar_type::{DtypeSet, ScalarType};
 
@@ -83,11 +84,10 @@ pub(crate) fn resolve(
 /// The entries registered under `name.overload` (the name split as the program stores
 /// it), whatever their dtype.
 fn named<'n>(name: &'n str, overload: &'n str) -> impl Iterator<Item = &'static KernelEntry> + 'n {
-    let hash = op_hash_parts(name.as_bytes(), overload.as_bytes());
     let (namespace, op) = Namespace::split_bytes(name.as_bytes());
     kernels()
         .iter()
-        .filter(move |e| e.hash == hash && e.name().is_parts(namespace, op, overload.as_bytes()))
+        .filter(move |e| e.name().is_parts(namespace, op, overload.as_bytes()))
 }
 
 /// Finds the kernel for a call of `name` (split as the program stores it: `name` and

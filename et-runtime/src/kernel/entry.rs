@@ -1,6 +1,6 @@
 //! What the registry holds: one [`KernelEntry`] per registered kernel, its calling
-//! convention ([`KernelFn`]), the dtype it serves ([`DtypeKey`]) and the name hash it is
-//! found by ([`op_hash`]).
+//! convention ([`KernelFn`]), the dtype it serves ([`DtypeKey`]) and its name
+//! ([`KernelName`]: a [`Namespace`] id and the rest) with that name's hash ([`op_hash`]).
 
 use super::{KernelArgs, KernelContext, KernelSignature};
 use crate::error::KernelResult;
@@ -47,7 +47,9 @@ pub struct KernelEntry {
     /// The namespace the name starts with, or [`Namespace::OTHER`] if the rest is the
     /// whole name.
     namespace: Namespace,
-    /// [`op_hash`] of the full name, compared before the name itself.
+    /// [`op_hash`] of the full name: a compact key for tools (`registry::duplicates`).
+    /// Lookups do not hash the program's name: they compare the namespace id and the
+    /// length, then the text ([`KernelName::is_parts`]), which is less code.
     pub hash: u32,
     /// Which calls the entry serves.
     pub dtype: DtypeKey,
@@ -169,16 +171,26 @@ impl KernelName {
     /// Whether this is the name whose namespace is `namespace`, followed by `op` (the
     /// program's name after its namespace's `::`, [`Namespace::split_bytes`]), `"."` and
     /// `overload` (without the dot for an empty overload).
+    ///
+    /// The namespace id and the length are compared first: the registry runs this on
+    /// every entry, and they turn nearly all of them away without comparing text.
     #[inline]
     pub fn is_parts(self, namespace: Namespace, op: &[u8], overload: &[u8]) -> bool {
-        let Some((head, tail)) = self.rest.as_bytes().split_at_checked(op.len()) else {
+        let rest = self.rest.as_bytes();
+        let joined_len = match overload.len() {
+            0 => op.len(),
+            n => op.len() + 1 + n,
+        };
+        if self.namespace != namespace || rest.len() != joined_len {
+            return false;
+        }
+        let Some((head, tail)) = rest.split_at_checked(op.len()) else {
             return false;
         };
-        self.namespace == namespace
-            && head == op
+        head == op
             && match tail {
-                [] => overload.is_empty(),
-                [b'.', tail @ ..] => !overload.is_empty() && tail == overload,
+                [] => true,
+                [b'.', tail @ ..] => tail == overload,
                 _ => false,
             }
     }
@@ -232,4 +244,4 @@ impl fmt::Debug for KernelName {
 }
 
 /// The registry hash of an operator name: et-schema's, the one definition.
-pub use et_schema::op_name::{op_hash, op_hash_parts};
+pub use et_schema::op_name::op_hash;
