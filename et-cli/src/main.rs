@@ -518,14 +518,14 @@ fn kernels(json: bool) {
             .map(|e| {
                 format!(
                     "{{\"name\":{},\"dtype\":{},\"crate\":{}}}",
-                    format::json_str(e.name()),
+                    format::json_str(&e.name().to_string()),
                     format::json_str(&dtype_label(e)),
                     format::json_str(e.signature.crate_name.as_str())
                 )
             })
             .collect();
         let dups: Vec<String> = et_runtime::registry::duplicates()
-            .map(|(a, _)| format::json_str(a.name()))
+            .map(|(a, _)| format::json_str(&a.name().to_string()))
             .collect();
         let linked = delegates::linked_node_kinds();
         let kinds: Vec<String> = linked.iter().map(|(k, _)| format::json_str(k)).collect();
@@ -546,9 +546,12 @@ fn kernels(json: bool) {
         );
         return;
     }
-    let mut rows: Vec<(&str, String, &str)> = all
+    let mut rows: Vec<(String, String, &str)> = all
         .iter()
-        .map(|e| (e.name(), dtype_label(e), e.signature.crate_name.as_str()))
+        .map(|e| {
+            let name = e.name().to_string();
+            (name, dtype_label(e), e.signature.crate_name.as_str())
+        })
         .collect();
     rows.sort();
     let width = rows.iter().map(|r| r.0.len()).max().unwrap_or(0);

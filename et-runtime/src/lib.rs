@@ -68,7 +68,7 @@ pub use tensor::{checked_numel, ShapeDynamism, Tensor, MAX_DIM};
 pub mod __private {
     pub use crate::kernel::{
         op_hash, ArgKind, CrateName, DtypeKey, KernelArgs, KernelContext, KernelEntry,
-        KernelSignature, ReturnKind,
+        KernelSignature, Namespace, ReturnKind,
     };
     pub use crate::{DtypeSet, Error, KernelError, KernelResult, ScalarType, Selected};
     // Element types `#[kernel(dtype = [..])]` instantiates generic kernels with.

@@ -2,15 +2,23 @@
 //! serves a call (`resolve`), shared by `load_method` and every introspection function
 //! ([`find_kernel`], [`resolve_kernel`], [`missing_kernels`]), so what the tools
 //! report is what loading does.
+//!
+//! An entry's name is stored as a [`Namespace`] id and the rest ([`KernelEntry::name`]
+//! gives it back as a [`KernelName`], printed and compared in full): the known
+//! namespaces' prefixes exist once per binary instead of once per kernel. A lookup
+//! splits the program's name once into its namespace and the rest, then compares each
+//! entry's namespace id and name length, and the text only where both agree (no hash of
+//! the program's name: that was more code than it saved time, since `load_method`
+//! resolves each distinct operator once).
 
-use crate::kernel::op_hash_parts;
 use crate::program::{KernelCallInfo, KernelKey, MethodMeta, OperatorName};
 use et_schema::scalar_type::{DtypeSet, ScalarType};
 
 #[cfg(feature = "alloc")]
 pub use crate::kernel::{call_entry, CallArg};
 pub use crate::kernel::{
-    op_hash, ArgKind, CrateName, DtypeKey, KernelEntry, KernelFn, KernelSignature, ReturnKind,
+    op_hash, ArgKind, CrateName, DtypeKey, KernelEntry, KernelFn, KernelName, KernelSignature,
+    Namespace, ReturnKind,
 };
 
 /// Every kernel linked into this binary, in link order (prim ops included).
@@ -51,6 +59,10 @@ impl CallDtypes {
 /// (in link order, so duplicates resolve deterministically) registered for the common
 /// dtype, else the first fallback compiled for every dtype of the call. A fallback
 /// compiled for fewer dtypes would only fail at execute, so it does not count.
+///
+/// Out of line: `load_method` calls it once per distinct operator (its cache does the
+/// rest), so the instruction decoder's loop stays small whatever the inliner decides.
+#[inline(never)]
 pub(crate) fn resolve(
     operator: &OperatorName<'_>,
     dtypes: CallDtypes,
@@ -72,10 +84,10 @@ pub(crate) fn resolve(
 /// The entries registered under `name.overload` (the name split as the program stores
 /// it), whatever their dtype.
 fn named<'n>(name: &'n str, overload: &'n str) -> impl Iterator<Item = &'static KernelEntry> + 'n {
-    let hash = op_hash_parts(name.as_bytes(), overload.as_bytes());
+    let (namespace, op) = Namespace::split_bytes(name.as_bytes());
     kernels()
         .iter()
-        .filter(move |e| e.hash == hash && name_matches(e.name(), name, overload))
+        .filter(move |e| e.name().is_parts(namespace, op, overload.as_bytes()))
 }
 
 /// Finds the kernel for a call of `name` (split as the program stores it: `name` and
@@ -104,20 +116,6 @@ pub fn has_operator(name: &str, overload: &str) -> bool {
     named(name, overload).next().is_some()
 }
 
-/// Whether `full` equals `name` + "." + `overload` (or just `name` for an empty overload).
-fn name_matches(full: &str, name: &str, overload: &str) -> bool {
-    let (name, overload) = (name.as_bytes(), overload.as_bytes());
-    let Some((head, rest)) = full.as_bytes().split_at_checked(name.len()) else {
-        return false;
-    };
-    head == name
-        && match rest {
-            [] => overload.is_empty(),
-            [b'.', tail @ ..] => !overload.is_empty() && tail == overload,
-            _ => false,
-        }
-}
-
 /// Pairs of entries registered twice (same name and dtype key), for diagnostics.
 pub fn duplicates() -> impl Iterator<Item = (&'static KernelEntry, &'static KernelEntry)> {
     let all = kernels();
@@ -141,18 +139,52 @@ pub fn missing_kernels<'m, 'd>(
 
 #[cfg(test)]
 mod tests {
-    use super::name_matches;
+    use super::{kernels, KernelEntry, KernelName};
+
+    fn name_of(full: &str) -> KernelName {
+        kernels()
+            .iter()
+            .map(KernelEntry::name)
+            .find(|n| *n == full)
+            .unwrap()
+    }
 
     #[test]
     fn a_name_matches_only_its_own_overload() {
-        assert!(name_matches("aten::add.out", "aten::add", "out"));
-        assert!(name_matches("aten::add", "aten::add", ""));
-        assert!(!name_matches("aten::add.out", "aten::add", ""));
-        assert!(!name_matches("aten::add", "aten::add", "out"));
-        assert!(!name_matches("aten::add.Tensor", "aten::add", "out"));
-        assert!(!name_matches("aten::add_out", "aten::add", "out"));
-        assert!(!name_matches("aten::ad", "aten::add", ""));
-        assert!(!name_matches("aten::sub.out", "aten::add", "out"));
-        assert!(!name_matches("aten::add.out", "aten::add", "ou"));
+        let add = name_of("executorch_prim::add.Scalar");
+        assert!(add.is_split("executorch_prim::add", "Scalar"));
+        assert!(!add.is_split("executorch_prim::add", ""));
+        assert!(!add.is_split("executorch_prim::add", "Scala"));
+        assert!(!add.is_split("executorch_prim::add", "Scalars"));
+        assert!(!add.is_split("executorch_prim::ad", "Scalar"));
+        // The full name with no overload is the same text, as ExecuTorch joins them.
+        assert!(add.is_split("executorch_prim::add.Scalar", ""));
+        assert!(!add.is_split("aten::add", "Scalar"));
+        assert!(!add.is_split("add", "Scalar"));
+        assert!(!add.is_split("executorch_prim:add", "Scalar"));
+        let numel = name_of("aten::sym_numel");
+        assert!(numel.is_split("aten::sym_numel", ""));
+        assert!(!numel.is_split("aten::sym_numel", "int"));
+        assert!(!numel.is_split("aten::sym_nume", ""));
+        assert!(!numel.is_split("aten::sym_numel_", ""));
+    }
+
+    #[test]
+    fn names_keep_known_namespaces_as_ids_and_print_in_full() {
+        let add = name_of("executorch_prim::add.Scalar");
+        assert_eq!(add.namespace(), super::Namespace::EXECUTORCH_PRIM);
+        assert_eq!(add.rest(), "add.Scalar");
+        assert_eq!(std::format!("{add}"), "executorch_prim::add.Scalar");
+        assert_eq!(std::format!("{add:?}"), "\"executorch_prim::add.Scalar\"");
+        assert!(add != "add.Scalar");
+        assert!(add != "aten::add.Scalar");
+        assert!(add != name_of("executorch_prim::sub.Scalar"));
+    }
+
+    #[test]
+    fn entry_hashes_are_the_full_names() {
+        for e in kernels() {
+            assert_eq!(e.hash, super::op_hash(&std::format!("{}", e.name())));
+        }
     }
 }

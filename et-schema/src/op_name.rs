@@ -53,6 +53,150 @@ pub const fn op_hash_parts(name: &[u8], overload: &[u8]) -> u32 {
     h
 }
 
+/// [`op_hash`] of `prefix` followed by `rest`: the hash of a registry entry's full name
+/// from the two parts it stores ([`Namespace::prefix`] and the rest).
+pub const fn op_hash_prefixed(prefix: &[u8], rest: &[u8]) -> u32 {
+    fnv_continue(fnv_continue(0x811c_9dc5, prefix), rest)
+}
+
+const fn fnv_continue(mut h: u32, bytes: &[u8]) -> u32 {
+    let mut i = 0;
+    while i < bytes.len() {
+        h = (h ^ bytes[i] as u32).wrapping_mul(0x0100_0193);
+        i += 1;
+    }
+    h
+}
+
+/// The namespace of a registered operator name, as one byte.
+///
+/// Every binary carries the names of its kernels, and most of them share a few
+/// namespaces (`aten::` on every portable kernel, `executorch_prim::` on most prim
+/// ops), so the registry keeps the namespaces it knows as an id and only the rest of the
+/// name as text. A name in any other namespace (a downstream `mylib::foo.out`) is kept
+/// whole under [`Namespace::OTHER`], whose prefix is empty: either way the full name is
+/// [`Namespace::prefix`] followed by the stored rest.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct Namespace(u8);
+
+/// The known prefixes back to back, in id order from 1; [`PREFIX_LENS`] delimits them.
+const PREFIXES: &[u8] = b"aten::executorch_prim::quantized_decomposed::dim_order_ops::";
+/// The length of each known prefix in [`PREFIXES`] (id `i + 1`): one byte each instead
+/// of a 16-byte slice per id.
+const PREFIX_LENS: [u8; 4] = [6, 17, 22, 15];
+
+impl Namespace {
+    /// Any namespace not listed below: the entry keeps the whole name.
+    pub const OTHER: Namespace = Namespace(0);
+    /// `aten::`, the portable and quantized ATen operators.
+    pub const ATEN: Namespace = Namespace(1);
+    /// `executorch_prim::`, the prim ops.
+    pub const EXECUTORCH_PRIM: Namespace = Namespace(2);
+    /// `quantized_decomposed::`, the quantize/dequantize operators.
+    pub const QUANTIZED_DECOMPOSED: Namespace = Namespace(3);
+    /// `dim_order_ops::`, the dim-order copies.
+    pub const DIM_ORDER_OPS: Namespace = Namespace(4);
+
+    /// Whether this is a listed namespace, not [`Namespace::OTHER`].
+    pub const fn is_known(self) -> bool {
+        self.0 != Namespace::OTHER.0
+    }
+
+    /// The known namespace called `namespace` (without `::`), or `None`.
+    pub const fn known(namespace: &str) -> Option<Namespace> {
+        let namespace = namespace.as_bytes();
+        let mut id = 1;
+        while id <= PREFIX_LENS.len() {
+            let prefix = Namespace(id as u8).prefix_bytes();
+            // The prefix is the namespace and `::`.
+            if prefix.len() == namespace.len() + 2 && starts_with(prefix, namespace) {
+                return Some(Namespace(id as u8));
+            }
+            id += 1;
+        }
+        None
+    }
+
+    /// The known namespace called `namespace`, for constant registry entries: a name the
+    /// table does not list fails to compile.
+    pub const fn named(namespace: &str) -> Namespace {
+        match Namespace::known(namespace) {
+            Some(known) => known,
+            None => panic!("not a known namespace: register the full name instead"),
+        }
+    }
+
+    /// `full` as the registry stores it: its known namespace and the rest after `::`, or
+    /// [`Namespace::OTHER`] and `full` itself.
+    pub const fn split(full: &str) -> (Namespace, &str) {
+        let (namespace, rest) = Namespace::split_bytes(full.as_bytes());
+        // The prefix is ASCII, so the rest starts on a character boundary.
+        match full.split_at_checked(full.len() - rest.len()) {
+            Some((_, rest)) => (namespace, rest),
+            None => (Namespace::OTHER, full),
+        }
+    }
+
+    /// [`Namespace::split`] on bytes: how the registry splits a program's operator name,
+    /// once per lookup, before comparing it with the entries' stored parts.
+    pub const fn split_bytes(full: &[u8]) -> (Namespace, &[u8]) {
+        let mut table = PREFIXES;
+        let mut i = 0;
+        while i < PREFIX_LENS.len() {
+            let Some((prefix, later)) = table.split_at_checked(PREFIX_LENS[i] as usize) else {
+                break;
+            };
+            if starts_with(full, prefix) {
+                if let Some((_, rest)) = full.split_at_checked(prefix.len()) {
+                    return (Namespace(i as u8 + 1), rest);
+                }
+            }
+            table = later;
+            i += 1;
+        }
+        (Namespace::OTHER, full)
+    }
+
+    /// The namespace and `::` (`"aten::"`), empty for [`Namespace::OTHER`].
+    pub const fn prefix(self) -> &'static str {
+        match core::str::from_utf8(self.prefix_bytes()) {
+            Ok(prefix) => prefix,
+            Err(_) => "",
+        }
+    }
+
+    /// [`Namespace::prefix`] as bytes.
+    pub const fn prefix_bytes(self) -> &'static [u8] {
+        let mut table = PREFIXES;
+        let mut i = 0;
+        while i < PREFIX_LENS.len() {
+            let Some((prefix, later)) = table.split_at_checked(PREFIX_LENS[i] as usize) else {
+                break;
+            };
+            if i + 1 == self.0 as usize {
+                return prefix;
+            }
+            table = later;
+            i += 1;
+        }
+        b""
+    }
+}
+
+const fn starts_with(bytes: &[u8], prefix: &[u8]) -> bool {
+    if bytes.len() < prefix.len() {
+        return false;
+    }
+    let mut i = 0;
+    while i < prefix.len() {
+        if bytes[i] != prefix[i] {
+            return false;
+        }
+        i += 1;
+    }
+    true
+}
+
 /// Which part of `namespace::name.overload` an [`OpNameError`] is about.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum OpNamePart {
@@ -247,5 +391,49 @@ mod tests {
         assert_eq!(strip_overload("aten::add.out"), "aten::add");
         assert_eq!(strip_overload("aten::copy_"), "aten::copy_");
         assert_eq!(strip_overload("add.out"), "add");
+    }
+
+    #[test]
+    fn known_namespaces_split_off_and_others_stay_whole() {
+        for (full, namespace, rest) in [
+            ("aten::add.out", Namespace::ATEN, "add.out"),
+            (
+                "executorch_prim::et_view.default",
+                Namespace::EXECUTORCH_PRIM,
+                "et_view.default",
+            ),
+            (
+                "quantized_decomposed::quantize_per_tensor.out",
+                Namespace::QUANTIZED_DECOMPOSED,
+                "quantize_per_tensor.out",
+            ),
+            (
+                "dim_order_ops::_to_dim_order_copy.out",
+                Namespace::DIM_ORDER_OPS,
+                "_to_dim_order_copy.out",
+            ),
+            ("my_ops::mul3.out", Namespace::OTHER, "my_ops::mul3.out"),
+            ("atenx::add.out", Namespace::OTHER, "atenx::add.out"),
+            ("aten:add.out", Namespace::OTHER, "aten:add.out"),
+        ] {
+            assert_eq!(Namespace::split(full), (namespace, rest), "{full}");
+            let joined = std::format!("{}{rest}", namespace.prefix());
+            assert_eq!(joined, full);
+            assert_eq!(
+                op_hash_prefixed(namespace.prefix_bytes(), rest.as_bytes()),
+                op_hash(full)
+            );
+            assert_eq!(namespace.is_known(), namespace != Namespace::OTHER);
+        }
+        assert_eq!(Namespace::known("aten"), Some(Namespace::ATEN));
+        assert_eq!(
+            Namespace::known("dim_order_ops"),
+            Some(Namespace::DIM_ORDER_OPS)
+        );
+        assert_eq!(Namespace::known("ate"), None);
+        assert_eq!(Namespace::known("aten::"), None);
+        assert_eq!(Namespace::known(""), None);
+        assert_eq!(Namespace::OTHER.prefix(), "");
+        assert_eq!(Namespace(200).prefix(), "");
     }
 }

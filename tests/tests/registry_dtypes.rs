@@ -530,7 +530,7 @@ fn no_kernel_refuses_a_declared_dtype_at_execute() {
                             }
                             Err(e) => e,
                         };
-                        if debug.as_deref() == Some(entry.name()) {
+                        if debug.as_deref().is_some_and(|d| entry.name() == d) {
                             eprintln!(
                                 "{} {} out {} {shape:?}: {e:?}",
                                 entry.name(),

@@ -19,7 +19,7 @@
 use proc_macro2::{Span, TokenStream};
 use quote::{format_ident, quote, quote_spanned};
 use syn::spanned::Spanned;
-use syn::Ident;
+use syn::{Ident, LitStr};
 
 use super::args::{Args, Dtype};
 use super::check::{dtype_params, is_selection_param};
@@ -117,6 +117,7 @@ fn entries(
     let return_variant = Ident::new(returns.variant(), Span::call_site());
     let selected = quote!(#private::Selected<#union>);
 
+    let (constructor, name) = entry_name(&private, op);
     let mut items = TokenStream::new();
     for instance in &instances {
         let suffix = instance.key.map_or("fallback", |d| d.name);
@@ -138,8 +139,8 @@ fn entries(
         items.extend(quote! {
             #[#private::linkme::distributed_slice(#private::KERNELS)]
             #[linkme(crate = #private::linkme)]
-            static #entry: #private::KernelEntry = #private::KernelEntry::new(
-                #op,
+            static #entry: #private::KernelEntry = #private::KernelEntry::#constructor(
+                #name,
                 #dtype_key,
                 #wrapper,
                 &__ET_SIGNATURE,
@@ -158,6 +159,28 @@ fn entries(
             };
             #items
         };
+    }
+}
+
+/// The constructor and name arguments of an entry registering `op`: a known namespace
+/// as its id and the rest of the name as the only text (`in_namespace` with
+/// `Namespace::named("aten"), "add.out"`), any other name whole (`new` with
+/// `"mylib::foo.out"`). The other arguments follow the name's.
+fn entry_name(private: &TokenStream, op: &LitStr) -> (Ident, TokenStream) {
+    let full = op.value();
+    let known = full
+        .split_once("::")
+        .filter(|(namespace, _)| et_schema::op_name::Namespace::known(namespace).is_some());
+    match known {
+        Some((namespace, rest)) => {
+            let namespace = LitStr::new(namespace, op.span());
+            let rest = LitStr::new(rest, op.span());
+            (
+                Ident::new("in_namespace", Span::call_site()),
+                quote!(#private::Namespace::named(#namespace), #rest),
+            )
+        }
+        None => (Ident::new("new", Span::call_site()), quote!(#op)),
     }
 }
 

@@ -27,7 +27,7 @@ pub use args::KernelArgs;
 pub use context::{KernelContext, StepStart};
 #[cfg(feature = "alloc")]
 pub use direct::{call_entry, CallArg};
-pub use entry::{op_hash, op_hash_parts, DtypeKey, KernelEntry, KernelFn};
+pub use entry::{op_hash, DtypeKey, KernelEntry, KernelFn, KernelName, Namespace};
 pub use outs::TensorListMut;
 pub use parallel::Parallel;
 pub(crate) use signature::Mismatch;

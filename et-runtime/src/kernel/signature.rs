@@ -280,7 +280,10 @@ pub(crate) enum Mismatch {
 impl KernelSignature {
     /// Checks a call's values (parameters, then the return slot) against the declared
     /// parameters, so that a generated wrapper never meets a value of the wrong kind.
-    /// `load_method` runs this once per KernelCall.
+    /// `load_method` runs this once per KernelCall: inline, so that where the code
+    /// generation units happen to split the crate does not decide whether the
+    /// instruction decoder calls it.
+    #[inline]
     pub(crate) fn check_call<'v>(
         &self,
         values: impl ExactSizeIterator<Item = &'v Value>,

@@ -16,13 +16,20 @@ mod tests;
 
 pub(crate) use tensor::ET_VIEW;
 
-/// Registers prim op `$name` as the fallback entry `$id`, served by `$f`.
+/// Registers prim op `$namespace::$rest` as the fallback entry `$id`, served by `$f`.
+/// The namespace is stored as its id, so only `$rest` is text in the binary.
 macro_rules! prim {
-    ($id:ident, $name:literal, $sig:expr, $f:path) => {
+    ($id:ident, $namespace:ident :: $rest:literal, $sig:expr, $f:path) => {
         #[linkme::distributed_slice(crate::__private::KERNELS)]
         #[linkme(crate = linkme)]
         pub(crate) static $id: crate::kernel::KernelEntry =
-            crate::kernel::KernelEntry::new($name, crate::kernel::DtypeKey::FALLBACK, $f, $sig);
+            crate::kernel::KernelEntry::in_namespace(
+                crate::kernel::Namespace::named(stringify!($namespace)),
+                $rest,
+                crate::kernel::DtypeKey::FALLBACK,
+                $f,
+                $sig,
+            );
     };
 }
 use prim;

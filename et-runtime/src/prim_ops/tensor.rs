@@ -80,7 +80,7 @@ pub(super) fn f16_to_f64(h: u16) -> f64 {
 
 prim!(
     LOCAL_SCALAR_DENSE,
-    "aten::_local_scalar_dense",
+    aten::"_local_scalar_dense",
     &TENSOR_TO_SCALAR,
     local_scalar_dense
 );
@@ -147,7 +147,7 @@ fn et_view(_: &KernelContext<'_>, args: &KernelArgs<'_>) -> KernelResult {
     unsafe { out.set_data(src.data_ptr() as *mut u8, src.is_read_only()) };
     Ok(())
 }
-prim!(ET_VIEW, "executorch_prim::et_view.default", &VIEW, et_view);
+prim!(ET_VIEW, executorch_prim::"et_view.default", &VIEW, et_view);
 
 /// `et_copy_index(copy_to, copy_from, index)`: writes `copy_from` into row `index` of
 /// `copy_to`, growing its first dimension (within its bound) when needed.
@@ -193,7 +193,7 @@ fn et_copy_index(_: &KernelContext<'_>, args: &KernelArgs<'_>) -> KernelResult {
 }
 prim!(
     ET_COPY_INDEX,
-    "executorch_prim::et_copy_index.tensor",
+    executorch_prim::"et_copy_index.tensor",
     &COPY_INDEX,
     et_copy_index
 );
