@@ -229,6 +229,9 @@ impl<'a> Builder<'a, '_> {
 
 /// A tensor's shape, if this runtime supports the tensor: no storage offset and a
 /// bounded shape.
+// Inline: out of line, the shape came back through memory, and `build_tensor`'s reads of
+// it stalled on store forwarding (many_adds load_method 62 -> 72 us).
+#[inline(always)]
 fn supported_shape(t: Fields<'_>) -> Result<TensorShape<'_>, Error> {
     let shape = TensorShape::read(t)?;
     if t.uint(T::VT_STORAGE_OFFSET, 4) != 0 || shape.dynamism == ShapeDynamism::Unbound {

@@ -78,6 +78,8 @@ impl Builder<'_, '_> {
     /// # Safety
     /// `instrs` must hold `total` initialized instructions of this method that nothing
     /// else references, and the value table must be fully built.
+    // Out of line: once per load, and kept out of the decoding loop's function.
+    #[inline(never)]
     pub(super) unsafe fn view_constants(
         &self,
         instrs: NonNull<Instr>,
