@@ -2,30 +2,15 @@
 //! read only by et-ops' `addmm`/`mm` (how `nn.Linear` exports) becomes a view of the
 //! constant at load and never runs, and the programs still match ExecuTorch's outputs.
 //!
-//! The permute's kernel here is this file's own float32 entry, which counts its calls on
-//! the calling thread and then runs et-ops' kernel: the count is what an execute really
-//! ran (the view does not depend on which crate serves the permute).
+//! The permute's kernel here is the test's own float32 entry (`counted_permute`), which
+//! counts its calls and then runs et-ops' kernel: the count is what an execute really ran
+//! (the view does not depend on which crate serves the permute).
 
-use std::cell::Cell;
+mod counted_permute;
 
-use et_macros::kernel;
-use et_runtime::{FileLoader, KernelContext, KernelResult, Program, Tensor};
+use counted_permute::permutes_during;
+use et_runtime::{FileLoader, Program};
 use etch_tests::{compare, fixture, fixtures_dir, run_case, IoSpec};
-
-thread_local! {
-    static PERMUTES: Cell<usize> = const { Cell::new(0) };
-}
-
-#[kernel("aten::permute_copy.out", dtype = f32)]
-fn counted_permute(
-    ctx: &KernelContext<'_>,
-    input: &Tensor,
-    dims: &[i64],
-    out: &mut Tensor,
-) -> KernelResult {
-    PERMUTES.with(|n| n.set(n.get() + 1));
-    et_ops::shape::permute_copy::permute_copy_out(ctx, input, dims, out)
-}
 
 /// The program's `aten::permute_copy.out` calls.
 fn permute_calls(name: &str) -> usize {
@@ -42,9 +27,11 @@ fn permute_calls(name: &str) -> usize {
 /// permutes the execute ran.
 fn permutes_run(name: &str) -> usize {
     let spec = IoSpec::read(&fixtures_dir(), name);
-    PERMUTES.with(|n| n.set(0));
-    let got = run_case(&fixtures_dir(), &spec).unwrap_or_else(|e| panic!("{name}: {e}"));
-    let ran = PERMUTES.with(Cell::get);
+    let mut got = None;
+    let ran = permutes_during(|| {
+        got = Some(run_case(&fixtures_dir(), &spec).unwrap_or_else(|e| panic!("{name}: {e}")));
+    });
+    let got = got.expect("ran");
     compare(&fixtures_dir(), &spec, &got).unwrap_or_else(|e| panic!("{name}: {e}"));
     ran
 }

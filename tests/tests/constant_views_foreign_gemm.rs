@@ -2,26 +2,12 @@
 //! for float32 is this crate's kernel, which accepts contiguous matrices only, so mv2's
 //! permute of its classifier weight must keep running (and the outputs still match).
 
-use std::cell::Cell;
+mod counted_permute;
 
+use counted_permute::permutes_during;
 use et_macros::kernel;
 use et_runtime::{AllDtypes, KernelContext, KernelError, KernelResult, Scalar, Tensor};
 use etch_tests::{compare, fixtures_dir, run_case, IoSpec};
-
-thread_local! {
-    static PERMUTES: Cell<usize> = const { Cell::new(0) };
-}
-
-#[kernel("aten::permute_copy.out", dtype = f32)]
-fn counted_permute(
-    ctx: &KernelContext<'_>,
-    input: &Tensor,
-    dims: &[i64],
-    out: &mut Tensor,
-) -> KernelResult {
-    PERMUTES.with(|n| n.set(n.get() + 1));
-    et_ops::shape::permute_copy::permute_copy_out(ctx, input, dims, out)
-}
 
 /// A downstream addmm that reads its matrices as contiguous (as a hand-written kernel
 /// might): refuses any other layout, then computes with et-ops' kernel.
@@ -46,8 +32,11 @@ fn contiguous_addmm(
 #[test]
 fn mv2_keeps_its_permute_for_a_foreign_addmm() {
     let spec = IoSpec::read(&fixtures_dir(), "mv2");
-    PERMUTES.with(|n| n.set(0));
-    let got = run_case(&fixtures_dir(), &spec).unwrap_or_else(|e| panic!("mv2: {e}"));
-    assert_eq!(PERMUTES.with(Cell::get), 1);
+    let mut got = None;
+    let ran = permutes_during(|| {
+        got = Some(run_case(&fixtures_dir(), &spec).unwrap_or_else(|e| panic!("mv2: {e}")));
+    });
+    assert_eq!(ran, 1);
+    let got = got.expect("ran");
     compare(&fixtures_dir(), &spec, &got).unwrap_or_else(|e| panic!("mv2: {e}"));
 }
