@@ -29,10 +29,11 @@
 //! the inverse of `p`), and its strides are then the input's, permuted
 //! (`stride_out[k] == stride_in[p[k]]`).
 //!
-//! The instruction becomes `Free { value: out }`, which `execute` runs as a no-op after
-//! checking that the value is a tensor. It stays in the table rather than being removed,
-//! so that instruction indices (jump destinations, trace and ETDump records, error
-//! reports) keep their meaning.
+//! The instruction stays a KernelCall of the same operator and arguments whose function
+//! does nothing ([`already_a_view`]): instruction indices (jump destinations, error
+//! reports) keep their meaning, and a traced execute still records the call, so an
+//! ETDump lists the same operator calls as ExecuTorch's (the permute's taking next to no
+//! time) and the Inspector lines them up with the exported graph.
 //!
 //! The alias proofs (`prechecked`, made per call before this pass) stay valid. The view's
 //! bytes are the constant's, which lie in the program or a data file, never in the
@@ -50,7 +51,8 @@ use core::ptr::NonNull;
 
 use super::build::{Builder, Plan};
 use super::instructions::Instr;
-use crate::kernel::{ArgKind, KernelEntry, KernelFn};
+use crate::error::KernelResult;
+use crate::kernel::{ArgKind, KernelArgs, KernelContext, KernelEntry, KernelFn};
 use crate::program::Vector;
 use crate::tensor::{ShapeDynamism, Tensor, MAX_DIM};
 use crate::value::{BoxedList, Value, NONE_INDEX};
@@ -124,7 +126,9 @@ impl Builder<'_, '_> {
                 let dim = t.dim();
                 t.view_read_only(rewrite.data, &rewrite.order[..dim]);
             }
-            instrs[pc] = Instr::Free { value: rewrite.out };
+            if let Instr::Kernel { function, .. } = &mut instrs[pc] {
+                *function = already_a_view;
+            }
         }
     }
 
@@ -316,6 +320,12 @@ impl Builder<'_, '_> {
 /// Whether some instruction can write int value `item`: as a kernel's return slot (the
 /// argument after its declared parameters, which prim ops write), or as an argument of a
 /// delegate. (MoveCalls are excluded before this pass runs.)
+/// The kernel of a permute whose out tensor became a view of its input at load: there is
+/// nothing left to compute.
+fn already_a_view(_: &KernelContext<'_>, _: &KernelArgs<'_>) -> KernelResult {
+    Ok(())
+}
+
 fn written(item: u32, instrs: &[Instr]) -> bool {
     instrs.iter().any(|instr| {
         let (args, len, from) = match *instr {
