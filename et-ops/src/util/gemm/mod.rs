@@ -54,6 +54,7 @@ use et_runtime::{KernelContext, KernelError, KernelResult, Scalar};
 use super::element::Dot;
 
 mod blocked;
+mod gemv;
 mod pack;
 mod portable;
 mod split;
@@ -295,6 +296,10 @@ fn sgemm_impl(
     }
     if k == 0 {
         scale(c, beta);
+        return Ok(());
+    }
+    let mut c = c;
+    if gemv::row_times_columns(alpha, &a, &b, beta, &mut c) {
         return Ok(());
     }
     let (ap, bp) = alloc_packs(ctx, m, n, k, level)?;

@@ -1,0 +1,173 @@
+//! One-row products against a B stored by columns: `A` is `1 x k` and each column of B is
+//! contiguous, so every output is the dot product of two contiguous vectors and B is read
+//! once, straight through. This is `nn.Linear` on one sample once its weight, an `[n, k]`
+//! constant, is read through a transposed view (et-runtime's load-time constant views):
+//! the blocked path would first pack that B into panels, which for one row of A is all of
+//! the work.
+
+use super::{Mat, MatMut};
+
+/// Lanes of the dot product: independent partial sums the compiler keeps in vector
+/// registers (four 4-wide ones on a baseline x86-64 build).
+const LANES: usize = 16;
+
+/// `C = alpha * A * B + beta * C` when `A` has one row and both `A`'s row and B's columns
+/// are contiguous; returns false, touching nothing, for any other operands. Shapes must
+/// have been checked (`check_shapes`). `beta == 0` ignores C's contents.
+pub(super) fn row_times_columns(
+    alpha: f32,
+    a: &Mat<'_, f32>,
+    b: &Mat<'_, f32>,
+    beta: f32,
+    c: &mut MatMut<'_, f32>,
+) -> bool {
+    let k = a.cols;
+    if c.rows != 1 || b.rs != 1 || (a.cs != 1 && k > 1) {
+        return false;
+    }
+    // Checked shapes put every slice below inside its data; `get` keeps that a fallback
+    // rather than a panic.
+    let Some(row) = a.data.get(..k) else {
+        return false;
+    };
+    for j in 0..c.cols {
+        let start = j * b.cs;
+        let (Some(column), Some(out)) = (b.data.get(start..start + k), c.data.get_mut(j * c.cs))
+        else {
+            return false;
+        };
+        let d = alpha * dot(row, column);
+        *out = if beta == 0.0 { d } else { d + beta * *out };
+    }
+    true
+}
+
+/// `x . y` over their common length, in [`LANES`] partial sums.
+fn dot(x: &[f32], y: &[f32]) -> f32 {
+    let (xs, x_rest) = x.as_chunks::<LANES>();
+    let (ys, y_rest) = y.as_chunks::<LANES>();
+    let mut acc = [0f32; LANES];
+    for (xc, yc) in xs.iter().zip(ys) {
+        for l in 0..LANES {
+            acc[l] += xc[l] * yc[l];
+        }
+    }
+    let mut sum = 0.0;
+    for half in [8, 4, 2, 1] {
+        for l in 0..half {
+            acc[l] += acc[l + half];
+        }
+    }
+    sum += acc[0];
+    for (p, q) in x_rest.iter().zip(y_rest) {
+        sum += p * q;
+    }
+    sum
+}
+
+#[cfg(test)]
+mod tests {
+    extern crate std;
+    use super::*;
+    use std::vec::Vec;
+
+    /// Against a plain f64 sum: every length around the lane count, alpha, beta, a
+    /// strided C, and operands the path must leave to the blocked product.
+    #[test]
+    fn one_row_against_columns_matches_a_plain_product() {
+        for k in [1usize, 7, 15, 16, 17, 33, 100] {
+            let n = 5;
+            let row: Vec<f32> = (0..k).map(|p| (p as f32 * 0.37).sin()).collect();
+            // B stored by columns: column j is `cols[j * k..(j + 1) * k]`.
+            let cols: Vec<f32> = (0..n * k).map(|i| (i as f32 * 0.11).cos()).collect();
+            let mut c = [1.0f32; 10];
+            let a = Mat::row_major(&row, 1, k);
+            let b = Mat {
+                data: &cols,
+                rows: k,
+                cols: n,
+                rs: 1,
+                cs: k,
+            };
+            let mut out = MatMut {
+                data: &mut c,
+                rows: 1,
+                cols: n,
+                rs: 2 * n,
+                cs: 2,
+            };
+            assert!(row_times_columns(2.0, &a, &b, 0.5, &mut out));
+            for j in 0..n {
+                let want: f64 = (0..k)
+                    .map(|p| f64::from(row[p]) * f64::from(cols[j * k + p]))
+                    .sum::<f64>()
+                    * 2.0
+                    + 0.5;
+                let got = f64::from(c[2 * j]);
+                assert!(
+                    (got - want).abs() <= 1e-5 * want.abs().max(1.0),
+                    "k {k} j {j}"
+                );
+                assert_eq!(c[2 * j + 1], 1.0, "between the strided outputs");
+            }
+        }
+        // beta == 0 ignores C, NaN included.
+        let (row, col) = ([1.0f32, 2.0], [3.0f32, 4.0]);
+        let mut c = [f32::NAN];
+        let mut out = MatMut {
+            data: &mut c,
+            rows: 1,
+            cols: 1,
+            rs: 1,
+            cs: 1,
+        };
+        let b = Mat {
+            data: &col,
+            rows: 2,
+            cols: 1,
+            rs: 1,
+            cs: 2,
+        };
+        assert!(row_times_columns(
+            1.0,
+            &Mat::row_major(&row, 1, 2),
+            &b,
+            0.0,
+            &mut out
+        ));
+        assert_eq!(c, [11.0]);
+        // Two rows of A, or a row-major B: not this path.
+        let two = [1.0f32; 4];
+        let mut c = [0.0f32; 2];
+        let mut out = MatMut {
+            data: &mut c,
+            rows: 2,
+            cols: 1,
+            rs: 1,
+            cs: 1,
+        };
+        assert!(!row_times_columns(
+            1.0,
+            &Mat::row_major(&two, 2, 2),
+            &b,
+            0.0,
+            &mut out
+        ));
+        let mut c = [0.0f32; 2];
+        let mut out = MatMut {
+            data: &mut c,
+            rows: 1,
+            cols: 2,
+            rs: 2,
+            cs: 1,
+        };
+        let by_rows = Mat::row_major(&two, 2, 2);
+        assert!(!row_times_columns(
+            1.0,
+            &Mat::row_major(&row, 1, 2),
+            &by_rows,
+            0.0,
+            &mut out
+        ));
+    }
+}
