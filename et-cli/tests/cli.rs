@@ -383,14 +383,14 @@ fn top_k_lists_the_largest_outputs_with_their_indices() {
     assert!(o.status.success(), "{}", stderr(&o));
     let out = stdout(&o);
     assert!(
-        out.contains("\n  top 3: [114] 0.6299873, [197] 0.6027144, [97] 0.5271168\n"),
+        out.contains("\n  top 3: [114] 0.6299872, [197] 0.6027143, [97] 0.52711666\n"),
         "{out}"
     );
     let o = etch(&["run", mv2.to_str().unwrap(), "--top-k", "2", "--json"]);
     let out = stdout(&o);
     assert!(
         out.contains(
-            "\"top_k\":[{\"index\":114,\"value\":0.6299873},{\"index\":197,\"value\":0.6027144}]"
+            "\"top_k\":[{\"index\":114,\"value\":0.6299872},{\"index\":197,\"value\":0.6027143}]"
         ),
         "{out}"
     );
