@@ -284,14 +284,6 @@ impl<'a> Vector<'a> {
         self.uint(i, 4) as u32 as i32 as i64
     }
 
-    /// The elements of a vector of tables, in order: its length read once, not once per
-    /// element as [`table`](Self::table) does.
-    #[inline]
-    pub fn tables(self) -> impl Iterator<Item = Option<Table<'a>>> {
-        let first = self.0.pos() as u64 + 4;
-        (0..self.len() as u64).map(move |i| self.0.follow(first + 4 * i))
-    }
-
     /// Element `i` of a vector of tables (`None` past the end).
     #[inline]
     pub fn table(self, i: usize) -> Option<Table<'a>> {

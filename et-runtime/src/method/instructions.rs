@@ -146,16 +146,23 @@ impl<'a> Builder<'a, '_> {
                 .and_then(|c| c.vector(fb::Chain::VT_INSTRUCTIONS))
                 .unwrap_or(Vector::EMPTY);
             let start = pc;
-            let chain_len = list.len();
-            for instr in list.tables() {
+            for k in 0..list.len() {
                 if pc >= total {
                     return Err(Error::InvalidProgram);
                 }
                 // SAFETY: `pc < total`, the array's length; the entry is written by
                 // `decode` (or loading fails and the table is never read).
                 let slot = unsafe { &mut *instrs.as_ptr().add(pc).cast::<MaybeUninit<Instr>>() };
-                self.decode(instr, chain_len, pc, num_delegates, cache, &mut state, slot)
-                    .map_err(|e| note(self.detail, e, LoadDetail::Instruction { index: pc }))?;
+                self.decode(
+                    list.table(k),
+                    list.len(),
+                    pc,
+                    num_delegates,
+                    cache,
+                    &mut state,
+                    slot,
+                )
+                .map_err(|e| note(self.detail, e, LoadDetail::Instruction { index: pc }))?;
                 pc += 1;
             }
             // SAFETY: `c < chains.len()`, the array's length.

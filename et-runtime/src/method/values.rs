@@ -40,11 +40,10 @@ impl<'a> Builder<'a, '_> {
             return Err(Error::InvalidProgram);
         }
         let values = self.arena.alloc_array::<Value>(n)?;
-        for (index, ev) in list.tables().enumerate() {
-            // SAFETY: `index < n` (the vector's length), the array's length; the slot is
-            // used by nothing else.
+        for index in 0..n {
+            // SAFETY: `index < n`, the array's length; the slot is used by nothing else.
             let slot = unsafe { &mut *values.as_ptr().add(index).cast::<MaybeUninit<Value>>() };
-            if let Err(e) = self.build_value_into(ev, n, slot) {
+            if let Err(e) = self.build_value_into(list.table(index), n, slot) {
                 return Err(note(self.detail, e, LoadDetail::Value { index }));
             }
         }
