@@ -36,29 +36,24 @@ pub const fn op_hash(name: &str) -> u32 {
 /// [`op_hash`] of `name` followed by `"."` and `overload` (when the overload is non-empty),
 /// so the program's split name needs no joining buffer.
 pub const fn op_hash_parts(name: &[u8], overload: &[u8]) -> u32 {
-    let mut h: u32 = 0x811c_9dc5;
-    let mut i = 0;
-    while i < name.len() {
-        h = (h ^ name[i] as u32).wrapping_mul(0x0100_0193);
-        i += 1;
+    let h = fnv_continue(FNV_BASIS, name);
+    if overload.is_empty() {
+        h
+    } else {
+        fnv_continue(fnv_continue(h, b"."), overload)
     }
-    if !overload.is_empty() {
-        h = (h ^ b'.' as u32).wrapping_mul(0x0100_0193);
-        let mut j = 0;
-        while j < overload.len() {
-            h = (h ^ overload[j] as u32).wrapping_mul(0x0100_0193);
-            j += 1;
-        }
-    }
-    h
 }
 
 /// [`op_hash`] of `prefix` followed by `rest`: the hash of a registry entry's full name
 /// from the two parts it stores ([`Namespace::prefix`] and the rest).
 pub const fn op_hash_prefixed(prefix: &[u8], rest: &[u8]) -> u32 {
-    fnv_continue(fnv_continue(0x811c_9dc5, prefix), rest)
+    fnv_continue(fnv_continue(FNV_BASIS, prefix), rest)
 }
 
+/// FNV-1a's offset basis: the hash of no bytes.
+const FNV_BASIS: u32 = 0x811c_9dc5;
+
+/// FNV-1a of `bytes`, continued from hash `h`.
 const fn fnv_continue(mut h: u32, bytes: &[u8]) -> u32 {
     let mut i = 0;
     while i < bytes.len() {
@@ -140,6 +135,8 @@ impl Namespace {
     /// [`Namespace::split`] on bytes: how the registry splits a program's operator name,
     /// once per lookup, before comparing it with the entries' stored parts.
     pub const fn split_bytes(full: &[u8]) -> (Namespace, &[u8]) {
+        // One walk over the packed prefixes (not `prefix_bytes` per id, which walks them
+        // again for each: 48 bytes more of size_test, where this runs per lookup).
         let mut table = PREFIXES;
         let mut i = 0;
         while i < PREFIX_LENS.len() {

@@ -15,22 +15,14 @@ impl<'a> KernelArgs<'a> {
     /// Whether every out parameter (per `kinds`) is exclusive: the check `tensor_mut`
     /// would make, done once at load for calls whose aliasing cannot change.
     pub(crate) fn outs_are_exclusive(&self, kinds: &[ArgKind]) -> bool {
-        let n = self.params.min(self.len).min(kinds.len());
-        for (i, kind) in kinds[..n].iter().enumerate() {
-            let exclusive = match kind {
-                // SAFETY: `i < n <= len`.
-                ArgKind::TensorMut => match unsafe { self.entry_unchecked(i) } {
-                    Value::Tensor(t) => self.is_exclusive(i, unsafe_ref(t)),
-                    _ => false,
-                },
-                ArgKind::TensorListMut => self.out_list_exclusive(i).is_ok(),
-                _ => true,
-            };
-            if !exclusive {
-                return false;
-            }
-        }
-        true
+        kinds.iter().enumerate().all(|(i, kind)| match kind {
+            ArgKind::TensorMut => match self.entry(i) {
+                Ok(&Value::Tensor(t)) => self.is_exclusive(i, unsafe_ref(t)),
+                _ => false,
+            },
+            ArgKind::TensorListMut => self.out_list_exclusive(i).is_ok(),
+            _ => true,
+        })
     }
 
     /// An out (or in-place) tensor argument.
@@ -123,8 +115,9 @@ impl<'a> KernelArgs<'a> {
         }
     }
 
-    /// [`check_exclusive`](Self::check_exclusive)'s test. Tensors are compared in
-    /// place; this runs once per call of a program at load.
+    /// [`check_exclusive`](Self::check_exclusive)'s test, which the load-time proof
+    /// ([`outs_are_exclusive`](Self::outs_are_exclusive)) shares. Tensors are compared in
+    /// place, the arguments read without a bounds check per position.
     fn is_exclusive(&self, i: usize, target: &Tensor) -> bool {
         let data = data_range(target);
         let n = self.params.min(self.len);

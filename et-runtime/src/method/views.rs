@@ -317,15 +317,15 @@ impl Builder<'_, '_> {
     }
 }
 
-/// Whether some instruction can write int value `item`: as a kernel's return slot (the
-/// argument after its declared parameters, which prim ops write), or as an argument of a
-/// delegate. (MoveCalls are excluded before this pass runs.)
 /// The kernel of a permute whose out tensor became a view of its input at load: there is
 /// nothing left to compute.
 fn already_a_view(_: &KernelContext<'_>, _: &KernelArgs<'_>) -> KernelResult {
     Ok(())
 }
 
+/// Whether some instruction can write int value `item`: as a kernel's return slot (the
+/// argument after its declared parameters, which prim ops write), or as an argument of a
+/// delegate. (MoveCalls are excluded before this pass runs.)
 fn written(item: u32, instrs: &[Instr]) -> bool {
     instrs.iter().any(|instr| {
         let (args, len, from) = match *instr {

@@ -21,22 +21,29 @@ pub(super) fn row_times_columns(
     beta: f32,
     c: &mut MatMut<'_, f32>,
 ) -> bool {
-    let k = a.cols;
+    let (k, n) = (a.cols, c.cols);
     if c.rows != 1 || b.rs != 1 || (a.cs != 1 && k > 1) {
         return false;
     }
-    // Checked shapes put every slice below inside its data; `get` keeps that a fallback
-    // rather than a panic.
+    // Checked shapes put every slice below inside its data; checking the last column and
+    // output here keeps a violation a fallback rather than a panic or a partial result.
+    let Some(last) = n.checked_sub(1) else {
+        return true;
+    };
+    let fits = |step: usize, extent: usize, len: usize| {
+        last.checked_mul(step)
+            .and_then(|s| s.checked_add(extent))
+            .is_some_and(|end| end <= len)
+    };
     let Some(row) = a.data.get(..k) else {
         return false;
     };
-    for j in 0..c.cols {
-        let start = j * b.cs;
-        let (Some(column), Some(out)) = (b.data.get(start..start + k), c.data.get_mut(j * c.cs))
-        else {
-            return false;
-        };
-        let d = alpha * dot(row, column);
+    if !fits(b.cs, k, b.data.len()) || !fits(c.cs, 1, c.data.len()) {
+        return false;
+    }
+    for j in 0..n {
+        let d = alpha * dot(row, &b.data[j * b.cs..j * b.cs + k]);
+        let out = &mut c.data[j * c.cs];
         *out = if beta == 0.0 { d } else { d + beta * *out };
     }
     true
@@ -52,13 +59,12 @@ fn dot(x: &[f32], y: &[f32]) -> f32 {
             acc[l] += xc[l] * yc[l];
         }
     }
-    let mut sum = 0.0;
     for half in [8, 4, 2, 1] {
         for l in 0..half {
             acc[l] += acc[l + half];
         }
     }
-    sum += acc[0];
+    let mut sum = acc[0];
     for (p, q) in x_rest.iter().zip(y_rest) {
         sum += p * q;
     }
@@ -71,6 +77,29 @@ mod tests {
     use super::*;
     use std::vec::Vec;
 
+    /// A `rows x cols` matrix stored by columns.
+    fn by_columns(data: &[f32], rows: usize, cols: usize) -> Mat<'_, f32> {
+        Mat {
+            data,
+            rows,
+            cols,
+            rs: 1,
+            cs: rows,
+        }
+    }
+
+    /// A one-row output whose elements lie `cs` apart.
+    fn one_row(data: &mut [f32], cols: usize, cs: usize) -> MatMut<'_, f32> {
+        let rs = data.len();
+        MatMut {
+            data,
+            rows: 1,
+            cols,
+            rs,
+            cs,
+        }
+    }
+
     /// Against a plain f64 sum: every length around the lane count, alpha, beta, a
     /// strided C, and operands the path must leave to the blocked product.
     #[test]
@@ -82,21 +111,14 @@ mod tests {
             let cols: Vec<f32> = (0..n * k).map(|i| (i as f32 * 0.11).cos()).collect();
             let mut c = [1.0f32; 10];
             let a = Mat::row_major(&row, 1, k);
-            let b = Mat {
-                data: &cols,
-                rows: k,
-                cols: n,
-                rs: 1,
-                cs: k,
-            };
-            let mut out = MatMut {
-                data: &mut c,
-                rows: 1,
-                cols: n,
-                rs: 2 * n,
-                cs: 2,
-            };
-            assert!(row_times_columns(2.0, &a, &b, 0.5, &mut out));
+            let b = by_columns(&cols, k, n);
+            assert!(row_times_columns(
+                2.0,
+                &a,
+                &b,
+                0.5,
+                &mut one_row(&mut c, n, 2)
+            ));
             for j in 0..n {
                 let want: f64 = (0..k)
                     .map(|p| f64::from(row[p]) * f64::from(cols[j * k + p]))
@@ -113,33 +135,21 @@ mod tests {
         }
         // beta == 0 ignores C, NaN included.
         let (row, col) = ([1.0f32, 2.0], [3.0f32, 4.0]);
+        let a = Mat::row_major(&row, 1, 2);
+        let b = by_columns(&col, 2, 1);
         let mut c = [f32::NAN];
-        let mut out = MatMut {
-            data: &mut c,
-            rows: 1,
-            cols: 1,
-            rs: 1,
-            cs: 1,
-        };
-        let b = Mat {
-            data: &col,
-            rows: 2,
-            cols: 1,
-            rs: 1,
-            cs: 2,
-        };
         assert!(row_times_columns(
             1.0,
-            &Mat::row_major(&row, 1, 2),
+            &a,
             &b,
             0.0,
-            &mut out
+            &mut one_row(&mut c, 1, 1)
         ));
         assert_eq!(c, [11.0]);
         // Two rows of A, or a row-major B: not this path.
         let two = [1.0f32; 4];
         let mut c = [0.0f32; 2];
-        let mut out = MatMut {
+        let mut two_rows = MatMut {
             data: &mut c,
             rows: 2,
             cols: 1,
@@ -151,23 +161,16 @@ mod tests {
             &Mat::row_major(&two, 2, 2),
             &b,
             0.0,
-            &mut out
+            &mut two_rows
         ));
         let mut c = [0.0f32; 2];
-        let mut out = MatMut {
-            data: &mut c,
-            rows: 1,
-            cols: 2,
-            rs: 2,
-            cs: 1,
-        };
         let by_rows = Mat::row_major(&two, 2, 2);
         assert!(!row_times_columns(
             1.0,
-            &Mat::row_major(&row, 1, 2),
+            &a,
             &by_rows,
             0.0,
-            &mut out
+            &mut one_row(&mut c, 2, 1)
         ));
     }
 }
