@@ -15,6 +15,10 @@
 //! of a single field, stays out of line. Measured on `many_adds.pte`'s `load_method`
 //! (callgrind, per load): `fields` inline took 7% of the instructions off for 16 bytes
 //! less of `size_test`; `read` inline another 4% (2-3% of the time) for 144 bytes more.
+//! Built for size (`opt-level` "s" or "z", which the build script turns into the cfg
+//! `etch_size_first`), nothing here is `#[inline]`: fat LTO inlines what pays anyway, and
+//! each accessor is compiled once instead of once per calling crate (624 bytes less of
+//! `size_test`, 576 of `size_test_all_ops`).
 //! Vectors the loader walks element by element are read as one checked slice
 //! (`Vector::element_bytes`): one bounds check per vector, not two calls per element.
 //!
@@ -83,7 +87,7 @@ impl<'a> Table<'a> {
     }
 
     /// The buffer's length.
-    #[inline]
+    #[cfg_attr(not(etch_size_first), inline)]
     fn len(self) -> u64 {
         self.at >> 32
     }
@@ -96,13 +100,13 @@ impl<'a> Table<'a> {
     }
 
     /// The table's position in the buffer.
-    #[inline]
+    #[cfg_attr(not(etch_size_first), inline)]
     pub fn pos(self) -> usize {
         self.at as u32 as usize
     }
 
     /// The same buffer at position `pos` (`None` past its end).
-    #[inline]
+    #[cfg_attr(not(etch_size_first), inline)]
     fn at(self, pos: u64) -> Option<Table<'a>> {
         (pos <= self.len()).then_some(Table {
             at: self.len() << 32 | pos,
@@ -112,7 +116,7 @@ impl<'a> Table<'a> {
 
     /// The little-endian unsigned integer of `n` (at most 8) bytes at `pos`; 0 when the
     /// bytes are not all inside the buffer.
-    #[inline]
+    #[cfg_attr(not(etch_size_first), inline)]
     fn read(self, pos: u64, n: u32) -> u64 {
         let len = self.len();
         let p = pos as usize;
@@ -138,7 +142,7 @@ impl<'a> Table<'a> {
 
     /// The table with its vtable found, for reading several of its fields: each then
     /// costs one load rather than three.
-    #[inline]
+    #[cfg_attr(not(etch_size_first), inline)]
     pub fn fields(self) -> Fields<'a> {
         // The vtable is at the table's position minus the soffset stored there; its first
         // u16 is its size in bytes (a vtable outside the buffer reads as size 0: every
@@ -160,52 +164,52 @@ impl<'a> Table<'a> {
     }
 
     /// Whether field `vt` is present (written by the serializer, not defaulted).
-    #[inline]
+    #[cfg_attr(not(etch_size_first), inline)]
     pub fn has(self, vt: VOffsetT) -> bool {
         self.field(vt).is_some()
     }
 
     /// Scalar field `vt` of `n` bytes, zero-extended (absent fields read as 0, the
     /// default of every scalar in `program.fbs`).
-    #[inline]
+    #[cfg_attr(not(etch_size_first), inline)]
     pub fn uint(self, vt: VOffsetT, n: u32) -> u64 {
         self.field(vt).map_or(0, |p| self.read(p, n))
     }
 
     /// Scalar field `vt` of `n` bytes (1, 2, 4 or 8), sign-extended.
-    #[inline]
+    #[cfg_attr(not(etch_size_first), inline)]
     pub fn int(self, vt: VOffsetT, n: u32) -> i64 {
         sign_extend(self.uint(vt, n), n)
     }
 
     /// Where the uoffset at `pos` leads.
-    #[inline]
+    #[cfg_attr(not(etch_size_first), inline)]
     fn follow(self, pos: u64) -> Option<Table<'a>> {
         self.at(pos + self.read(pos, 4))
     }
 
     /// Table field `vt`.
-    #[inline]
+    #[cfg_attr(not(etch_size_first), inline)]
     pub fn table(self, vt: VOffsetT) -> Option<Table<'a>> {
         self.follow(self.field(vt)?)
     }
 
     /// Vector field `vt`; `None` when absent, or when it claims more elements than there
     /// are bytes after it (every element takes at least one).
-    #[inline]
+    #[cfg_attr(not(etch_size_first), inline)]
     pub fn vector(self, vt: VOffsetT) -> Option<Vector<'a>> {
         Vector::checked(self.table(vt)?)
     }
 
     /// As [`Fields::vector_bytes`].
-    #[inline]
+    #[cfg_attr(not(etch_size_first), inline)]
     pub fn vector_bytes(self, vt: VOffsetT, n: usize) -> Option<&'a [u8]> {
         Vector(self.table(vt)?).element_bytes(n)
     }
 
     /// Byte-vector (or string) field `vt` as a slice; `None` when absent (or, which a
     /// verified buffer never has, not inside the buffer).
-    #[inline]
+    #[cfg_attr(not(etch_size_first), inline)]
     pub fn bytes(self, vt: VOffsetT) -> Option<&'a [u8]> {
         let v = self.vector(vt)?;
         let start = v.0.pos() + 4;
@@ -219,7 +223,7 @@ impl<'a> Table<'a> {
 
     /// A union with its type tag in field `tag` and its member in field `member`: the
     /// tag (0 when absent) and the member table.
-    #[inline]
+    #[cfg_attr(not(etch_size_first), inline)]
     pub fn union(self, tag: VOffsetT, member: VOffsetT) -> (u8, Option<Table<'a>>) {
         (self.uint(tag, 1) as u8, self.table(member))
     }
@@ -235,7 +239,7 @@ impl<'a> Vector<'a> {
 
     /// The vector whose length is at `at`; `None` when it claims more elements than
     /// there are bytes after it (every element takes at least one).
-    #[inline]
+    #[cfg_attr(not(etch_size_first), inline)]
     fn checked(at: Table<'a>) -> Option<Vector<'a>> {
         let v = Vector(at);
         (v.0.pos() as u64 + 4 + v.len() as u64 <= v.0.len()).then_some(v)
@@ -247,13 +251,13 @@ impl<'a> Vector<'a> {
     }
 
     /// Number of elements.
-    #[inline]
+    #[cfg_attr(not(etch_size_first), inline)]
     pub fn len(self) -> usize {
         self.0.read(self.0.pos() as u64, 4) as usize
     }
 
     /// The position of element `i` of `n` bytes (`None` past the end).
-    #[inline]
+    #[cfg_attr(not(etch_size_first), inline)]
     fn element(self, i: usize, n: u32) -> Option<u64> {
         (i < self.len()).then(|| self.0.pos() as u64 + 4 + i as u64 * u64::from(n))
     }
@@ -261,7 +265,7 @@ impl<'a> Vector<'a> {
     /// The bytes of all elements of a vector of `n`-byte scalars (`len * n` of them);
     /// `None` when they are not all inside the buffer. For loops over many elements: one
     /// bounds check for the vector rather than one per element.
-    #[inline]
+    #[cfg_attr(not(etch_size_first), inline)]
     pub fn element_bytes(self, n: usize) -> Option<&'a [u8]> {
         if self.0.len() == 0 {
             // `EMPTY`, the only vector of an empty buffer.
@@ -273,26 +277,26 @@ impl<'a> Vector<'a> {
     }
 
     /// Element `i` of a vector of `n`-byte scalars, zero-extended (0 past the end).
-    #[inline]
+    #[cfg_attr(not(etch_size_first), inline)]
     pub fn uint(self, i: usize, n: u32) -> u64 {
         self.element(i, n).map_or(0, |p| self.0.read(p, n))
     }
 
     /// Element `i` of a vector of `i32`s, sign-extended (0 past the end).
-    #[inline]
+    #[cfg_attr(not(etch_size_first), inline)]
     pub fn i32(self, i: usize) -> i64 {
         self.uint(i, 4) as u32 as i32 as i64
     }
 
     /// Element `i` of a vector of tables (`None` past the end).
-    #[inline]
+    #[cfg_attr(not(etch_size_first), inline)]
     pub fn table(self, i: usize) -> Option<Table<'a>> {
         self.0.follow(self.element(i, 4)?)
     }
 }
 
 /// `v`, an `n`-byte integer (1, 2, 4 or 8), sign-extended.
-#[inline]
+#[cfg_attr(not(etch_size_first), inline)]
 fn sign_extend(v: u64, n: u32) -> i64 {
     let shift = 64 - 8 * n;
     ((v << shift) as i64) >> shift
@@ -319,7 +323,7 @@ impl core::fmt::Debug for Fields<'_> {
 
 impl<'a> Fields<'a> {
     /// The position of the inline value of field `vt`, or `None` when it is absent.
-    #[inline]
+    #[cfg_attr(not(etch_size_first), inline)]
     fn field(self, vt: VOffsetT) -> Option<u64> {
         let vt = u64::from(vt);
         if vt + 2 > self.vtable_size {
@@ -332,38 +336,38 @@ impl<'a> Fields<'a> {
     }
 
     /// As [`Table::uint`].
-    #[inline]
+    #[cfg_attr(not(etch_size_first), inline)]
     pub fn uint(self, vt: VOffsetT, n: u32) -> u64 {
         self.field(vt).map_or(0, |p| self.table.read(p, n))
     }
 
     /// As [`Table::int`].
-    #[inline]
+    #[cfg_attr(not(etch_size_first), inline)]
     pub fn int(self, vt: VOffsetT, n: u32) -> i64 {
         sign_extend(self.uint(vt, n), n)
     }
 
     /// As [`Table::table`].
-    #[inline]
+    #[cfg_attr(not(etch_size_first), inline)]
     pub fn table(self, vt: VOffsetT) -> Option<Table<'a>> {
         self.table.follow(self.field(vt)?)
     }
 
     /// As [`Table::vector`].
-    #[inline]
+    #[cfg_attr(not(etch_size_first), inline)]
     pub fn vector(self, vt: VOffsetT) -> Option<Vector<'a>> {
         Vector::checked(self.table(vt)?)
     }
 
     /// The elements of vector field `vt` of `n`-byte scalars as one slice
     /// ([`Vector::element_bytes`]); `None` when absent or not inside the buffer.
-    #[inline]
+    #[cfg_attr(not(etch_size_first), inline)]
     pub fn vector_bytes(self, vt: VOffsetT, n: usize) -> Option<&'a [u8]> {
         Vector(self.table(vt)?).element_bytes(n)
     }
 
     /// As [`Table::union`].
-    #[inline]
+    #[cfg_attr(not(etch_size_first), inline)]
     pub fn union(self, tag: VOffsetT, member: VOffsetT) -> (u8, Option<Table<'a>>) {
         (self.uint(tag, 1) as u8, self.table(member))
     }
