@@ -101,7 +101,7 @@ impl<'a> Arena<'a> {
     }
 
     /// Like [`allocate`](Self::allocate), with every byte zeroed.
-    #[inline(never)]
+    #[cfg_attr(not(etch_size_first), inline(never))]
     pub(crate) fn allocate_zeroed(&self, size: usize, align: usize) -> Result<NonNull<u8>, Error> {
         let p = self.allocate(size, align)?;
         // SAFETY: the allocation holds `size` bytes and is ours alone.
@@ -110,7 +110,7 @@ impl<'a> Arena<'a> {
     }
 
     /// Reserves `n` elements of `size` bytes aligned to `align` (a power of two).
-    #[inline(never)]
+    #[cfg_attr(not(etch_size_first), inline(never))]
     pub(crate) fn allocate_n(
         &self,
         n: usize,

@@ -62,7 +62,7 @@ impl CallDtypes {
 ///
 /// Out of line: `load_method` calls it once per distinct operator (its cache does the
 /// rest), so the instruction decoder's loop stays small whatever the inliner decides.
-#[inline(never)]
+#[cfg_attr(not(etch_size_first), inline(never))]
 pub(crate) fn resolve(
     operator: &OperatorName<'_>,
     dtypes: CallDtypes,

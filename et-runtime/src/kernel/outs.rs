@@ -160,7 +160,7 @@ fn data_range(t: &Tensor) -> Option<(usize, usize)> {
 
 /// Whether `u` is the tensor `t` (whose data is `data`) or shares a data byte with it:
 /// one out-of-line copy for every alias check.
-#[inline(always)]
+#[cfg_attr(not(etch_size_first), inline(always))]
 fn clashes(t: &Tensor, data: Option<(usize, usize)>, u: &Tensor) -> bool {
     core::ptr::eq(t, u)
         || matches!((data, data_range(u)), (Some((t0, t1)), Some((u0, u1))) if t0 < u1 && u0 < t1)

@@ -50,7 +50,7 @@ impl<'a> Builder<'a, '_> {
         Ok((storage, n))
     }
 
-    #[inline(never)]
+    #[cfg_attr(not(etch_size_first), inline(never))]
     fn init_delegate(&self, index: usize, d: Option<Table<'a>>) -> Result<Delegate, Error> {
         let d = d.ok_or(Error::InvalidProgram)?;
         let id = d.string(fb::BackendDelegate::VT_ID).unwrap_or("");

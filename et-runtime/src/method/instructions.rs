@@ -348,7 +348,7 @@ impl<'a> Builder<'a, '_> {
     }
 
     /// The error for the KernelCalls no kernel serves.
-    #[cold]
+    #[cfg_attr(not(etch_size_first), cold)]
     fn missing_kernels(&self, missing: &Missing) -> Error {
         let d = LoadDetail::MissingKernels {
             count: missing.count,
