@@ -99,6 +99,7 @@ pub(super) fn pack_b<'p>(
         let c0 = j0 + q * nr;
         let cols = (nc - q * nr).min(nr);
         // Rows `0..kc / 4 * 4` of columns `0..done` are written by the transposes.
+        #[cfg_attr(not(target_arch = "x86_64"), allow(unused_mut, reason = "x86-64 only"))]
         let mut done = 0;
         #[cfg(target_arch = "x86_64")]
         if b.rs == 1 {
