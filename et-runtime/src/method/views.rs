@@ -19,9 +19,10 @@
 //!   return slot or a delegate's argument);
 //! - its out tensor is static, of the input's dtype and the permuted sizes; it is not a
 //!   method input or output, not an item of any tensor list, and every other instruction
-//!   naming it is a `Free`, or a KernelCall of `aten::addmm.out` or `aten::mm.out` served
-//!   by etch's own kernel (an et-ops entry: a downstream crate's kernel may expect
-//!   contiguous matrices) that takes it at a read-only tensor parameter.
+//!   naming it is a `Free`, or a KernelCall served by etch's own kernel of
+//!   `aten::addmm.out` or `aten::mm.out` (an et-ops entry of that name: a downstream
+//!   crate's kernel may expect contiguous matrices) that takes it at a read-only tensor
+//!   parameter.
 //!
 //! A permuted contiguous tensor is exactly the constant's bytes read in another dim
 //! order: if out dim `k` is input dim `p[k]`, the out tensor's dim order lists, from the
@@ -52,22 +53,16 @@ use core::ptr::NonNull;
 use super::build::{Builder, Plan};
 use super::instructions::Instr;
 use crate::error::KernelResult;
-use crate::kernel::{ArgKind, KernelArgs, KernelContext, KernelEntry, KernelFn};
+use crate::kernel::{ArgKind, KernelArgs, KernelContext, KernelEntry, KernelFn, Namespace};
 use crate::program::Vector;
 use crate::tensor::{ShapeDynamism, Tensor, MAX_DIM};
 use crate::value::{BoxedList, Value, NONE_INDEX};
 
-/// The operators the rewrite looks for, as indices into the method's operator table.
-struct Operators {
-    permute: usize,
-    addmm: Option<usize>,
-    mm: Option<usize>,
-}
-
-/// A permute the rewrite applies to: its out value, the constant's data, and the out
-/// tensor's new dim order.
-struct Rewrite {
+/// A permute the rewrite applies to, if nothing else blocks it: its out value, the int
+/// values holding its dims, the constant's data, and the out tensor's new dim order.
+struct Rewrite<'a> {
     out: u32,
+    dims: &'a [u32],
     data: *const u8,
     order: [u8; MAX_DIM],
 }
@@ -91,7 +86,7 @@ impl Builder<'_, '_> {
         if rebinds {
             return;
         }
-        let Some(ops) = self.operators() else {
+        let Some(permute) = self.permute_op() else {
             return;
         };
         // SAFETY: `total` initialized instructions, ours alone (caller).
@@ -100,16 +95,16 @@ impl Builder<'_, '_> {
             let Instr::Kernel { op, args, len, .. } = instrs[pc] else {
                 continue;
             };
-            if op as usize != ops.permute {
+            if op as usize != permute {
                 continue;
             }
             // SAFETY: `args` holds `len` range-checked value indices that live for the
             // method's lifetime (decoded by `build_instructions`).
             let args = unsafe { core::slice::from_raw_parts(args.as_ptr(), len as usize) };
-            let Some(rewrite) = self.permute_of_constant(args, instrs) else {
+            let Some(rewrite) = self.permute_of_constant(args) else {
                 continue;
             };
-            if !self.only_gemms_read(rewrite.out, pc, instrs, &ops) {
+            if !only_gemms_read(&rewrite, pc, instrs) {
                 continue;
             }
             let Value::Tensor(t) = self.value(rewrite.out) else {
@@ -132,33 +127,13 @@ impl Builder<'_, '_> {
         }
     }
 
-    /// The indices of `aten::permute_copy.out`, `aten::addmm.out` and `aten::mm.out` in
-    /// the operator table (the first of each; a repeated entry is not recognized, which
-    /// only leaves its calls as they are). `None` without a permute or a product.
-    fn operators(&self) -> Option<Operators> {
-        let (mut permute, mut addmm, mut mm) = (None, None, None);
-        for i in 0..self.meta.num_operators() {
-            let Ok(op) = self.meta.operator(i) else {
-                return None;
-            };
-            if op.overload != "out" {
-                continue;
-            }
-            let slot = match op.name {
-                "aten::permute_copy" => &mut permute,
-                "aten::addmm" => &mut addmm,
-                "aten::mm" => &mut mm,
-                _ => continue,
-            };
-            slot.get_or_insert(i);
-        }
-        if addmm.is_none() && mm.is_none() {
-            return None;
-        }
-        Some(Operators {
-            permute: permute?,
-            addmm,
-            mm,
+    /// The index of `aten::permute_copy.out` in the operator table (the first; a repeated
+    /// entry is not recognized, which only leaves its calls as they are).
+    fn permute_op(&self) -> Option<usize> {
+        (0..self.meta.num_operators()).find(|&i| {
+            self.meta
+                .operator(i)
+                .is_ok_and(|op| op.name == "aten::permute_copy" && op.overload == "out")
         })
     }
 
@@ -182,9 +157,10 @@ impl Builder<'_, '_> {
 
     /// What a permute call with arguments `args` (`self`, `dims`, `out`, then return
     /// slots naming `out`) becomes, if its input is a static constant, its dims a
-    /// permutation held in ints nothing writes, and its out a static tensor of the
-    /// permuted sizes.
-    fn permute_of_constant(&self, args: &[u32], instrs: &[Instr]) -> Option<Rewrite> {
+    /// permutation, and its out a static tensor of the permuted sizes that is no method
+    /// input or output and in no tensor list. (That no instruction writes the dims is
+    /// checked with the out's readers, in one pass: `only_gemms_read`.)
+    fn permute_of_constant(&self, args: &[u32]) -> Option<Rewrite<'_>> {
         let [input, dims, out, ret @ ..] = args else {
             return None;
         };
@@ -202,9 +178,6 @@ impl Builder<'_, '_> {
             return None;
         }
         let n = src.dim();
-        // `perm[k]`: the input dim that out dim `k` is.
-        let mut perm = [0u8; MAX_DIM];
-        let mut seen = 0u32;
         let Value::IntList(list) = self.value(*dims) else {
             return None;
         };
@@ -217,27 +190,23 @@ impl Builder<'_, '_> {
         if items.len() != n {
             return None;
         }
-        for (slot, &item) in perm.iter_mut().zip(items) {
+        // `inverse[i]`: the out dim that input dim `i` became (`NONE`: none yet, so a
+        // repeated dim is caught).
+        const NONE: u8 = u8::MAX;
+        let mut inverse = [NONE; MAX_DIM];
+        for (k, &item) in items.iter().enumerate() {
             let Value::Int(d) = self.value(item) else {
                 return None;
             };
-            if written(item, instrs) {
-                return None;
-            }
             let d = if d < 0 { d + n as i64 } else { d };
-            if !(0..n as i64).contains(&d) || seen & (1 << d) != 0 {
+            if !(0..n as i64).contains(&d) {
                 return None;
             }
-            seen |= 1 << d;
-            *slot = d as u8;
-        }
-        if (0..n).any(|k| dst.size(k) != src.size(perm[k] as usize)) {
-            return None;
-        }
-        // `inverse[i]`: the out dim that input dim `i` became.
-        let mut inverse = [0u8; MAX_DIM];
-        for (k, &p) in perm[..n].iter().enumerate() {
-            inverse[p as usize] = k as u8;
+            let d = d as usize;
+            if inverse[d] != NONE || dst.size(k) != src.size(d) {
+                return None;
+            }
+            inverse[d] = k as u8;
         }
         let mut order = [0u8; MAX_DIM];
         for (slot, &d) in order.iter_mut().zip(src.dim_order()) {
@@ -248,46 +217,9 @@ impl Builder<'_, '_> {
         }
         Some(Rewrite {
             out: *out,
+            dims: items,
             data: src.data_ptr(),
             order,
-        })
-    }
-
-    /// Whether every instruction but `pc` that names value `out` is a `Free` or a call
-    /// of etch's own `addmm`/`mm` taking it at read-only tensor parameters only.
-    fn only_gemms_read(&self, out: u32, pc: usize, instrs: &[Instr], ops: &Operators) -> bool {
-        instrs.iter().enumerate().all(|(k, instr)| match *instr {
-            _ if k == pc => true,
-            Instr::Kernel {
-                function,
-                args,
-                len,
-                op,
-                ..
-            } => {
-                // SAFETY: as in `view_constants`.
-                let args = unsafe { core::slice::from_raw_parts(args.as_ptr(), len as usize) };
-                if !args.contains(&out) {
-                    return true;
-                }
-                let gemm = Some(op as usize) == ops.addmm || Some(op as usize) == ops.mm;
-                let Some(entry) = gemm.then(|| etch_kernel(function)).flatten() else {
-                    return false;
-                };
-                let kinds = entry.signature.args;
-                args.iter()
-                    .enumerate()
-                    .all(|(i, &a)| a != out || kinds.get(i) == Some(&ArgKind::Tensor))
-            }
-            #[cfg(feature = "backends")]
-            Instr::Delegate { args, len, .. } => {
-                // SAFETY: as in `view_constants`.
-                let args = unsafe { core::slice::from_raw_parts(args.as_ptr(), len as usize) };
-                !args.contains(&out)
-            }
-            Instr::Move { from, to } => from != out && to != out,
-            Instr::JumpFalse { cond, .. } => cond != out,
-            Instr::Free { .. } => true,
         })
     }
 
@@ -317,38 +249,69 @@ impl Builder<'_, '_> {
     }
 }
 
+/// Whether every instruction but `pc` (the permute) that names the rewrite's out
+/// value is a `Free` or a call of etch's own `addmm.out`/`mm.out` taking it at read-only
+/// tensor parameters only, and no instruction can write one of its dims: as a
+/// kernel's return slot (an argument after its declared parameters, which prim ops
+/// write) or as an argument of a delegate. (MoveCalls are excluded before this pass
+/// runs; one would fail the check.)
+fn only_gemms_read(rw: &Rewrite, pc: usize, instrs: &[Instr]) -> bool {
+    let out = rw.out;
+    let writes_dims = |args: &[u32]| args.iter().any(|a| rw.dims.contains(a));
+    instrs.iter().enumerate().all(|(k, instr)| match *instr {
+        Instr::Kernel {
+            function,
+            args,
+            len,
+            params,
+            ..
+        } => {
+            // SAFETY: as in `view_constants`.
+            let args = unsafe { core::slice::from_raw_parts(args.as_ptr(), len as usize) };
+            if args.get(params as usize..).is_some_and(writes_dims) {
+                return false;
+            }
+            if k == pc || !args.contains(&out) {
+                return true;
+            }
+            let Some(entry) = etch_gemm(function) else {
+                return false;
+            };
+            let kinds = entry.signature.args;
+            args.iter()
+                .enumerate()
+                .all(|(i, &a)| a != out || kinds.get(i) == Some(&ArgKind::Tensor))
+        }
+        #[cfg(feature = "backends")]
+        Instr::Delegate { args, len, .. } => {
+            // SAFETY: as in `view_constants`.
+            let args = unsafe { core::slice::from_raw_parts(args.as_ptr(), len as usize) };
+            !args.contains(&out) && !writes_dims(args)
+        }
+        Instr::Move { .. } => false,
+        Instr::JumpFalse { cond, .. } => cond != out,
+        Instr::Free { .. } => true,
+    })
+}
+
 /// The kernel of a permute whose out tensor became a view of its input at load: there is
 /// nothing left to compute.
 fn already_a_view(_: &KernelContext<'_>, _: &KernelArgs<'_>) -> KernelResult {
     Ok(())
 }
 
-/// Whether some instruction can write int value `item`: as a kernel's return slot (the
-/// argument after its declared parameters, which prim ops write), or as an argument of a
-/// delegate. (MoveCalls are excluded before this pass runs.)
-fn written(item: u32, instrs: &[Instr]) -> bool {
-    instrs.iter().any(|instr| {
-        let (args, len, from) = match *instr {
-            Instr::Kernel {
-                args, len, params, ..
-            } => (args, len, params),
-            #[cfg(feature = "backends")]
-            Instr::Delegate { args, len, .. } => (args, len, 0),
-            _ => return false,
-        };
-        // SAFETY: as in `view_constants`.
-        let args = unsafe { core::slice::from_raw_parts(args.as_ptr(), len as usize) };
-        args.get(from as usize..).is_some_and(|a| a.contains(&item))
+/// The et-ops entry of `aten::addmm.out` or `aten::mm.out` whose function is `function`,
+/// if any. Compared by address: an entry of another crate that shares the address runs
+/// the very same code, so it reads strides the same way; a copy at another address is
+/// only missed (the permute then stays).
+fn etch_gemm(function: KernelFn) -> Option<&'static KernelEntry> {
+    crate::registry::kernels().iter().find(|e| {
+        let name = e.name();
+        e.signature.crate_name == "et-ops"
+            && core::ptr::fn_addr_eq(e.function, function)
+            && name.namespace() == Namespace::ATEN
+            && matches!(name.rest(), "addmm.out" | "mm.out")
     })
-}
-
-/// The et-ops entry whose function is `function`, if any. Compared by address: an entry
-/// of another crate that shares the address runs the very same code, so it reads strides
-/// the same way; a copy at another address is only missed (the permute then stays).
-fn etch_kernel(function: KernelFn) -> Option<&'static KernelEntry> {
-    crate::registry::kernels()
-        .iter()
-        .find(|e| e.signature.crate_name == "et-ops" && core::ptr::fn_addr_eq(e.function, function))
 }
 
 #[cfg(test)]

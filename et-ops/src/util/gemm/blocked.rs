@@ -20,7 +20,6 @@ pub(super) fn blocked<const MR: usize, const NR: usize>(
     blk: Blocking,
     ukr: impl Fn(&[[f32; MR]], &[f32], usize, usize, usize, Out<'_, MR, NR>),
     pack_rows: impl Fn(&[&[f32]; MR], &mut [[f32; MR]]),
-    pack_cols: impl Fn(&[&[f32]; NR], &mut [[f32; NR]]),
 ) {
     let (m, n, k) = (c.rows, c.cols, a.cols);
     let cdata = c.data;
@@ -37,9 +36,9 @@ pub(super) fn blocked<const MR: usize, const NR: usize>(
             let direct = b.cs == 1 && b.rs >= NR;
             let full = nc / NR;
             let bpack = if !direct {
-                pack_b::<NR>(b, pc, kc, jc, nc, bp, &pack_cols)
+                pack_b(&b, pc, kc, jc, nc, NR, bp)
             } else if nc % NR != 0 {
-                pack_b::<NR>(b, pc, kc, jc + full * NR, nc % NR, bp, &pack_cols)
+                pack_b(&b, pc, kc, jc + full * NR, nc % NR, NR, bp)
             } else {
                 &[]
             };
@@ -58,8 +57,8 @@ pub(super) fn blocked<const MR: usize, const NR: usize>(
                         (b.data.get(start..end).unwrap_or(&[]), b.rs)
                     } else {
                         let q = if direct { 0 } else { jp };
-                        let panel = bpack.get(q * kc..(q + 1) * kc).unwrap_or(&[]);
-                        (panel.as_flattened(), NR)
+                        let panel = bpack.get(q * kc * NR..(q + 1) * kc * NR);
+                        (panel.unwrap_or(&[]), NR)
                     };
                     for (ip, apanel) in apack.chunks_exact(kc).enumerate() {
                         let i0 = ip * MR;

@@ -12,8 +12,12 @@ use super::{Mat, MatMut};
 const LANES: usize = 16;
 
 /// `C = alpha * A * B + beta * C` when `A` has one row and both `A`'s row and B's columns
-/// are contiguous; returns false, touching nothing, for any other operands. Shapes must
-/// have been checked (`check_shapes`). `beta == 0` ignores C's contents.
+/// are contiguous; returns false, touching nothing, for any other operands. `beta == 0`
+/// ignores C's contents.
+///
+/// Shapes must have been checked (`check_shapes`, which `sgemm` runs first): that check
+/// is this path's validation. It puts A's row, every column of B and every output inside
+/// their data, so no index below can fail.
 pub(super) fn row_times_columns(
     alpha: f32,
     a: &Mat<'_, f32>,
@@ -25,22 +29,7 @@ pub(super) fn row_times_columns(
     if c.rows != 1 || b.rs != 1 || (a.cs != 1 && k > 1) {
         return false;
     }
-    // Checked shapes put every slice below inside its data; checking the last column and
-    // output here keeps a violation a fallback rather than a panic or a partial result.
-    let Some(last) = n.checked_sub(1) else {
-        return true;
-    };
-    let fits = |step: usize, extent: usize, len: usize| {
-        last.checked_mul(step)
-            .and_then(|s| s.checked_add(extent))
-            .is_some_and(|end| end <= len)
-    };
-    let Some(row) = a.data.get(..k) else {
-        return false;
-    };
-    if !fits(b.cs, k, b.data.len()) || !fits(c.cs, 1, c.data.len()) {
-        return false;
-    }
+    let row = &a.data[..k];
     for j in 0..n {
         let d = alpha * dot(row, &b.data[j * b.cs..j * b.cs + k]);
         let out = &mut c.data[j * c.cs];

@@ -363,7 +363,6 @@ fn run_blocked(
         P_BLOCK,
         |a, b, ldb, _, _, out| ukr_portable::<P_MR, P_NR>(a, b, ldb, out),
         pack_rows_portable::<P_MR>,
-        pack_rows_portable::<P_NR>,
     );
 }
 

@@ -96,7 +96,6 @@ pub(super) fn sgemm_avx2(
             }
         },
         |srcs, panel| pack_rows_t::<X_MR>(srcs, panel),
-        |srcs, panel| pack_rows_t::<X_NR>(srcs, panel),
     );
 }
 
@@ -132,7 +131,6 @@ pub(super) fn sgemm_avx512(
             }
         },
         |srcs, panel| pack_rows_t::<Z_MR>(srcs, panel),
-        |srcs, panel| pack_rows_t::<Z_NR>(srcs, panel),
     );
 }
 
@@ -251,8 +249,7 @@ fn ukr_z<const ME: usize, const NV: usize>(
     }
 }
 
-/// Packs a full A panel from its `MR` row slices (see `pack_rows_portable`; also a full
-/// panel of a column-major B from its `NR` column slices): 4 rows x
+/// Packs a full A panel from its `MR` row slices (see `pack_rows_portable`): 4 rows x
 /// 8 columns at a time are loaded as four 8-wide vectors and transposed in registers
 /// into eight 4-wide column pieces, instead of gathering one element at a time.
 #[target_feature(enable = "avx2")]
