@@ -78,9 +78,15 @@ pub(super) fn scalar_prim(op: Op, args: &KernelArgs<'_>) -> KernelResult {
             Some(i) => args.scalar(i)?,
             None => a,
         };
-        match compute(op, a, b) {
-            Some(r) => r,
-            None => return Err(failure(op, a, b)),
+        // `sym_ite`'s result is the picked branch as it is: returned here, `compute`
+        // never hands back an operand (doing so cost a byte-wise copy of it).
+        if op == SymIte {
+            b
+        } else {
+            match compute(op, a, b) {
+                Some(r) => r,
+                None => return Err(failure(op, a, b)),
+            }
         }
     };
     args.set_return_scalar(r)
@@ -90,8 +96,8 @@ pub(super) fn scalar_prim(op: Op, args: &KernelArgs<'_>) -> KernelResult {
 /// it holds when `a` is less than, equal to, greater than `b` (bits 0, 1, 2).
 const COMPARISONS: u16 = 0b010 | 0b100 << 3 | 0b001 << 6 | 0b110 << 9 | 0b011 << 12;
 
-/// The result of scalar op `op` on `a` and `b` (`b` is `a` for unary ops, the picked
-/// branch for `sym_ite`); `None` when the op fails (see [`failure`]).
+/// The result of scalar op `op` on `a` and `b` (`b` is `a` for unary ops; `sym_ite` is
+/// not computed here); `None` when the op fails (see [`failure`]).
 ///
 /// The op groups are ranges of `Op` and their results are picked from small arrays and
 /// bit tables, or tested one by one, rather than by `match` arms: in a non-PIE build
@@ -168,8 +174,6 @@ fn compute(op: Op, a: Scalar, b: Scalar) -> Option<Scalar> {
     } else if op == SymNot {
         // `x` is zero exactly when `a` is (and a NaN is true, as `Scalar::to_bool`).
         Bool(x == 0.0)
-    } else if op == SymIte {
-        b
     } else if op == SymInt || a.is_integral() {
         // SymInt truncates (`i` is `x` truncated, saturating); rounding an integral value
         // keeps it.
