@@ -63,18 +63,16 @@ fn local_scalar_dense(_: &KernelContext<'_>, args: &KernelArgs<'_>) -> KernelRes
 /// the code): the half's exponent and mantissa bits, moved to the top of a double's
 /// mantissa and the bottom of its exponent, read as the same number scaled by
 /// 2^(15 - 1023), subnormals included; infinities and NaNs get the all-ones exponent.
+/// The sign bit goes straight to the double's (the scaling keeps it), rather than
+/// negating the result (which needs a sign-mask constant).
 pub(super) fn f16_to_f64(h: u16) -> f64 {
     const SCALE: f64 = f64::from_bits((1023 + 1023 - 15) << 52); // 2^(1023 - 15)
-    let magnitude = u64::from(h & 0x7fff) << 42;
-    let v = if h & 0x7c00 == 0x7c00 {
-        f64::from_bits(magnitude | 0x7ff << 52)
+    let h = u64::from(h);
+    let bits = (h & 0x8000) << 48 | (h & 0x7fff) << 42;
+    if h & 0x7c00 == 0x7c00 {
+        f64::from_bits(bits | 0x7ff << 52)
     } else {
-        f64::from_bits(magnitude) * SCALE
-    };
-    if h & 0x8000 != 0 {
-        -v
-    } else {
-        v
+        f64::from_bits(bits) * SCALE
     }
 }
 
