@@ -99,19 +99,32 @@ const COMPARISONS: u16 = 0b010 | 0b100 << 3 | 0b001 << 6 | 0b110 << 9 | 0b011 <<
 /// The result of scalar op `op` on `a` and `b` (`b` is `a` for unary ops; `sym_ite` is
 /// not computed here); `None` when the op fails (see [`failure`]).
 ///
-/// The op groups are ranges of `Op` and their results are picked from small arrays and
-/// bit tables, or tested one by one, rather than by `match` arms: in a non-PIE build
-/// every jump-table entry is an 8-byte word, and this function had two tables (27
-/// entries).
+/// The op groups are ranges of `Op` and their results are shared formulas, bit tables
+/// or tested one by one, rather than `match` arms: in a non-PIE build every jump-table
+/// entry is an 8-byte word, and this function had two tables (27 entries). (Arrays of
+/// every candidate result, indexed by the op, cost more than the formulas.)
 #[inline(never)]
 fn compute(op: Op, a: Scalar, b: Scalar) -> Option<Scalar> {
     use Op::*;
     use Scalar::{Bool, Double, Int};
     let integral = a.is_integral() && b.is_integral();
-    // `b` as an integer is only read when it is integral: a double's saturating
-    // conversion (as `a` needs for SymInt and rounding) would be wasted code.
-    let (i, j) = (a.to_i64(), integral_value(b));
-    let (x, y) = (a.to_f64(), b.to_f64());
+    // Each operand as an integer and as a double, from one test of its kind. `b` as an
+    // integer is only read when it is integral: a double's saturating conversion (as `a`
+    // needs for SymInt and rounding) would be wasted code.
+    let (i, x) = match a {
+        Double(d) => (d as i64, d),
+        _ => {
+            let i = integral_value(a);
+            (i, i as f64)
+        }
+    };
+    let (j, y) = match b {
+        Double(d) => (0, d),
+        _ => {
+            let j = integral_value(b);
+            (j, j as f64)
+        }
+    };
     let k = op as usize;
     let ord = if integral {
         Some(i.cmp(&j))
@@ -130,26 +143,30 @@ fn compute(op: Op, a: Scalar, b: Scalar) -> Option<Scalar> {
         };
         let take_b = ord == Some(past) || y.is_nan();
         let (extreme_int, extreme) = if take_b { (j, y) } else { (i, x) };
+        // Add and Sub are `a - m * b` with `m` -1 and 1 (exact: only a sign changes).
+        let m = 2 * k as i64 - 1;
         if integral {
             return Some(Int(if matches!(op, FloorDiv | Mod) {
                 int_div(op == Mod, i, j)?
+            } else if op == Mul {
+                i.wrapping_mul(j)
+            } else if k >= Max as usize {
+                extreme_int
             } else {
-                *[
-                    i.wrapping_add(j),
-                    i.wrapping_sub(j),
-                    i.wrapping_mul(j),
-                    0,
-                    0,
-                    extreme_int,
-                    extreme_int,
-                ]
-                .get(k)?
+                i.wrapping_sub(m.wrapping_mul(j))
             }));
         }
+        // Mod is `a - q * b` as well, with the floored quotient `q`.
         let q = floor_f64(x / y);
-        return Some(Double(
-            *[x + y, x - y, x * y, q, x - q * y, extreme, extreme].get(k)?,
-        ));
+        return Some(Double(if op == Mul {
+            x * y
+        } else if op == FloorDiv {
+            q
+        } else if k >= Max as usize {
+            extreme
+        } else {
+            x - if op == Mod { q } else { m as f64 } * y
+        }));
     }
     if (Eq as usize..=Le as usize).contains(&k) {
         let bit = |o: Ordering| 3 * (k - Eq as usize) + (o as i8 + 1) as usize;
