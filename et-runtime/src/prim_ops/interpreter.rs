@@ -103,7 +103,11 @@ const COMPARISONS: u16 = 0b010 | 0b100 << 3 | 0b001 << 6 | 0b110 << 9 | 0b011 <<
 /// or tested one by one, rather than `match` arms: in a non-PIE build every jump-table
 /// entry is an 8-byte word, and this function had two tables (27 entries). (Arrays of
 /// every candidate result, indexed by the op, cost more than the formulas.)
-#[inline(never)]
+///
+/// Inlined into its one caller, as are its helpers: out of line, the operands were
+/// copied from where unboxing left them into argument slots, and each helper call
+/// spilled the doubles live across it (about 110 bytes in all).
+#[inline(always)]
 fn compute(op: Op, a: Scalar, b: Scalar) -> Option<Scalar> {
     use Op::*;
     use Scalar::{Bool, Double, Int};
@@ -226,8 +230,6 @@ fn integral_value(s: Scalar) -> i64 {
 }
 
 /// Why `compute` failed for these operands.
-#[cold]
-#[inline(never)]
 fn failure(op: Op, a: Scalar, b: Scalar) -> KernelError {
     use Op::*;
     match op {
@@ -262,7 +264,6 @@ fn int_div(modulo: bool, a: i64, b: i64) -> Option<i64> {
 
 /// `x` rounded toward negative infinity (as an `i64` round trip, like ExecuTorch's
 /// integer-valued floor).
-#[inline(never)]
 fn floor_f64(x: f64) -> f64 {
     let t = x as i64 as f64;
     if t > x {
