@@ -130,6 +130,15 @@ fn compute(op: Op, a: Scalar, b: Scalar) -> Option<Scalar> {
         }
     };
     let k = op as usize;
+    // Integer floor division and modulo, for FloorDiv and Mod on integral operands and
+    // for FloorDivInt and ModInt, which take ints alone: one copy of `int_div`.
+    let int_only = matches!(op, FloorDivInt | ModInt);
+    if int_only && !matches!((a, b), (Int(_), Int(_))) {
+        return None;
+    }
+    if int_only || (integral && matches!(op, FloorDiv | Mod)) {
+        return Some(Int(int_div(matches!(op, Mod | ModInt), i, j)?));
+    }
     let ord = if integral {
         Some(i.cmp(&j))
     } else {
@@ -150,9 +159,7 @@ fn compute(op: Op, a: Scalar, b: Scalar) -> Option<Scalar> {
         // Add and Sub are `a - m * b` with `m` -1 and 1 (exact: only a sign changes).
         let m = 2 * k as i64 - 1;
         if integral {
-            return Some(Int(if matches!(op, FloorDiv | Mod) {
-                int_div(op == Mod, i, j)?
-            } else if op == Mul {
+            return Some(Int(if op == Mul {
                 i.wrapping_mul(j)
             } else if k >= Max as usize {
                 extreme_int
@@ -180,11 +187,6 @@ fn compute(op: Op, a: Scalar, b: Scalar) -> Option<Scalar> {
     // compiler still makes one of 8 for the unary ops).
     Some(if op == TrueDiv {
         Double(x / y)
-    } else if matches!(op, FloorDivInt | ModInt) {
-        match (a, b) {
-            (Int(_), Int(_)) => Int(int_div(op == ModInt, i, j)?),
-            _ => return None,
-        }
     } else if op == Neg {
         match a {
             Double(d) => Double(-d),
