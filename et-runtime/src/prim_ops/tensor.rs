@@ -170,11 +170,13 @@ fn et_copy_index(_: &KernelContext<'_>, args: &KernelArgs<'_>) -> KernelResult {
     }
     let overflow = KernelError::invalid("et_copy_index: index overflows");
     if rows <= index {
-        let mut sizes = [0usize; MAX_DIM];
-        for (d, s) in sizes.iter_mut().zip(to.sizes()) {
-            *d = *s;
-        }
-        sizes[0] = index.checked_add(1).ok_or(overflow)?;
+        let rows = index.checked_add(1).ok_or(overflow)?;
+        // The new shape: `rows`, then the row shape (which is `from`'s). Built element by
+        // element: zeroing an array and copying into it took more code.
+        let sizes: [usize; MAX_DIM] = core::array::from_fn(|d| match d.checked_sub(1) {
+            None => rows,
+            Some(r) => from.sizes().get(r).copied().unwrap_or(0),
+        });
         to.resize(sizes.get(..to.dim()).unwrap_or_default())?;
     }
     let src = from.bytes()?;
