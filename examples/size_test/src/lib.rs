@@ -159,7 +159,9 @@ pub unsafe fn run(argc: i32, argv: *const *const libc::c_char) -> i32 {
         Err(e) => return fail(b"method_meta", e.code()),
     };
 
-    // Carve the planned arenas out of one static pool.
+    // Carve the planned arenas out of one static pool. Their failures share one step
+    // name, told apart by the code: 0x25 (OutOfResources) for more arenas than slots,
+    // 0x21 (MemoryAllocationFailed) for a pool too small, else the size's own error.
     // SAFETY: `run` is called once, so each pool is taken once.
     let (method_pool, mut rest, temp_pool) =
         unsafe { (METHOD_POOL.take(), PLANNED_POOL.take(), TEMP_POOL.take()) };
@@ -168,19 +170,19 @@ pub unsafe fn run(argc: i32, argv: *const *const libc::c_char) -> i32 {
     let mut slots = [const { MaybeUninit::<&mut [u8]>::uninit() }; MAX_PLANNED];
     let count = meta.num_planned_buffers();
     let Some(uninit) = slots.get_mut(..count) else {
-        return fail(b"planned buffers", 0x25);
+        return fail(b"planned memory", 0x25);
     };
     for (i, slot) in uninit.iter_mut().enumerate() {
         let size = match meta.planned_buffer_size(i) {
             Ok(s) => s,
-            Err(e) => return fail(b"planned_buffer_size", e.code()),
+            Err(e) => return fail(b"planned memory", e.code()),
         };
         // Keep each arena 16-byte aligned.
         let split = size
             .checked_next_multiple_of(16)
             .and_then(|size| core::mem::take(&mut rest).split_at_mut_checked(size));
         let Some((head, tail)) = split else {
-            return fail(b"planned pool", 0x21);
+            return fail(b"planned memory", 0x21);
         };
         slot.write(head);
         rest = tail;
