@@ -21,12 +21,13 @@ fn local_scalar_dense(_: &KernelContext<'_>, args: &KernelArgs<'_>) -> KernelRes
             "_local_scalar_dense needs a one-element tensor",
         ));
     }
-    // The element's bytes, little-endian, widened to 8 bytes (element sizes are 1..=8).
-    let mut raw = [0u8; 8];
-    for (d, s) in raw.iter_mut().zip(t.bytes()?) {
-        *d = *s;
-    }
-    let raw = u64::from_le_bytes(raw);
+    // The element's bytes, little-endian, widened to 8 bytes (element sizes are 1..=8):
+    // folded from the last byte down, rather than copied into a zeroed array.
+    let raw = t
+        .bytes()?
+        .iter()
+        .rev()
+        .fold(0u64, |v, &b| v << 8 | u64::from(b));
     let dtype = t.dtype();
     // Signed integers: the element's sign bit extended over the upper bytes (one shift
     // pair for every width, rather than an arm per type).
