@@ -38,13 +38,18 @@ impl ExtendedHeader {
         if read_u32(head, HEADER_OFFSET) != Some(u32::from_le_bytes(*HEADER_MAGIC)) {
             return Ok(None);
         }
-        let len = read_u32(head, HEADER_OFFSET + 4).ok_or(Error::InvalidProgram)? as usize;
+        // The length, program size and segment base all end by byte 32, and a header
+        // without any of them is malformed whatever its length says: one check covers
+        // the three reads (within the fixed-size window, theirs are proved and dropped).
+        let Some(fixed) = head.first_chunk::<{ HEADER_OFFSET + HEADER_MIN_LEN }>() else {
+            return Err(Error::InvalidProgram);
+        };
+        let len = read_u32(fixed, HEADER_OFFSET + 4).unwrap_or_default() as usize;
         if len < HEADER_MIN_LEN {
             return Err(Error::InvalidProgram);
         }
-        let program_size = read_u64(head, HEADER_OFFSET + 8).ok_or(Error::InvalidProgram)?;
-        let segment_base_offset =
-            read_u64(head, HEADER_OFFSET + 16).ok_or(Error::InvalidProgram)?;
+        let program_size = read_u64(fixed, HEADER_OFFSET + 8).unwrap_or_default();
+        let segment_base_offset = read_u64(fixed, HEADER_OFFSET + 16).unwrap_or_default();
         let segment_data_size = if len >= 32 {
             read_u64(head, HEADER_OFFSET + 24).ok_or(Error::InvalidProgram)?
         } else {

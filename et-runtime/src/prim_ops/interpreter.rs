@@ -78,9 +78,15 @@ pub(super) fn scalar_prim(op: Op, args: &KernelArgs<'_>) -> KernelResult {
             Some(i) => args.scalar(i)?,
             None => a,
         };
-        match compute(op, a, b) {
-            Some(r) => r,
-            None => return Err(failure(op, a, b)),
+        // `sym_ite`'s result is the picked branch as it is: returned here, `compute`
+        // never hands back an operand (doing so cost a byte-wise copy of it).
+        if op == SymIte {
+            b
+        } else {
+            match compute(op, a, b) {
+                Some(r) => r,
+                None => return Err(failure(op, a, b)),
+            }
         }
     };
     args.set_return_scalar(r)
@@ -90,23 +96,49 @@ pub(super) fn scalar_prim(op: Op, args: &KernelArgs<'_>) -> KernelResult {
 /// it holds when `a` is less than, equal to, greater than `b` (bits 0, 1, 2).
 const COMPARISONS: u16 = 0b010 | 0b100 << 3 | 0b001 << 6 | 0b110 << 9 | 0b011 << 12;
 
-/// The result of scalar op `op` on `a` and `b` (`b` is `a` for unary ops, the picked
-/// branch for `sym_ite`); `None` when the op fails (see [`failure`]).
+/// The result of scalar op `op` on `a` and `b` (`b` is `a` for unary ops; `sym_ite` is
+/// not computed here); `None` when the op fails (see [`failure`]).
 ///
-/// The op groups are ranges of `Op` and their results are picked from small arrays and
-/// bit tables, or tested one by one, rather than by `match` arms: in a non-PIE build
-/// every jump-table entry is an 8-byte word, and this function had two tables (27
-/// entries).
-#[inline(never)]
+/// The op groups are ranges of `Op` and their results are shared formulas, bit tables
+/// or tested one by one, rather than `match` arms: in a non-PIE build every jump-table
+/// entry is an 8-byte word, and this function had two tables (27 entries). (Arrays of
+/// every candidate result, indexed by the op, cost more than the formulas.)
+///
+/// Inlined into its one caller, as are its helpers: out of line, the operands were
+/// copied from where unboxing left them into argument slots, and each helper call
+/// spilled the doubles live across it (about 110 bytes in all).
+#[inline(always)]
 fn compute(op: Op, a: Scalar, b: Scalar) -> Option<Scalar> {
     use Op::*;
     use Scalar::{Bool, Double, Int};
     let integral = a.is_integral() && b.is_integral();
-    // `b` as an integer is only read when it is integral: a double's saturating
-    // conversion (as `a` needs for SymInt and rounding) would be wasted code.
-    let (i, j) = (a.to_i64(), integral_value(b));
-    let (x, y) = (a.to_f64(), b.to_f64());
+    // Each operand as an integer and as a double, from one test of its kind. `b` as an
+    // integer is only read when it is integral: a double's saturating conversion (as `a`
+    // needs for SymInt and rounding) would be wasted code.
+    let (i, x) = match a {
+        Double(d) => (d as i64, d),
+        _ => {
+            let i = integral_value(a);
+            (i, i as f64)
+        }
+    };
+    let (j, y) = match b {
+        Double(d) => (0, d),
+        _ => {
+            let j = integral_value(b);
+            (j, j as f64)
+        }
+    };
     let k = op as usize;
+    // Integer floor division and modulo, for FloorDiv and Mod on integral operands and
+    // for FloorDivInt and ModInt, which take ints alone: one copy of `int_div`.
+    let int_only = matches!(op, FloorDivInt | ModInt);
+    if int_only && !matches!((a, b), (Int(_), Int(_))) {
+        return None;
+    }
+    if int_only || (integral && matches!(op, FloorDiv | Mod)) {
+        return Some(Int(int_div(matches!(op, Mod | ModInt), i, j)?));
+    }
     let ord = if integral {
         Some(i.cmp(&j))
     } else {
@@ -124,26 +156,28 @@ fn compute(op: Op, a: Scalar, b: Scalar) -> Option<Scalar> {
         };
         let take_b = ord == Some(past) || y.is_nan();
         let (extreme_int, extreme) = if take_b { (j, y) } else { (i, x) };
+        // Add and Sub are `a - m * b` with `m` -1 and 1 (exact: only a sign changes).
+        let m = 2 * k as i64 - 1;
         if integral {
-            return Some(Int(if matches!(op, FloorDiv | Mod) {
-                int_div(op == Mod, i, j)?
+            return Some(Int(if op == Mul {
+                i.wrapping_mul(j)
+            } else if k >= Max as usize {
+                extreme_int
             } else {
-                *[
-                    i.wrapping_add(j),
-                    i.wrapping_sub(j),
-                    i.wrapping_mul(j),
-                    0,
-                    0,
-                    extreme_int,
-                    extreme_int,
-                ]
-                .get(k)?
+                i.wrapping_sub(m.wrapping_mul(j))
             }));
         }
+        // Mod is `a - q * b` as well, with the floored quotient `q`.
         let q = floor_f64(x / y);
-        return Some(Double(
-            *[x + y, x - y, x * y, q, x - q * y, extreme, extreme].get(k)?,
-        ));
+        return Some(Double(if op == Mul {
+            x * y
+        } else if op == FloorDiv {
+            q
+        } else if k >= Max as usize {
+            extreme
+        } else {
+            x - if op == Mod { q } else { m as f64 } * y
+        }));
     }
     if (Eq as usize..=Le as usize).contains(&k) {
         let bit = |o: Ordering| 3 * (k - Eq as usize) + (o as i8 + 1) as usize;
@@ -153,11 +187,6 @@ fn compute(op: Op, a: Scalar, b: Scalar) -> Option<Scalar> {
     // compiler still makes one of 8 for the unary ops).
     Some(if op == TrueDiv {
         Double(x / y)
-    } else if matches!(op, FloorDivInt | ModInt) {
-        match (a, b) {
-            (Int(_), Int(_)) => Int(int_div(op == ModInt, i, j)?),
-            _ => return None,
-        }
     } else if op == Neg {
         match a {
             Double(d) => Double(-d),
@@ -168,8 +197,6 @@ fn compute(op: Op, a: Scalar, b: Scalar) -> Option<Scalar> {
     } else if op == SymNot {
         // `x` is zero exactly when `a` is (and a NaN is true, as `Scalar::to_bool`).
         Bool(x == 0.0)
-    } else if op == SymIte {
-        b
     } else if op == SymInt || a.is_integral() {
         // SymInt truncates (`i` is `x` truncated, saturating); rounding an integral value
         // keeps it.
@@ -205,8 +232,6 @@ fn integral_value(s: Scalar) -> i64 {
 }
 
 /// Why `compute` failed for these operands.
-#[cold]
-#[inline(never)]
 fn failure(op: Op, a: Scalar, b: Scalar) -> KernelError {
     use Op::*;
     match op {
@@ -241,7 +266,6 @@ fn int_div(modulo: bool, a: i64, b: i64) -> Option<i64> {
 
 /// `x` rounded toward negative infinity (as an `i64` round trip, like ExecuTorch's
 /// integer-valued floor).
-#[inline(never)]
 fn floor_f64(x: f64) -> f64 {
     let t = x as i64 as f64;
     if t > x {

@@ -21,12 +21,13 @@ fn local_scalar_dense(_: &KernelContext<'_>, args: &KernelArgs<'_>) -> KernelRes
             "_local_scalar_dense needs a one-element tensor",
         ));
     }
-    // The element's bytes, little-endian, widened to 8 bytes (element sizes are 1..=8).
-    let mut raw = [0u8; 8];
-    for (d, s) in raw.iter_mut().zip(t.bytes()?) {
-        *d = *s;
-    }
-    let raw = u64::from_le_bytes(raw);
+    // The element's bytes, little-endian, widened to 8 bytes (element sizes are 1..=8):
+    // folded from the last byte down, rather than copied into a zeroed array.
+    let raw = t
+        .bytes()?
+        .iter()
+        .rev()
+        .fold(0u64, |v, &b| v << 8 | u64::from(b));
     let dtype = t.dtype();
     // Signed integers: the element's sign bit extended over the upper bytes (one shift
     // pair for every width, rather than an arm per type).
@@ -63,18 +64,16 @@ fn local_scalar_dense(_: &KernelContext<'_>, args: &KernelArgs<'_>) -> KernelRes
 /// the code): the half's exponent and mantissa bits, moved to the top of a double's
 /// mantissa and the bottom of its exponent, read as the same number scaled by
 /// 2^(15 - 1023), subnormals included; infinities and NaNs get the all-ones exponent.
+/// The sign bit goes straight to the double's (the scaling keeps it), rather than
+/// negating the result (which needs a sign-mask constant).
 pub(super) fn f16_to_f64(h: u16) -> f64 {
     const SCALE: f64 = f64::from_bits((1023 + 1023 - 15) << 52); // 2^(1023 - 15)
-    let magnitude = u64::from(h & 0x7fff) << 42;
-    let v = if h & 0x7c00 == 0x7c00 {
-        f64::from_bits(magnitude | 0x7ff << 52)
+    let h = u64::from(h);
+    let bits = (h & 0x8000) << 48 | (h & 0x7fff) << 42;
+    if h & 0x7c00 == 0x7c00 {
+        f64::from_bits(bits | 0x7ff << 52)
     } else {
-        f64::from_bits(magnitude) * SCALE
-    };
-    if h & 0x8000 != 0 {
-        -v
-    } else {
-        v
+        f64::from_bits(bits) * SCALE
     }
 }
 
@@ -172,11 +171,13 @@ fn et_copy_index(_: &KernelContext<'_>, args: &KernelArgs<'_>) -> KernelResult {
     }
     let overflow = KernelError::invalid("et_copy_index: index overflows");
     if rows <= index {
-        let mut sizes = [0usize; MAX_DIM];
-        for (d, s) in sizes.iter_mut().zip(to.sizes()) {
-            *d = *s;
-        }
-        sizes[0] = index.checked_add(1).ok_or(overflow)?;
+        let rows = index.checked_add(1).ok_or(overflow)?;
+        // The new shape: `rows`, then the row shape (which is `from`'s). Built element by
+        // element: zeroing an array and copying into it took more code.
+        let sizes: [usize; MAX_DIM] = core::array::from_fn(|d| match d.checked_sub(1) {
+            None => rows,
+            Some(r) => from.sizes().get(r).copied().unwrap_or(0),
+        });
         to.resize(sizes.get(..to.dim()).unwrap_or_default())?;
     }
     let src = from.bytes()?;

@@ -12,6 +12,7 @@
 #![no_std]
 
 use core::cell::UnsafeCell;
+use core::mem::MaybeUninit;
 
 use et_runtime::{BufferLoader, EValue, MemoryManager, Program, ScalarType, Verification};
 
@@ -61,9 +62,9 @@ pub fn write(fd: i32, bytes: &[u8]) {
     unsafe { libc::write(fd, bytes.as_ptr().cast(), bytes.len()) };
 }
 
-/// Writes `n` in base `radix` (2 to 16).
+/// Writes `n` in base `radix` (10 to 16: a `u64` then has at most 20 digits).
 pub fn write_number(fd: i32, mut n: u64, radix: u64) {
-    let mut digits = [0u8; 64];
+    let mut digits = [0u8; 20];
     let mut i = digits.len();
     while let Some(d) = i.checked_sub(1).and_then(|k| digits.get_mut(k)) {
         *d = b"0123456789abcdef"[(n % radix) as usize & 15];
@@ -77,7 +78,9 @@ pub fn write_number(fd: i32, mut n: u64, radix: u64) {
 }
 
 /// Reports a failure as the step that failed and the runtime's error code (the runner's
-/// messages are bytes of the measured binary too, so they stay short).
+/// messages are bytes of the measured binary too, so they stay short). Cold: the
+/// compiler then lays the failure paths out of the way, in fewer bytes.
+#[cold]
 fn fail(message: &[u8], code: u32) -> i32 {
     write(2, b"size_test: ");
     write(2, message);
@@ -158,30 +161,37 @@ pub unsafe fn run(argc: i32, argv: *const *const libc::c_char) -> i32 {
         Err(e) => return fail(b"method_meta", e.code()),
     };
 
-    // Carve the planned arenas out of one static pool.
+    // Carve the planned arenas out of one static pool. Their failures share one step
+    // name, told apart by the code: 0x25 (OutOfResources) for more arenas than slots,
+    // 0x21 (MemoryAllocationFailed) for a pool too small, else the size's own error.
     // SAFETY: `run` is called once, so each pool is taken once.
     let (method_pool, mut rest, temp_pool) =
         unsafe { (METHOD_POOL.take(), PLANNED_POOL.take(), TEMP_POOL.take()) };
-    let mut planned: [&mut [u8]; MAX_PLANNED] = Default::default();
+    // Left uninitialized: only the first `count` slots are used, and each is written
+    // below before the slice of them is formed (filling all eight first is ~130 bytes).
+    let mut slots = [const { MaybeUninit::<&mut [u8]>::uninit() }; MAX_PLANNED];
     let count = meta.num_planned_buffers();
-    let Some(planned) = planned.get_mut(..count) else {
-        return fail(b"planned buffers", 0x25);
+    let Some(uninit) = slots.get_mut(..count) else {
+        return fail(b"planned memory", 0x25);
     };
-    for (i, slot) in planned.iter_mut().enumerate() {
+    for (i, slot) in uninit.iter_mut().enumerate() {
         let size = match meta.planned_buffer_size(i) {
             Ok(s) => s,
-            Err(e) => return fail(b"planned_buffer_size", e.code()),
+            Err(e) => return fail(b"planned memory", e.code()),
         };
         // Keep each arena 16-byte aligned.
         let split = size
             .checked_next_multiple_of(16)
             .and_then(|size| core::mem::take(&mut rest).split_at_mut_checked(size));
         let Some((head, tail)) = split else {
-            return fail(b"planned pool", 0x21);
+            return fail(b"planned memory", 0x21);
         };
-        *slot = head;
+        slot.write(head);
         rest = tail;
     }
+    // SAFETY: the loop above wrote every one of these `count` slots (it returns on any
+    // failure before the slice is formed), and `MaybeUninit<T>` has `T`'s layout.
+    let planned = unsafe { &mut *(uninit as *mut [MaybeUninit<&mut [u8]>] as *mut [&mut [u8]]) };
     let mut memory = MemoryManager::new(method_pool, planned, temp_pool);
     let mut method = match program.load_method(name, &mut memory) {
         Ok(m) => m,
