@@ -7,9 +7,12 @@
 
 use et_runtime::KernelContext;
 
-/// Fewer elements than this stay on one thread: waking a worker costs a few
-/// microseconds, about what a 64K-element pass over memory takes.
-pub const SPLIT_MIN_ELEMENTS: usize = 1 << 16;
+/// Fewer elements than this stay on one thread. Between the kernels of a network the
+/// pool's workers are still spinning, so handing one a band costs well under a
+/// microsecond, less than half of a 16K-element pass; at 64K, mv2's batch norms on 7x7
+/// and 14x14 planes ran on one thread (1.43x on two threads against 1.6x at 16K, `etch
+/// run --profile --threads 2`).
+pub const SPLIT_MIN_ELEMENTS: usize = 1 << 14;
 
 /// The most bands one call makes (the bands live on the stack).
 const MAX_BANDS: usize = 16;

@@ -299,7 +299,7 @@ fn sgemm_impl(
         return Ok(());
     }
     let mut c = c;
-    if gemv::row_times_columns(alpha, &a, &b, beta, &mut c) {
+    if gemv::row_times_columns(ctx, alpha, &a, &b, beta, &mut c) {
         return Ok(());
     }
     let (ap, bp) = alloc_packs(ctx, m, n, k, level)?;
