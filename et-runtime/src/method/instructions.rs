@@ -228,7 +228,9 @@ impl<'a> Builder<'a, '_> {
                     len: args.len() as u32,
                     params: entry.signature.args.len() as u32,
                     op: op as u32,
-                    prechecked: self.outs_proved_exclusive(entry, args),
+                    // Built for size, the proof is left to each call (`tensor_mut`
+                    // checks then): the same errors, in less code.
+                    prechecked: !cfg!(etch_size_first) && self.outs_proved_exclusive(entry, args),
                 };
                 (decoded, Some(entry))
             }
@@ -314,6 +316,12 @@ impl<'a> Builder<'a, '_> {
         cache: &mut [CacheSlot],
     ) -> Result<Option<&'static KernelEntry>, Error> {
         let dtypes = self.call_dtypes(args);
+        // Built for size, every call is resolved on its own, as TFLite Micro's resolver
+        // does: a scan of the registry per call instead of the cache's code (the cache's
+        // length still bounds the operator indices).
+        if cfg!(etch_size_first) {
+            return Ok(resolve(&self.meta.operator(op)?, dtypes));
+        }
         let slot = cache.get_mut(op).ok_or(Error::InvalidProgram)?;
         Ok(match *slot {
             Some((cached, found)) if cached == dtypes => found,
