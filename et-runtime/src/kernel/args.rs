@@ -76,6 +76,14 @@ impl<'a> KernelArgs<'a> {
         }
     }
 
+    /// Whether this call's outs were proved exclusive at load. Built for size, `load_method`
+    /// never makes the proof (`prechecked` is always false), and saying so here lets every
+    /// kernel's `tensor_mut` drop the branch that skips the check.
+    #[inline(always)]
+    pub(super) fn prechecked(&self) -> bool {
+        !cfg!(etch_size_first) && self.prechecked
+    }
+
     /// Number of values passed (parameters plus the return slot).
     pub fn len(&self) -> usize {
         self.len

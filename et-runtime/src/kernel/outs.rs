@@ -38,7 +38,7 @@ impl<'a> KernelArgs<'a> {
             Value::Tensor(t) => t,
             _ => return Err(wrong_kind()),
         };
-        if !self.prechecked {
+        if !self.prechecked() {
             self.check_exclusive(i, t.as_ptr())?;
         }
         // SAFETY: no other parameter position refers to this tensor or overlaps its data
@@ -74,7 +74,7 @@ impl<'a> KernelArgs<'a> {
     /// # Safety
     /// As for [`tensor_mut`](Self::tensor_mut).
     pub unsafe fn tensor_list_mut(&self, i: usize) -> KernelResult<TensorListMut<'a>> {
-        let items = if self.prechecked {
+        let items = if self.prechecked() {
             self.tensor_list(i)?
         } else {
             self.out_list_exclusive(i)?

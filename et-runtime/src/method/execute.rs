@@ -138,7 +138,8 @@ impl<'a> Method<'a> {
                 let result = unsafe {
                     let idx = core::slice::from_raw_parts(args.as_ptr(), len as usize);
                     let params = (params as usize).min(len as usize);
-                    let kargs = if prechecked {
+                    // Built for size, no call is prechecked (`decode`): one constructor.
+                    let kargs = if !cfg!(etch_size_first) && prechecked {
                         KernelArgs::new_prechecked(self.values, idx, params)
                     } else {
                         KernelArgs::new(self.values, idx, params)

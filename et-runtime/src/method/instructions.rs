@@ -179,7 +179,8 @@ impl<'a> Builder<'a, '_> {
         if state.missing.count > 0 {
             return Err(self.missing_kernels(&state.missing));
         }
-        if state.rebinds {
+        // Built for size, no proof was made (`decode`), so there is none to withdraw.
+        if !cfg!(etch_size_first) && state.rebinds {
             // SAFETY: all `total` entries were written above.
             unsafe { withdraw_alias_proofs(instrs, total) };
         }
