@@ -94,6 +94,8 @@ impl Missing {
 /// What decoding learns across instructions.
 #[derive(Default)]
 struct Decoding {
+    /// The method's number of operators: the bound of every KernelCall's operator index.
+    num_ops: usize,
     missing: Missing,
     /// Some instruction can rebind which memory a value uses ([`rebinds_memory`]).
     rebinds: bool,
@@ -133,12 +135,19 @@ impl<'a> Builder<'a, '_> {
         }
         let out_chains = self.arena.alloc_array::<Chain>(chains.len())?;
         let instrs = self.arena.alloc_array::<Instr>(total)?;
+        let num_ops = self.meta.num_operators();
         // One resolution per (operator, call dtypes): most programs call few operators
-        // many times.
-        let cache = self
-            .arena
-            .alloc_slice::<CacheSlot>(self.meta.num_operators(), None)?;
-        let mut state = Decoding::default();
+        // many times. Built for size, calls are resolved without it (`resolve_cached`), so
+        // none is made.
+        let cache = if cfg!(etch_size_first) {
+            &mut [][..]
+        } else {
+            self.arena.alloc_slice::<CacheSlot>(num_ops, None)?
+        };
+        let mut state = Decoding {
+            num_ops,
+            ..Decoding::default()
+        };
         let mut pc = 0usize;
         for c in 0..chains.len() {
             let list = chains
@@ -214,7 +223,8 @@ impl<'a> Builder<'a, '_> {
         state: &mut Decoding,
         slot: &mut MaybeUninit<Instr>,
     ) -> Result<(), Error> {
-        let (decoded, kernel) = match self.operands(instr, chain_len, num_delegates, cache.len())? {
+        let num_ops = state.num_ops;
+        let (decoded, kernel) = match self.operands(instr, chain_len, num_delegates, num_ops)? {
             Operands::Ready(decoded) => (decoded, None),
             Operands::Kernel { op, args } => {
                 let Some(entry) = self.resolve_cached(op, args, cache)? else {
@@ -318,8 +328,8 @@ impl<'a> Builder<'a, '_> {
     ) -> Result<Option<&'static KernelEntry>, Error> {
         let dtypes = self.call_dtypes(args);
         // Built for size, every call is resolved on its own, as TFLite Micro's resolver
-        // does: a scan of the registry per call instead of the cache's code (the cache's
-        // length still bounds the operator indices).
+        // does: a scan of the registry per call instead of the cache's code (and no cache:
+        // `operands` bounds the operator indices).
         if cfg!(etch_size_first) {
             return Ok(resolve(&self.meta.operator(op)?, dtypes));
         }
