@@ -348,8 +348,7 @@ impl<'a> Builder<'a, '_> {
     /// tensors were validated), not from another walk of the flatbuffer.
     fn call_dtypes(&self, args: &[u32]) -> CallDtypes {
         let mut all = DtypeSet::EMPTY;
-        let mut first = None;
-        let mut same = true;
+        let mut last = None;
         for &a in args {
             // SAFETY: `a` was range-checked against the value table; tensors live in the
             // method arena.
@@ -357,11 +356,12 @@ impl<'a> Builder<'a, '_> {
                 // SAFETY: as above; nothing else borrows the tensor during load.
                 let d = unsafe { t.as_ref() }.dtype();
                 all = all.with(d);
-                same &= *first.get_or_insert(d) == d;
+                last = Some(d);
             }
         }
         CallDtypes {
-            common: first.filter(|_| same),
+            // The tensors share a dtype when the set holds that one dtype alone.
+            common: last.filter(|&d| all.0 == d.bit()),
             all,
         }
     }
