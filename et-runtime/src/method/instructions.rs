@@ -129,11 +129,13 @@ impl<'a> Builder<'a, '_> {
             .meta
             .list(Plan::VT_CHAINS)
             .ok_or(Error::InvalidProgram)?;
+        // Lengths are read once: each read is a checked load.
+        let num_chains = chains.len();
         let total = self.meta.num_instructions();
         if total >= u32::MAX as usize {
             return Err(Error::InvalidProgram);
         }
-        let out_chains = self.arena.alloc_array::<Chain>(chains.len())?;
+        let out_chains = self.arena.alloc_array::<Chain>(num_chains)?;
         let instrs = self.arena.alloc_array::<Instr>(total)?;
         let num_ops = self.meta.num_operators();
         // One resolution per (operator, call dtypes): most programs call few operators
@@ -149,13 +151,14 @@ impl<'a> Builder<'a, '_> {
             ..Decoding::default()
         };
         let mut pc = 0usize;
-        for c in 0..chains.len() {
+        for c in 0..num_chains {
             let list = chains
                 .table(c)
                 .and_then(|c| c.vector(fb::Chain::VT_INSTRUCTIONS))
                 .unwrap_or(Vector::EMPTY);
             let start = pc;
-            for k in 0..list.len() {
+            let chain_len = list.len();
+            for k in 0..chain_len {
                 if pc >= total {
                     return Err(Error::InvalidProgram);
                 }
@@ -164,7 +167,7 @@ impl<'a> Builder<'a, '_> {
                 let slot = unsafe { &mut *instrs.as_ptr().add(pc).cast::<MaybeUninit<Instr>>() };
                 self.decode(
                     list.table(k),
-                    list.len(),
+                    chain_len,
                     pc,
                     num_delegates,
                     cache,
@@ -174,7 +177,7 @@ impl<'a> Builder<'a, '_> {
                 .map_err(|e| note(self.detail, e, LoadDetail::Instruction { index: pc }))?;
                 pc += 1;
             }
-            // SAFETY: `c < chains.len()`, the array's length.
+            // SAFETY: `c < num_chains`, the array's length.
             unsafe {
                 out_chains.as_ptr().add(c).write(Chain {
                     start: start as u32,
@@ -198,7 +201,7 @@ impl<'a> Builder<'a, '_> {
         unsafe {
             self.view_constants(instrs, total, state.rebinds)
         };
-        Ok((instrs, out_chains, chains.len()))
+        Ok((instrs, out_chains, num_chains))
     }
 
     /// Decodes instruction `pc` (of a chain of `chain_len`) into `slot`. A KernelCall that
