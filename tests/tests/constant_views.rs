@@ -27,11 +27,8 @@ fn permute_calls(name: &str) -> usize {
 /// permutes the execute ran.
 fn permutes_run(name: &str) -> usize {
     let spec = IoSpec::read(&fixtures_dir(), name);
-    let mut got = None;
-    let ran = permutes_during(|| {
-        got = Some(run_case(&fixtures_dir(), &spec).unwrap_or_else(|e| panic!("{name}: {e}")));
-    });
-    let got = got.expect("ran");
+    let (got, ran) = permutes_during(|| run_case(&fixtures_dir(), &spec));
+    let got = got.unwrap_or_else(|e| panic!("{name}: {e}"));
     compare(&fixtures_dir(), &spec, &got).unwrap_or_else(|e| panic!("{name}: {e}"));
     ran
 }

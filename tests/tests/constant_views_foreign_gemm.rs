@@ -32,11 +32,8 @@ fn contiguous_addmm(
 #[test]
 fn mv2_keeps_its_permute_for_a_foreign_addmm() {
     let spec = IoSpec::read(&fixtures_dir(), "mv2");
-    let mut got = None;
-    let ran = permutes_during(|| {
-        got = Some(run_case(&fixtures_dir(), &spec).unwrap_or_else(|e| panic!("mv2: {e}")));
-    });
+    let (got, ran) = permutes_during(|| run_case(&fixtures_dir(), &spec));
+    let got = got.unwrap_or_else(|e| panic!("mv2: {e}"));
     assert_eq!(ran, 1);
-    let got = got.expect("ran");
     compare(&fixtures_dir(), &spec, &got).unwrap_or_else(|e| panic!("mv2: {e}"));
 }

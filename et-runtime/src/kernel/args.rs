@@ -31,6 +31,12 @@ pub struct KernelArgs<'a> {
     _method: PhantomData<&'a mut Value>,
 }
 
+/// Whether `load_method` proves each call's out arguments exclusive once, so that the
+/// call skips the check. Built for size (the cfg `etch_size_first`) it does not: every
+/// `tensor_mut` checks at its call, with the same errors, in less code. The one switch
+/// that load, execute and the accessors read.
+pub(crate) const ALIAS_PROOFS: bool = !cfg!(etch_size_first);
+
 pub(super) fn wrong_kind() -> KernelError {
     KernelError::new(
         Error::InvalidProgram,
@@ -57,31 +63,33 @@ impl<'a> KernelArgs<'a> {
         }
     }
 
-    /// As [`new`](Self::new), for a call whose out arguments were shown by
-    /// [`outs_are_exclusive`](Self::outs_are_exclusive) not to alias anything.
+    /// As [`new`](Self::new), for a call whose out arguments `proved` exclusive at load by
+    /// [`outs_are_exclusive`](Self::outs_are_exclusive) (then `tensor_mut` skips its
+    /// check). Without [`ALIAS_PROOFS`] no call counts as proved.
     ///
     /// # Safety
-    /// As for `new`; and since that check, no tensor may have been rebound to other data
-    /// or shared between values (the method only uses this when it has no MoveCall and no
-    /// view op), and tensors only ever shrink within their bound.
-    pub(crate) unsafe fn new_prechecked(
+    /// As for `new`; and when `proved`, since that check no tensor may have been rebound
+    /// to other data or shared between values (the method only proves calls when it has
+    /// no MoveCall and no view op), and tensors only ever shrink within their bound.
+    pub(crate) unsafe fn with_proof(
         values: NonNull<Value>,
         args: &'a [u32],
         params: usize,
+        proved: bool,
     ) -> Self {
         KernelArgs {
-            prechecked: true,
+            prechecked: ALIAS_PROOFS && proved,
             // SAFETY: the caller upholds `new`'s contract.
             ..unsafe { Self::new(values, args, params) }
         }
     }
 
-    /// Whether this call's outs were proved exclusive at load. Built for size, `load_method`
-    /// never makes the proof (`prechecked` is always false), and saying so here lets every
-    /// kernel's `tensor_mut` drop the branch that skips the check.
+    /// Whether this call's outs were proved exclusive at load. Testing [`ALIAS_PROOFS`]
+    /// here as well lets a build without the proofs drop, from every kernel's inlined
+    /// `tensor_mut`, the branch that skips the check.
     #[inline(always)]
     pub(super) fn prechecked(&self) -> bool {
-        !cfg!(etch_size_first) && self.prechecked
+        ALIAS_PROOFS && self.prechecked
     }
 
     /// Number of values passed (parameters plus the return slot).

@@ -24,6 +24,7 @@ mod parallel;
 mod signature;
 
 pub use args::KernelArgs;
+pub(crate) use args::ALIAS_PROOFS;
 pub use context::{KernelContext, StepStart};
 #[cfg(feature = "alloc")]
 pub use direct::{call_entry, CallArg};

@@ -138,12 +138,7 @@ impl<'a> Method<'a> {
                 let result = unsafe {
                     let idx = core::slice::from_raw_parts(args.as_ptr(), len as usize);
                     let params = (params as usize).min(len as usize);
-                    // Built for size, no call is prechecked (`decode`): one constructor.
-                    let kargs = if !cfg!(etch_size_first) && prechecked {
-                        KernelArgs::new_prechecked(self.values, idx, params)
-                    } else {
-                        KernelArgs::new(self.values, idx, params)
-                    };
+                    let kargs = KernelArgs::with_proof(self.values, idx, params, prechecked);
                     let ctx = KernelContext::new(self.temp).with_parallel(pool);
                     let start = trace.now();
                     let result = function(&ctx, &kargs);

@@ -18,7 +18,7 @@ use super::build::{Builder, Plan};
 use super::error::{note, LoadDetail};
 use super::values::in_range;
 use crate::error::Error;
-use crate::kernel::{KernelArgs, KernelEntry, KernelFn, Mismatch};
+use crate::kernel::{KernelArgs, KernelEntry, KernelFn, Mismatch, ALIAS_PROOFS};
 use crate::program::{tag, Table, Vector};
 use crate::registry::{resolve, CallDtypes};
 use crate::value::Value;
@@ -139,8 +139,9 @@ impl<'a> Builder<'a, '_> {
         let instrs = self.arena.alloc_array::<Instr>(total)?;
         let num_ops = self.meta.num_operators();
         // One resolution per (operator, call dtypes): most programs call few operators
-        // many times. Built for size, calls are resolved without it (`resolve_cached`), so
-        // none is made.
+        // many times. Built for size there is no cache, and each call scans the registry
+        // (`resolve_cached`), as TFLite Micro's resolver does: the same kernels, in less
+        // code.
         let cache = if cfg!(etch_size_first) {
             &mut [][..]
         } else {
@@ -191,8 +192,8 @@ impl<'a> Builder<'a, '_> {
         if state.missing.count > 0 {
             return Err(self.missing_kernels(&state.missing));
         }
-        // Built for size, no proof was made (`decode`), so there is none to withdraw.
-        if !cfg!(etch_size_first) && state.rebinds {
+        // Without the proofs (`ALIAS_PROOFS`) there is none to withdraw.
+        if ALIAS_PROOFS && state.rebinds {
             // SAFETY: all `total` entries were written above.
             unsafe { withdraw_alias_proofs(instrs, total) };
         }
@@ -242,9 +243,7 @@ impl<'a> Builder<'a, '_> {
                     len: args.len() as u32,
                     params: entry.signature.args.len() as u32,
                     op: op as u32,
-                    // Built for size, the proof is left to each call (`tensor_mut`
-                    // checks then): the same errors, in less code.
-                    prechecked: !cfg!(etch_size_first) && self.outs_proved_exclusive(entry, args),
+                    prechecked: ALIAS_PROOFS && self.outs_proved_exclusive(entry, args),
                 };
                 (decoded, Some(entry))
             }
@@ -322,7 +321,7 @@ impl<'a> Builder<'a, '_> {
     }
 
     /// The kernel serving a call of operator `op` with arguments `args`, resolved once
-    /// per operator and call dtypes.
+    /// per operator and call dtypes (or at every call, when `cache` has no slot for it).
     fn resolve_cached(
         &self,
         op: usize,
@@ -330,13 +329,11 @@ impl<'a> Builder<'a, '_> {
         cache: &mut [CacheSlot],
     ) -> Result<Option<&'static KernelEntry>, Error> {
         let dtypes = self.call_dtypes(args);
-        // Built for size, every call is resolved on its own, as TFLite Micro's resolver
-        // does: a scan of the registry per call instead of the cache's code (and no cache:
-        // `operands` bounds the operator indices).
-        if cfg!(etch_size_first) {
+        // No slot (no cache, built for size: see `build_instructions`), no caching: the
+        // call is resolved on its own. (`operands` has bounded `op` already.)
+        let Some(slot) = cache.get_mut(op) else {
             return Ok(resolve(&self.meta.operator(op)?, dtypes));
-        }
-        let slot = cache.get_mut(op).ok_or(Error::InvalidProgram)?;
+        };
         Ok(match *slot {
             Some((cached, found)) if cached == dtypes => found,
             _ => {

@@ -22,9 +22,9 @@ fn counted_permute(
     et_ops::shape::permute_copy::permute_copy_out(ctx, input, dims, out)
 }
 
-/// Runs `f` and returns how many permutes this thread ran during it.
-pub fn permutes_during(f: impl FnOnce()) -> usize {
+/// Runs `f`: its result, and how many permutes this thread ran during it.
+pub fn permutes_during<R>(f: impl FnOnce() -> R) -> (R, usize) {
     PERMUTES.with(|n| n.set(0));
-    f();
-    PERMUTES.with(Cell::get)
+    let result = f();
+    (result, PERMUTES.with(Cell::get))
 }

@@ -385,8 +385,9 @@ fn split_without_scratch_runs_whole() {
 /// A column-major B (a transposed weight read in place) gives the same bits as the same
 /// matrix row-major: its panels are packed from contiguous columns (four at a time
 /// through the 4x4 register transpose on x86-64, the rows and columns left over by the
-/// general path), then multiplied as before. Shapes cover partial panels and several k blocks. A one-row product takes the
-/// dot-product path instead (`gemv`), which sums in another order: within f32 rounding.
+/// general path), then multiplied as before. Shapes cover partial panels and several k
+/// blocks. A one-row product takes the dot-product path instead (`gemv`), which sums in
+/// another order: within f32 rounding.
 #[test]
 fn column_major_b_matches_row_major_bit_for_bit() {
     let mut scratch = vec![0u8; 8 << 20];
