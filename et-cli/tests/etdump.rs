@@ -81,7 +81,10 @@ fn executorch_runs(name: &str) -> Vec<(String, Vec<Key>)> {
 }
 
 /// Loads and executes `name.pte` `executions` times with tracing; returns the ETDump.
-fn traced_run(name: &str, executions: usize) -> (Vec<u8>, Vec<ProfileRecord>) {
+/// Runs fixture `name` traced `executions` times: its ETDump, the tracer's records, and
+/// the instructions (chain 0) that run no kernel since load (calls absorbed by a fused
+/// call, permutes become views), whose events may take no measurable time.
+fn traced_run(name: &str, executions: usize) -> (Vec<u8>, Vec<ProfileRecord>, Vec<u32>) {
     let dir = fixtures_dir();
     let spec = IoSpec::read(&dir, name);
     let loader = FileLoader::open(dir.join(&spec.program)).unwrap();
@@ -112,7 +115,13 @@ fn traced_run(name: &str, executions: usize) -> (Vec<u8>, Vec<ProfileRecord>) {
     let err = method.write_etdump(&tracer, &mut small).unwrap_err();
     assert!(err.needed >= len, "{err}");
     let records = tracer.records().collect();
-    (out, records)
+    let idle = (0..method.meta().num_instructions() as u32)
+        .filter(|&pc| {
+            method.instruction_operator(0, pc).is_some()
+                && method.instruction_kernel(0, pc).is_none()
+        })
+        .collect();
+    (out, records, idle)
 }
 
 /// The events ExecuTorch's runtime and etch both write, in the same order: every event
@@ -127,7 +136,8 @@ fn shared_events(events: impl IntoIterator<Item = Key>) -> Vec<Key> {
 
 /// For each program ExecuTorch profiled: etch's ETDump has the runs, and in each run the
 /// OPERATOR_CALL / DELEGATE_CALL / Method::execute events at the same chains and
-/// instructions, in the same order, as ExecuTorch's; every one lasted longer than 0.
+/// instructions, in the same order, as ExecuTorch's; every one lasted longer than 0, but
+/// those of calls that run nothing since load.
 #[test]
 fn etdumps_match_executorchs_event_for_event() {
     let mut programs = vec![("mlp", 1), ("mv2", 1)];
@@ -147,7 +157,7 @@ fn etdumps_match_executorchs_event_for_event() {
             assert_eq!(&keys, their_events, "{name}.etdp run {run}");
         }
 
-        let (ours, _) = traced_run(name, executions);
+        let (ours, _, idle) = traced_run(name, executions);
         let ours = read_etdump(&ours);
         assert_eq!(ours.len(), theirs.len(), "{name}: runs");
         for ((run, events), (their_run, their_events)) in ours.iter().zip(&theirs) {
@@ -159,7 +169,12 @@ fn etdumps_match_executorchs_event_for_event() {
                 "{name}: run {run}"
             );
             for (key, positive) in events {
-                assert!(*positive, "{name}: run {run}: {key:?} lasted 0 ns");
+                let runs_nothing = key.chain == 0
+                    && u32::try_from(key.instruction).is_ok_and(|pc| idle.contains(&pc));
+                assert!(
+                    *positive || runs_nothing,
+                    "{name}: run {run}: {key:?} lasted 0 ns"
+                );
             }
         }
     }
@@ -170,7 +185,7 @@ fn etdumps_match_executorchs_event_for_event() {
 #[cfg(feature = "xnnpack")]
 #[test]
 fn xnnpack_nodes_are_events_of_their_delegate_call() {
-    let (bytes, records) = traced_run("mv2_xnnpack", 1);
+    let (bytes, records, _) = traced_run("mv2_xnnpack", 1);
     let runs = read_etdump(&bytes);
     let (name, events) = &runs[1];
     assert_eq!(name, "Execute");

@@ -9,6 +9,8 @@ pub(crate) mod util;
 /// connected and convolution nodes on it). See [`sgemm`](gemm::sgemm).
 pub mod gemm {
     pub use crate::util::gemm::{avx2_fma_available, sgemm, sgemm_scratch_bytes, Mat, MatMut};
+    #[cfg(feature = "fusion")]
+    pub use crate::util::gemm::{sgemm_with_epilogue, RowEpilogue};
 }
 
 // Elementwise families.

@@ -101,6 +101,20 @@ const RECIPES: &[(&str, &str)] = &[
         "aten::convolution.out",
         "T1x1x4x4 T1x1x2x2 N IL1,1 IL0,0 IL1,1 n IL0,0 I1 O",
     ),
+    // The fused kernels load-time fusion writes: the convolution's arguments, then the
+    // batch norm's weight, bias, mean, variance and eps (then hardtanh's bounds).
+    (
+        "etch::convolution_batch_norm.out",
+        "T1x1x4x4 T1x1x2x2 N IL1,1 IL0,0 IL1,1 n IL0,0 I1 T1 T1 T1 T1 D0.5 O",
+    ),
+    (
+        "etch::convolution_batch_norm_hardtanh.out",
+        "T1x1x4x4 T1x1x2x2 N IL1,1 IL0,0 IL1,1 n IL0,0 I1 T1 T1 T1 T1 D0.5 S0 S5 O",
+    ),
+    (
+        "etch::convolution_batch_norm_relu.out",
+        "T1x1x4x4 T1x1x2x2 N IL1,1 IL0,0 IL1,1 n IL0,0 I1 T1 T1 T1 T1 D0.5 O",
+    ),
     ("aten::avg_pool2d.out", "T1x1x4x4 IL2,2 IL2,2 IL0,0 n y N O"),
     ("aten::_adaptive_avg_pool2d.out", "T1x1x4x4 IL2,2 O"),
     (

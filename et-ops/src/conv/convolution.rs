@@ -68,6 +68,7 @@ pub fn convolution_out<Sel: DtypeSelection>(
             b,
             out.data_mut()?,
             os,
+            None,
         );
     }
     et_switch!(Sel, input.dtype(), @reals, T => direct::<T>(&g, input, weight, bias, out, os))

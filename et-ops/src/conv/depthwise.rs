@@ -5,9 +5,14 @@
 use et_runtime::{KernelContext, KernelResult};
 
 use super::geom::Geom;
-use crate::util::gemm::avx2_fma_available;
+use crate::util::gemm::{avx2_fma_available, Epilogue};
 
-/// Depthwise convolution (`cin_g == 1`; `cout_g` output channels per input channel).
+/// Depthwise convolution (`cin_g == 1`; `cout_g` output channels per input channel),
+/// each output row mapped by `epilogue` (row `c`: channel `c`) as soon as it is final.
+#[allow(
+    clippy::too_many_arguments,
+    reason = "one convolution and its epilogue"
+)]
 pub(super) fn depthwise(
     ctx: &KernelContext<'_>,
     g: &Geom,
@@ -16,6 +21,7 @@ pub(super) fn depthwise(
     bias: Option<&[f32]>,
     y: &mut [f32],
     os: [usize; 4],
+    epilogue: Option<Epilogue<'_>>,
 ) -> KernelResult {
     let rows_contiguous = g.is[3] == 1 && os[3] == 1;
     if !rows_contiguous || g.kh * g.kw > MAX_TAPS {
@@ -25,6 +31,14 @@ pub(super) fn depthwise(
                 let b = bias.map_or(0.0, |b| b[co]);
                 let (xb, yb) = (n * g.is[0] + ci * g.is[1], n * os[0] + co * os[1]);
                 depthwise_strided(g, x, w, b, y, os, xb, yb, co * g.ws[0]);
+                if let Some(e) = &epilogue {
+                    for oy in 0..g.oh {
+                        for ox in 0..g.ow {
+                            let v = &mut y[yb + oy * os[2] + ox * os[3]];
+                            e.apply(co, core::slice::from_mut(v));
+                        }
+                    }
+                }
             }
         }
         return Ok(());
@@ -45,7 +59,17 @@ pub(super) fn depthwise(
         }
     }
     if parts < 2 {
-        run_planes(g, x, w, bias, y, os, flats[0].as_mut(), (0, planes));
+        run_planes(
+            g,
+            x,
+            w,
+            bias,
+            y,
+            os,
+            flats[0].as_mut(),
+            (0, planes),
+            epilogue,
+        );
         return Ok(());
     }
     let mut items: [Option<PlaneBlock<'_>>; MAX_PARTS] = Default::default();
@@ -68,7 +92,7 @@ pub(super) fn depthwise(
     }
     ctx.parallel_each(&mut items[..parts], |_, item| {
         if let Some(mut b) = item.take() {
-            run_planes(g, x, w, bias, b.y, os, b.flat.as_mut(), b.planes);
+            run_planes(g, x, w, bias, b.y, os, b.flat.as_mut(), b.planes, epilogue);
         }
     });
     Ok(())
@@ -123,13 +147,14 @@ fn run_planes(
     os: [usize; 4],
     flat: Option<&mut Phases<'_>>,
     planes: (usize, usize),
+    epilogue: Option<Epilogue<'_>>,
 ) {
     if avx2_fma_available() {
         // SAFETY: the CPU supports AVX2 and FMA (checked by `avx2_fma_available`), all the
         // target-feature function requires.
-        unsafe { depthwise_planes_avx2(g, x, w, bias, y, os, flat, planes) };
+        unsafe { depthwise_planes_avx2(g, x, w, bias, y, os, flat, planes, epilogue) };
     } else {
-        depthwise_planes(g, x, w, bias, y, os, flat, planes);
+        depthwise_planes(g, x, w, bias, y, os, flat, planes, epilogue);
     }
 }
 
@@ -206,8 +231,9 @@ fn depthwise_planes_avx2(
     os: [usize; 4],
     flat: Option<&mut Phases<'_>>,
     planes: (usize, usize),
+    epilogue: Option<Epilogue<'_>>,
 ) {
-    depthwise_planes(g, x, w, bias, y, os, flat, planes);
+    depthwise_planes(g, x, w, bias, y, os, flat, planes, epilogue);
 }
 
 #[cfg(not(target_arch = "x86_64"))]
@@ -221,8 +247,9 @@ fn depthwise_planes_avx2(
     os: [usize; 4],
     flat: Option<&mut Phases<'_>>,
     planes: (usize, usize),
+    epilogue: Option<Epilogue<'_>>,
 ) {
-    depthwise_planes(g, x, w, bias, y, os, flat, planes);
+    depthwise_planes(g, x, w, bias, y, os, flat, planes, epilogue);
 }
 
 /// Output planes `planes.0..planes.1` (numbered `n * cout + c`) of a depthwise conv with
@@ -240,6 +267,7 @@ fn depthwise_planes(
     os: [usize; 4],
     mut flat: Option<&mut Phases<'_>>,
     planes: (usize, usize),
+    epilogue: Option<Epilogue<'_>>,
 ) {
     let mut taps = [0.0f32; MAX_TAPS];
     let origin = planes.0 * os[1];
@@ -257,22 +285,45 @@ fn depthwise_planes(
                 }
             }
             let taps = &taps[..g.kh * g.kw];
+            let rows = Rows {
+                stride: os[2],
+                epilogue,
+                channel: co,
+            };
             match flat.as_deref_mut() {
-                Some(ph) => dw3x3_flat(g, &x[xb..], &mut y[yb..], os[2], taps, b, ph),
-                None => depthwise_plane(g, &x[xb..], &mut y[yb..], os[2], taps, b),
+                Some(ph) => dw3x3_flat(g, &x[xb..], &mut y[yb..], rows, taps, b, ph),
+                None => depthwise_plane(g, &x[xb..], &mut y[yb..], rows, taps, b),
             }
         }
     }
 }
 
+/// How one output plane's rows are written: their stride in the output, and the
+/// epilogue of their channel, applied to each row once it is final.
+#[derive(Clone, Copy)]
+struct Rows<'e> {
+    stride: usize,
+    epilogue: Option<Epilogue<'e>>,
+    channel: usize,
+}
+
+impl Rows<'_> {
+    #[inline(always)]
+    fn finish(&self, row: &mut [f32]) {
+        if let Some(e) = &self.epilogue {
+            e.apply(self.channel, row);
+        }
+    }
+}
+
 /// One 3x3 plane through the phase layout (see [`PhaseGeom`]). `x` and `y` start at the
-/// plane; `yrs` is the output row stride.
+/// plane.
 #[inline(always)]
 fn dw3x3_flat(
     g: &Geom,
     x: &[f32],
     y: &mut [f32],
-    yrs: usize,
+    rows: Rows<'_>,
     taps: &[f32],
     b: f32,
     ph: &mut Phases<'_>,
@@ -340,8 +391,11 @@ fn dw3x3_flat(
         &t,
         b,
     );
+    let yrs = rows.stride;
     for oy in 0..g.oh {
-        y[oy * yrs..oy * yrs + g.ow].copy_from_slice(&acc[oy * wp..oy * wp + g.ow]);
+        let row = &mut y[oy * yrs..oy * yrs + g.ow];
+        row.copy_from_slice(&acc[oy * wp..oy * wp + g.ow]);
+        rows.finish(row);
     }
 }
 
@@ -367,8 +421,9 @@ fn fused9(out: &mut [f32], s: [&[f32]; 9], t: &[f32; 9], b: f32) {
 /// One channel plane with unit-stride rows, any kernel: each tap is one multiply-add
 /// pass over the valid span of the output row. `x` and `y` start at the plane.
 #[inline(always)]
-fn depthwise_plane(g: &Geom, x: &[f32], y: &mut [f32], yrs: usize, taps: &[f32], b: f32) {
+fn depthwise_plane(g: &Geom, x: &[f32], y: &mut [f32], rows: Rows<'_>, taps: &[f32], b: f32) {
     let xrs = g.is[2];
+    let yrs = rows.stride;
     for oy in 0..g.oh {
         let yrow = &mut y[oy * yrs..oy * yrs + g.ow];
         let iy0 = (oy * g.sh) as isize - g.ph as isize;
@@ -397,6 +452,7 @@ fn depthwise_plane(g: &Geom, x: &[f32], y: &mut [f32], yrs: usize, taps: &[f32],
                 }
             }
         }
+        rows.finish(yrow);
     }
 }
 

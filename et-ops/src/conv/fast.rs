@@ -22,12 +22,18 @@ use et_runtime::{KernelContext, KernelResult};
 
 use super::depthwise::depthwise;
 use super::geom::Geom;
-use crate::util::gemm::{sgemm, Mat, MatMut};
+use crate::util::gemm::{sgemm_epilogue, Epilogue, Mat, MatMut};
 
 /// The most floats one im2col band may take (16 MiB).
 pub(crate) const COL_BUDGET: usize = 4 << 20;
 
 /// Runs a non-transposed f32 convolution. `os` are the output's (n, c, h, w) strides.
+/// `epilogue`, if any, maps each output channel's values as they are stored (row `c` is
+/// channel `c`; it must have a row per output channel).
+#[allow(
+    clippy::too_many_arguments,
+    reason = "one convolution and its epilogue"
+)]
 pub(crate) fn conv_f32(
     ctx: &KernelContext<'_>,
     g: &Geom,
@@ -36,20 +42,36 @@ pub(crate) fn conv_f32(
     bias: Option<&[f32]>,
     y: &mut [f32],
     os: [usize; 4],
+    epilogue: Option<Epilogue<'_>>,
 ) -> KernelResult {
     if g.n == 0 || g.cout == 0 || g.oh == 0 || g.ow == 0 {
         return Ok(());
     }
     if g.cin_g == 1 && g.groups == g.cin {
-        return depthwise(ctx, g, x, w, bias, y, os);
+        return depthwise(ctx, g, x, w, bias, y, os, epilogue);
     }
     let pointwise = g.kh == 1 && g.kw == 1 && g.sh == 1 && g.sw == 1 && g.ph == 0 && g.pw == 0;
     let in_merges = g.ih == 1 || g.is[2] == g.iw * g.is[3];
     let out_merges = g.oh == 1 || os[2] == g.ow * os[3];
     if pointwise && in_merges && out_merges {
-        return pointwise_conv(ctx, g, x, w, bias, y, os);
+        return pointwise_conv(ctx, g, x, w, bias, y, os, epilogue);
     }
-    im2col_conv(ctx, g, x, w, bias, y, os)
+    im2col_conv(ctx, g, x, w, bias, y, os, epilogue)
+}
+
+/// The product of one group's output channels from `c0` on: with the epilogue of those
+/// channels, if any.
+#[allow(clippy::too_many_arguments, reason = "a product and its epilogue")]
+fn group_gemm(
+    ctx: &KernelContext<'_>,
+    a: Mat<'_, f32>,
+    b: Mat<'_, f32>,
+    beta: f32,
+    c: MatMut<'_, f32>,
+    epilogue: Option<Epilogue<'_>>,
+    c0: usize,
+) -> KernelResult {
+    sgemm_epilogue(ctx, 1.0, a, b, beta, c, epilogue.map(|e| e.rows_from(c0)))
 }
 
 /// Fills channels `c0..c0+count` of image `n` (rows `oy0..oy0+rows`) with their bias,
@@ -113,6 +135,10 @@ fn pack_weights(g: &Geom, w: &[f32], grp: usize, buf: &mut [f32]) {
     }
 }
 
+#[allow(
+    clippy::too_many_arguments,
+    reason = "one convolution and its epilogue"
+)]
 fn pointwise_conv(
     ctx: &KernelContext<'_>,
     g: &Geom,
@@ -121,6 +147,7 @@ fn pointwise_conv(
     bias: Option<&[f32]>,
     y: &mut [f32],
     os: [usize; 4],
+    epilogue: Option<Epilogue<'_>>,
 ) -> KernelResult {
     let hw = g.oh * g.ow;
     for n in 0..g.n {
@@ -156,12 +183,16 @@ fn pointwise_conv(
                 rs: os[1],
                 cs: os[3],
             };
-            sgemm(ctx, 1.0, a, b, beta, c)?;
+            group_gemm(ctx, a, b, beta, c, epilogue, c0)?;
         }
     }
     Ok(())
 }
 
+#[allow(
+    clippy::too_many_arguments,
+    reason = "one convolution and its epilogue"
+)]
 fn im2col_conv(
     ctx: &KernelContext<'_>,
     g: &Geom,
@@ -170,6 +201,7 @@ fn im2col_conv(
     bias: Option<&[f32]>,
     y: &mut [f32],
     os: [usize; 4],
+    epilogue: Option<Epilogue<'_>>,
 ) -> KernelResult {
     let kdim = g.cin_g * g.kh * g.kw;
     let band = (COL_BUDGET / (kdim * g.ow).max(1)).clamp(1, g.oh);
@@ -225,7 +257,7 @@ fn im2col_conv(
                         rs: os[1],
                         cs: os[3],
                     };
-                    sgemm(ctx, 1.0, a, b, beta, c)?;
+                    group_gemm(ctx, a, b, beta, c, epilogue, c0)?;
                     r += per;
                 }
                 oy0 += rows;

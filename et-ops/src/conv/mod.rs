@@ -5,6 +5,8 @@
 
 pub mod convolution;
 pub mod convolution_backward;
+#[cfg(feature = "fusion")]
+pub mod fused;
 
 mod depthwise;
 mod direct;

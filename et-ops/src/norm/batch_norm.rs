@@ -37,26 +37,7 @@ pub fn batch_norm_no_training_out<Sel: DtypeSelection>(
     if input.dim() < 2 {
         return Err(KernelError::invalid("batch norm input needs a channel dim"));
     }
-    let c = input.size(1);
-    check_param(
-        weight,
-        input,
-        c,
-        "batch norm weight must be 1-d per channel",
-    )?;
-    check_param(bias, input, c, "batch norm bias must be 1-d per channel")?;
-    check_param(
-        Some(running_mean),
-        input,
-        c,
-        "batch norm mean must be 1-d per channel",
-    )?;
-    check_param(
-        Some(running_var),
-        input,
-        c,
-        "batch norm var must be 1-d per channel",
-    )?;
+    check_params(input, weight, bias, running_mean, running_var)?;
     if out.dtype() != input.dtype() {
         return Err(KernelError::invalid(
             "batch norm out dtype differs from the input's",
@@ -88,19 +69,7 @@ fn bn_impl<T: OpMath>(
     eps: f64,
     out: &mut Tensor,
 ) -> KernelResult {
-    let c = input.size(1);
-    let alpha = ctx.alloc_temp::<T::C>(c)?;
-    let beta = ctx.alloc_temp::<T::C>(c)?;
-    let (m, v) = (mean.data::<T>()?, var.data::<T>()?);
-    let w = weight.map(|t| t.data::<T>()).transpose()?;
-    let b = bias.map(|t| t.data::<T>()).transpose()?;
-    let one = T::C::c(1.0);
-    for ch in 0..c {
-        let invstd = one / (v[ch].up() + T::C::c(eps)).sqrt();
-        let a = w.map_or(one, |w| w[ch].up()) * invstd;
-        alpha[ch] = a;
-        beta[ch] = b.map_or(T::C::c(0.0), |b| b[ch].up()) - m[ch].up() * a;
-    }
+    let (alpha, beta) = fold::<T>(ctx, input.size(1), weight, bias, mean, var, eps)?;
     if input.dim() >= 2
         && input.numel() >= SPLIT_MIN_ELEMENTS
         && ctx.workers() > 1
@@ -125,6 +94,69 @@ fn bn_impl<T: OpMath>(
         beta,
     );
     Ok(())
+}
+
+/// Checks batch norm's parameters against `input` (at least 2-d, channels in dim 1):
+/// each is 1-d, one entry per channel, of the input's dtype.
+pub(crate) fn check_params(
+    input: &Tensor,
+    weight: Option<&Tensor>,
+    bias: Option<&Tensor>,
+    running_mean: &Tensor,
+    running_var: &Tensor,
+) -> KernelResult {
+    let c = input.size(1);
+    check_param(
+        weight,
+        input,
+        c,
+        "batch norm weight must be 1-d per channel",
+    )?;
+    check_param(bias, input, c, "batch norm bias must be 1-d per channel")?;
+    check_param(
+        Some(running_mean),
+        input,
+        c,
+        "batch norm mean must be 1-d per channel",
+    )?;
+    check_param(
+        Some(running_var),
+        input,
+        c,
+        "batch norm var must be 1-d per channel",
+    )
+}
+
+/// The per-channel `alpha` and `beta` of a folded batch norm.
+pub(crate) type Folded<'c, C> = (&'c mut [C], &'c mut [C]);
+
+/// Inference batch norm of `c` channels folded into one multiply-add per element,
+/// `y = x * alpha[ch] + beta[ch]`: `alpha = weight * invstd`, `beta = bias - mean * alpha`
+/// (in scratch). Parameters must have passed [`check_params`]. Convolutions that absorb a
+/// batch norm (`etch::convolution_batch_norm*`) fold it here too, so they compute the
+/// same values.
+pub(crate) fn fold<'c, T: OpMath>(
+    ctx: &'c KernelContext<'_>,
+    c: usize,
+    weight: Option<&Tensor>,
+    bias: Option<&Tensor>,
+    mean: &Tensor,
+    var: &Tensor,
+    eps: f64,
+) -> KernelResult<Folded<'c, T::C>> {
+    let alpha = ctx.alloc_temp::<T::C>(c)?;
+    let beta = ctx.alloc_temp::<T::C>(c)?;
+    let (m, v) = (mean.data::<T>()?, var.data::<T>()?);
+    let w = weight.map(|t| t.data::<T>()).transpose()?;
+    let b = bias.map(|t| t.data::<T>()).transpose()?;
+    let one = T::C::c(1.0);
+    for ch in 0..c {
+        let invstd = one / (v[ch].up() + T::C::c(eps)).sqrt();
+        let a = w.map_or(one, |w| w[ch].up()) * invstd;
+        alpha[ch] = a;
+        beta[ch] = b.map_or(T::C::c(0.0), |b| b[ch].up()) - m[ch].up() * a;
+    }
+    Ok((alpha, beta))
 }
 
 /// [`bn_impl`]'s contiguous case split over the pool: bands of whole channel planes of

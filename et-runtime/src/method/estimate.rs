@@ -66,6 +66,12 @@ pub fn method_allocator_estimate(meta: &MethodMeta<'_>) -> usize {
                 _ => 0,
             };
             bytes += nargs * 4 + 8;
+            // Room for the argument list of a call that load-time fusion makes of this
+            // one (a convolution's takes 10 arguments or more).
+            #[cfg(feature = "fusion")]
+            if nargs >= 10 {
+                bytes += super::fusion::MAX_FUSED_ARGS * 4 + 4;
+            }
         }
     }
     bytes += meta.num_operators() * 16;

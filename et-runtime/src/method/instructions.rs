@@ -346,7 +346,7 @@ impl<'a> Builder<'a, '_> {
 
     /// The dtypes of a call's tensor arguments, read from the values already built (their
     /// tensors were validated), not from another walk of the flatbuffer.
-    fn call_dtypes(&self, args: &[u32]) -> CallDtypes {
+    pub(super) fn call_dtypes(&self, args: &[u32]) -> CallDtypes {
         let mut all = DtypeSet::EMPTY;
         let mut last = None;
         for &a in args {
@@ -417,7 +417,7 @@ impl<'a> Builder<'a, '_> {
     /// given the data pointers bound at load. Valid for every execute unless some
     /// instruction rebinds memory ([`rebinds_memory`]), in which case the proofs are
     /// withdrawn.
-    fn outs_proved_exclusive(&self, entry: &KernelEntry, args: &[u32]) -> bool {
+    pub(super) fn outs_proved_exclusive(&self, entry: &KernelEntry, args: &[u32]) -> bool {
         let params = entry.signature.args.len().min(args.len());
         // SAFETY: `args` are range-checked value indices of this method; the value table
         // and its tensors live for 'a and nothing else uses them during load.

@@ -131,6 +131,13 @@ impl<'a> Builder<'a, '_> {
         method.input_set = arena.alloc_zeroed(num_inputs)?;
         (method.instrs, method.chains, method.num_chains) =
             self.build_instructions(num_delegates)?;
+        // SAFETY: the instruction table and its chains were just built, nothing else
+        // refers to them, and the kernels' scratch holds nothing between calls.
+        #[cfg(feature = "fusion")]
+        unsafe {
+            let chains = core::slice::from_raw_parts(method.chains.as_ptr(), method.num_chains);
+            self.fuse_epilogues(method.instrs, meta.num_instructions(), chains, temp);
+        }
         Ok(method)
     }
 }

@@ -22,6 +22,10 @@
 //!   a constant read only by et-ops' `addmm`/`mm` (how `nn.Linear` exports) becomes a
 //!   read-only view of the constant, and the instruction a no-op; what must hold, and why
 //!   the alias proofs stay valid, is in its docs.
+//! - `fusion` (feature `fusion`, after `views`): a convolution followed by an inference
+//!   batch norm (and a `hardtanh` or `relu`) becomes one call of et-ops' fused kernel,
+//!   the absorbed calls no-ops; what must hold is in its docs. (`rewrites` holds what
+//!   both rewrites ask of the built method.)
 //!
 //! After loading, `execute` runs the instructions; `estimate` sizes method memory from
 //! the program alone (`method_allocator_estimate`); `error` holds the failure
@@ -37,9 +41,13 @@ mod error;
 mod estimate;
 mod execute;
 mod external;
+#[cfg(feature = "fusion")]
+mod fusion;
 mod inputs;
 mod instructions;
 mod load;
+#[cfg(any(test, feature = "constant-views", feature = "fusion"))]
+mod rewrites;
 mod tensors;
 mod trace;
 mod values;
@@ -51,6 +59,7 @@ use core::marker::PhantomData;
 use core::ptr::NonNull;
 
 use crate::error::Error;
+use crate::kernel::KernelEntry;
 use crate::memory::Arena;
 use crate::program::MethodMeta;
 use crate::tensor::Tensor;
@@ -121,6 +130,36 @@ impl<'a> Method<'a> {
     /// with `OutOfResources` instead of hanging).
     pub fn set_instruction_limit(&mut self, limit: u64) {
         self.instruction_limit = limit;
+    }
+
+    /// The registered kernel that KernelCall `pc` of `chain` runs: the one its operator
+    /// resolved to at load, or the one a load-time rewrite put in its place (a
+    /// convolution that absorbed the batch norm and ReLU6 after it runs
+    /// `etch::convolution_batch_norm_hardtanh.out`). `None` for other instructions and
+    /// for calls that run nothing since load (absorbed into a fused call, or a permute
+    /// become a view of its constant). Found by the function's address, so of entries
+    /// sharing a function the first registered is named.
+    pub fn instruction_kernel(&self, chain: u32, pc: u32) -> Option<&'static KernelEntry> {
+        let Instr::Kernel { function, .. } = self.instruction(chain, pc)? else {
+            return None;
+        };
+        crate::registry::kernels()
+            .iter()
+            .find(|e| core::ptr::fn_addr_eq(e.function, function))
+    }
+
+    /// Instruction `pc` of `chain`, if both exist.
+    fn instruction(&self, chain: u32, pc: u32) -> Option<Instr> {
+        if chain as usize >= self.num_chains {
+            return None;
+        }
+        // SAFETY: `chain < num_chains`.
+        let chain = unsafe { *self.chains.as_ptr().add(chain as usize) };
+        if pc >= chain.len {
+            return None;
+        }
+        // SAFETY: `start + pc < start + len <= total instructions`.
+        Some(unsafe { *self.instrs.as_ptr().add((chain.start + pc) as usize) })
     }
 
     fn value_ptr(&self, idx: u32) -> *mut Value {

@@ -200,19 +200,6 @@ mod traced {
             }
         }
 
-        fn instruction(&self, chain: u32, pc: u32) -> Option<Instr> {
-            if chain as usize >= self.num_chains {
-                return None;
-            }
-            // SAFETY: `chain < num_chains`.
-            let chain = unsafe { *self.chains.as_ptr().add(chain as usize) };
-            if pc >= chain.len {
-                return None;
-            }
-            // SAFETY: `start + pc < start + len <= total instructions`.
-            Some(unsafe { *self.instrs.as_ptr().add((chain.start + pc) as usize) })
-        }
-
         fn delegate_at(
             &self,
             chain: u32,

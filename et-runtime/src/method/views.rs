@@ -50,13 +50,15 @@
 
 use core::ptr::NonNull;
 
-use super::build::{Builder, Plan};
+use super::build::Builder;
 use super::instructions::Instr;
+#[cfg(feature = "backends")]
+use super::rewrites::args_of;
+use super::rewrites::{et_ops_aten, Call};
 use crate::error::KernelResult;
-use crate::kernel::{ArgKind, KernelArgs, KernelContext, KernelEntry, KernelFn, Namespace};
-use crate::program::Vector;
-use crate::tensor::{ShapeDynamism, Tensor, MAX_DIM};
-use crate::value::{BoxedList, Value, NONE_INDEX};
+use crate::kernel::{ArgKind, KernelArgs, KernelContext, KernelEntry, KernelFn};
+use crate::tensor::{ShapeDynamism, MAX_DIM};
+use crate::value::{BoxedList, Value};
 
 /// A permute the rewrite applies to, if nothing else blocks it: its out value, the int
 /// values holding its dims, the constant's data, and the out tensor's new dim order.
@@ -92,16 +94,13 @@ impl Builder<'_, '_> {
         // SAFETY: `total` initialized instructions, ours alone (caller).
         let instrs = unsafe { core::slice::from_raw_parts_mut(instrs.as_ptr(), total) };
         for pc in 0..total {
-            let Instr::Kernel { op, args, len, .. } = instrs[pc] else {
+            let Some(call) = Call::of(&instrs[pc]) else {
                 continue;
             };
-            if op as usize != permute {
+            if call.op as usize != permute {
                 continue;
             }
-            // SAFETY: `args` holds `len` range-checked value indices that live for the
-            // method's lifetime (decoded by `build_instructions`).
-            let args = unsafe { core::slice::from_raw_parts(args.as_ptr(), len as usize) };
-            let Some(rewrite) = self.permute_of_constant(args) else {
+            let Some(rewrite) = self.permute_of_constant(call.args) else {
                 continue;
             };
             if !only_gemms_read(&rewrite, pc, instrs) {
@@ -135,24 +134,6 @@ impl Builder<'_, '_> {
                 .operator(i)
                 .is_ok_and(|op| op.name == "aten::permute_copy" && op.overload == "out")
         })
-    }
-
-    /// Value `i` of the table.
-    fn value(&self, i: u32) -> Value {
-        debug_assert!((i as usize) < self.num_values);
-        // SAFETY: callers pass range-checked value indices; the table is fully built and
-        // its entries are plain copies.
-        unsafe { *self.values.as_ptr().add(i as usize) }
-    }
-
-    /// The tensor of value `i`, if it is one.
-    fn tensor(&self, i: u32) -> Option<&Tensor> {
-        match self.value(i) {
-            // SAFETY: tensors live in method memory; nothing mutates them while this
-            // shared borrow lives (the caller only reads).
-            Value::Tensor(t) => Some(unsafe { t.as_ref() }),
-            _ => None,
-        }
     }
 
     /// What a permute call with arguments `args` (`self`, `dims`, `out`, then return
@@ -222,31 +203,6 @@ impl Builder<'_, '_> {
             order,
         })
     }
-
-    /// Whether value `i` is one of the method's inputs or outputs.
-    fn is_io(&self, i: u32) -> bool {
-        [Plan::VT_INPUTS, Plan::VT_OUTPUTS].into_iter().any(|vt| {
-            let list = self.meta.list(vt).unwrap_or(Vector::EMPTY);
-            (0..list.len()).any(|k| list.i32(k) == i64::from(i))
-        })
-    }
-
-    /// Whether value `i` is an item of a tensor list or optional-tensor list.
-    fn in_a_tensor_list(&self, i: u32) -> bool {
-        debug_assert!(i != NONE_INDEX);
-        (0..self.num_values as u32).any(|v| match self.value(v) {
-            Value::TensorList(l) | Value::OptionalTensorList(l) => {
-                // SAFETY: list headers live in method memory; `indices` holds `len`
-                // entries.
-                let indices = unsafe {
-                    let l = l.as_ref();
-                    core::slice::from_raw_parts(l.indices.as_ptr(), l.len)
-                };
-                indices.contains(&i)
-            }
-            _ => false,
-        })
-    }
 }
 
 /// Whether every instruction but `pc` (the permute) that names the rewrite's out
@@ -259,33 +215,30 @@ fn only_gemms_read(rw: &Rewrite, pc: usize, instrs: &[Instr]) -> bool {
     let out = rw.out;
     let writes_dims = |args: &[u32]| args.iter().any(|a| rw.dims.contains(a));
     instrs.iter().enumerate().all(|(k, instr)| match *instr {
-        Instr::Kernel {
-            function,
-            args,
-            len,
-            params,
-            ..
-        } => {
-            // SAFETY: as in `view_constants`.
-            let args = unsafe { core::slice::from_raw_parts(args.as_ptr(), len as usize) };
-            if args.get(params as usize..).is_some_and(writes_dims) {
+        Instr::Kernel { .. } => {
+            let Some(call) = Call::of(instr) else {
+                return false;
+            };
+            if writes_dims(call.returns()) {
                 return false;
             }
-            if k == pc || !args.contains(&out) {
+            if k == pc || !call.args.contains(&out) {
                 return true;
             }
-            let Some(entry) = etch_gemm(function) else {
+            let Some(entry) = etch_gemm(call.function) else {
                 return false;
             };
             let kinds = entry.signature.args;
-            args.iter()
+            call.args
+                .iter()
                 .enumerate()
                 .all(|(i, &a)| a != out || kinds.get(i) == Some(&ArgKind::Tensor))
         }
         #[cfg(feature = "backends")]
         Instr::Delegate { args, len, .. } => {
-            // SAFETY: as in `view_constants`.
-            let args = unsafe { core::slice::from_raw_parts(args.as_ptr(), len as usize) };
+            // SAFETY: a decoded DelegateCall's `args` holds `len` range-checked value
+            // indices in method memory.
+            let args = unsafe { args_of(args, len) };
             !args.contains(&out) && !writes_dims(args)
         }
         Instr::Move { .. } => false,
@@ -300,18 +253,9 @@ fn already_a_view(_: &KernelContext<'_>, _: &KernelArgs<'_>) -> KernelResult {
     Ok(())
 }
 
-/// The et-ops entry of `aten::addmm.out` or `aten::mm.out` whose function is `function`,
-/// if any. Compared by address: an entry of another crate that shares the address runs
-/// the very same code, so it reads strides the same way; a copy at another address is
-/// only missed (the permute then stays).
+/// The et-ops entry of `aten::addmm.out` or `aten::mm.out` whose function is `function`.
 fn etch_gemm(function: KernelFn) -> Option<&'static KernelEntry> {
-    crate::registry::kernels().iter().find(|e| {
-        let name = e.name();
-        e.signature.crate_name == "et-ops"
-            && core::ptr::fn_addr_eq(e.function, function)
-            && name.namespace() == Namespace::ATEN
-            && matches!(name.rest(), "addmm.out" | "mm.out")
-    })
+    et_ops_aten(function, &["addmm.out", "mm.out"])
 }
 
 #[cfg(test)]

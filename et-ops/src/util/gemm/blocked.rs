@@ -1,6 +1,6 @@
 //! The blocked driver and the write-back of computed tiles into C.
 
-use super::{pack_a, pack_b, Blocking, Mat, MatMut};
+use super::{pack_a, pack_b, Blocking, Epilogue, Mat, MatMut};
 
 /// The blocked driver, generic over the tile shape and micro-kernel; inlined into each
 /// target-feature entry point so packing and write-back get the same instruction set.
@@ -15,6 +15,7 @@ pub(super) fn blocked<const MR: usize, const NR: usize>(
     b: Mat<'_, f32>,
     beta: f32,
     c: MatMut<'_, f32>,
+    epilogue: Option<Epilogue<'_>>,
     ap: &mut [f32],
     bp: &mut [f32],
     blk: Blocking,
@@ -42,8 +43,10 @@ pub(super) fn blocked<const MR: usize, const NR: usize>(
             } else {
                 &[]
             };
-            // The first k-block applies beta; later ones accumulate.
+            // The first k-block applies beta; later ones accumulate. The last one's tiles
+            // are final: the epilogue runs on each right after it is stored.
             let (beta_eff, first) = if pc == 0 { (beta, true) } else { (1.0, false) };
+            let finish = epilogue.filter(|_| pc + kc == k);
             let mut ic = 0;
             while ic < m {
                 let mc = (m - ic).min(blk.mc);
@@ -87,6 +90,9 @@ pub(super) fn blocked<const MR: usize, const NR: usize>(
                             store_tile(
                                 &tile, cdata, off, c.rs, c.cs, mr, nr, alpha, beta_eff, first,
                             );
+                        }
+                        if let Some(e) = &finish {
+                            e.apply_tile(cdata, off, c.rs, c.cs, ic + i0, mr, nr);
                         }
                     }
                 }

@@ -54,6 +54,7 @@ use et_runtime::{KernelContext, KernelError, KernelResult, Scalar};
 use super::element::Dot;
 
 mod blocked;
+mod epilogue;
 mod gemv;
 mod pack;
 mod portable;
@@ -65,6 +66,9 @@ mod x86;
 mod tests;
 
 use blocked::{blocked, merge_full, Out};
+pub(crate) use epilogue::Epilogue;
+#[cfg(feature = "fusion")]
+pub use epilogue::RowEpilogue;
 use pack::{pack_a, pack_b, pack_rows_portable};
 use portable::ukr_portable;
 
@@ -277,9 +281,46 @@ pub fn sgemm(
     beta: f32,
     c: MatMut<'_, f32>,
 ) -> KernelResult {
-    sgemm_impl(ctx, alpha, a, b, beta, c, detected_level())
+    sgemm_impl(ctx, alpha, a, b, beta, c, None, detected_level())
 }
 
+/// [`sgemm`], then `epilogue` on every row of C, applied to each tile as it is stored (so
+/// C is written once). Fails if the epilogue has fewer rows than C.
+#[cfg(feature = "fusion")]
+pub fn sgemm_with_epilogue(
+    ctx: &KernelContext<'_>,
+    alpha: f32,
+    a: Mat<'_, f32>,
+    b: Mat<'_, f32>,
+    beta: f32,
+    c: MatMut<'_, f32>,
+    epilogue: RowEpilogue<'_>,
+) -> KernelResult {
+    sgemm_epilogue(ctx, alpha, a, b, beta, c, Some(epilogue))
+}
+
+/// [`sgemm`] with an epilogue if any (see [`Epilogue`]).
+pub(crate) fn sgemm_epilogue(
+    ctx: &KernelContext<'_>,
+    alpha: f32,
+    a: Mat<'_, f32>,
+    b: Mat<'_, f32>,
+    beta: f32,
+    c: MatMut<'_, f32>,
+    epilogue: Option<Epilogue<'_>>,
+) -> KernelResult {
+    if epilogue.is_some_and(|e| e.rows() < c.rows) {
+        return Err(KernelError::invalid(
+            "a product's epilogue has fewer rows than its output",
+        ));
+    }
+    sgemm_impl(ctx, alpha, a, b, beta, c, epilogue, detected_level())
+}
+
+#[allow(
+    clippy::too_many_arguments,
+    reason = "internal driver; the public API is `sgemm`"
+)]
 fn sgemm_impl(
     ctx: &KernelContext<'_>,
     alpha: f32,
@@ -287,6 +328,7 @@ fn sgemm_impl(
     b: Mat<'_, f32>,
     beta: f32,
     c: MatMut<'_, f32>,
+    epilogue: Option<Epilogue<'_>>,
     level: Level,
 ) -> KernelResult {
     check_shapes(&a, &b, &c)?;
@@ -294,19 +336,21 @@ fn sgemm_impl(
     if m == 0 || n == 0 {
         return Ok(());
     }
-    if k == 0 {
-        scale(c, beta);
-        return Ok(());
-    }
     let mut c = c;
-    if gemv::row_times_columns(ctx, alpha, &a, &b, beta, &mut c) {
+    if k == 0 {
+        scale(&mut c, beta);
+    } else if !gemv::row_times_columns(ctx, alpha, &a, &b, beta, &mut c) {
+        let (ap, bp) = alloc_packs(ctx, m, n, k, level)?;
+        if let Some(plan) = split::plan(ctx.workers(), &c, k, level) {
+            return split::sgemm_split(ctx, plan, alpha, a, b, beta, c, epilogue, level, ap, bp);
+        }
+        run_blocked(alpha, a, b, beta, c, epilogue, level, ap, bp);
         return Ok(());
     }
-    let (ap, bp) = alloc_packs(ctx, m, n, k, level)?;
-    if let Some(plan) = split::plan(ctx.workers(), &c, k, level) {
-        return split::sgemm_split(ctx, plan, alpha, a, b, beta, c, level, ap, bp);
+    // The paths above that write C whole, in one pass of their own.
+    if let Some(e) = epilogue {
+        e.apply_all(&mut c);
     }
-    run_blocked(alpha, a, b, beta, c, level, ap, bp);
     Ok(())
 }
 
@@ -333,6 +377,7 @@ fn run_blocked(
     b: Mat<'_, f32>,
     beta: f32,
     c: MatMut<'_, f32>,
+    epilogue: Option<Epilogue<'_>>,
     level: Level,
     ap: &mut [f32],
     bp: &mut [f32],
@@ -341,14 +386,14 @@ fn run_blocked(
     if level == Level::Avx512 {
         // SAFETY: `level` is at most what `detected_level` found with cpuid: the CPU
         // supports AVX-512F (and AVX2, FMA) and the OS saves the zmm and opmask state.
-        unsafe { x86::sgemm_avx512(alpha, a, b, beta, c, ap, bp) };
+        unsafe { x86::sgemm_avx512(alpha, a, b, beta, c, epilogue, ap, bp) };
         return;
     }
     #[cfg(target_arch = "x86_64")]
     if level >= Level::Avx2 {
         // SAFETY: `level` is at most what `detected_level` found with cpuid: the CPU
         // supports AVX2 and FMA and the OS saves the ymm registers (OSXSAVE + XCR0).
-        unsafe { x86::sgemm_avx2(alpha, a, b, beta, c, ap, bp) };
+        unsafe { x86::sgemm_avx2(alpha, a, b, beta, c, epilogue, ap, bp) };
         return;
     }
     let _ = level; // only x86-64 has wider kernels
@@ -358,6 +403,7 @@ fn run_blocked(
         b,
         beta,
         c,
+        epilogue,
         ap,
         bp,
         P_BLOCK,
@@ -399,7 +445,7 @@ fn alloc_packs<'c>(
 }
 
 /// `C = beta * C`, with `beta == 0` writing zeros (not `0 * C`, which keeps NaN).
-fn scale(c: MatMut<'_, f32>, beta: f32) {
+fn scale(c: &mut MatMut<'_, f32>, beta: f32) {
     for i in 0..c.rows {
         for j in 0..c.cols {
             let s = &mut c.data[i * c.rs + j * c.cs];

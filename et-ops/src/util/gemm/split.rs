@@ -11,7 +11,9 @@
 
 use et_runtime::{KernelContext, KernelResult};
 
-use super::{alloc_packs, check_shapes, round_up, run_blocked, tiling, Level, Mat, MatMut};
+use super::{
+    alloc_packs, check_shapes, round_up, run_blocked, tiling, Epilogue, Level, Mat, MatMut,
+};
 
 /// The least work (multiply-adds) worth a task: about 3-5 us on one core with AVX2, well
 /// above the cost of handing a task to a spinning worker.
@@ -64,11 +66,13 @@ pub(super) fn plan(workers: usize, c: &MatMut<'_, f32>, k: usize, level: Level) 
     (parts >= 2).then_some(Plan { rows, parts, chunk })
 }
 
-/// One block of the product: its operands, its slice of C and its packing buffers.
+/// One block of the product: its operands, its slice of C (and the epilogue of its rows)
+/// and its packing buffers.
 struct Part<'x> {
     a: Mat<'x, f32>,
     b: Mat<'x, f32>,
     c: MatMut<'x, f32>,
+    epilogue: Option<Epilogue<'x>>,
     ap: &'x mut [f32],
     bp: &'x mut [f32],
 }
@@ -88,6 +92,7 @@ pub(super) fn sgemm_split(
     b: Mat<'_, f32>,
     beta: f32,
     c: MatMut<'_, f32>,
+    epilogue: Option<Epilogue<'_>>,
     level: Level,
     ap0: &mut [f32],
     bp0: &mut [f32],
@@ -110,7 +115,7 @@ pub(super) fn sgemm_split(
                 let Some((ap, bp)) = packs[0].take() else {
                     return Ok(());
                 };
-                run_blocked(alpha, a, b, beta, c, level, ap, bp);
+                run_blocked(alpha, a, b, beta, c, epilogue, level, ap, bp);
                 return Ok(());
             }
         }
@@ -152,6 +157,7 @@ pub(super) fn sgemm_split(
                     rs: c.rs,
                     cs: c.cs,
                 },
+                epilogue: epilogue.map(|e| e.rows_from(lo)),
                 ap,
                 bp,
             }
@@ -170,6 +176,7 @@ pub(super) fn sgemm_split(
                     rs: c.rs,
                     cs: c.cs,
                 },
+                epilogue,
                 ap,
                 bp,
             }
@@ -181,7 +188,7 @@ pub(super) fn sgemm_split(
     }
     ctx.parallel_each(&mut parts[..plan.parts], |_, slot| {
         if let Some(p) = slot.take() {
-            run_blocked(alpha, p.a, p.b, beta, p.c, level, p.ap, p.bp);
+            run_blocked(alpha, p.a, p.b, beta, p.c, p.epilogue, level, p.ap, p.bp);
         }
     });
     Ok(())

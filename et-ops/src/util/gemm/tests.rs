@@ -60,6 +60,7 @@ fn check_shapes_against_reference(simd: Level) {
                 Mat::row_major(&b, k, n),
                 0.0,
                 MatMut::row_major(&mut c, m, n),
+                None,
                 simd,
             )
             .unwrap();
@@ -82,6 +83,7 @@ fn check_shapes_against_reference(simd: Level) {
                 Mat::row_major(&b, k, n),
                 0.5,
                 MatMut::row_major(&mut cb, m, n),
+                None,
                 simd,
             )
             .unwrap();
@@ -125,6 +127,7 @@ fn check_shapes_against_reference(simd: Level) {
                     rs: 1,
                     cs: m,
                 },
+                None,
                 simd,
             )
             .unwrap();
@@ -281,6 +284,7 @@ fn bench(simd: Level) {
                 Mat::row_major(&b, k, n),
                 0.0,
                 MatMut::row_major(&mut c, m, n),
+                None,
                 simd,
             )
             .unwrap();
@@ -338,7 +342,7 @@ fn split_products_match_the_whole() {
                         workers > 1,
                         "{m}x{n}x{k} on {workers}"
                     );
-                    sgemm_impl(&ctx, alpha, ra, rb, beta, view, level).unwrap();
+                    sgemm_impl(&ctx, alpha, ra, rb, beta, view, None, level).unwrap();
                     outs.push(c);
                 }
                 for (w, c) in outs.iter().enumerate().skip(1) {
@@ -419,7 +423,7 @@ fn column_major_b_matches_row_major_bit_for_bit() {
                 let ctx = KernelContext::new(&arena);
                 let a = Mat::row_major(&a, m, k);
                 let out = MatMut::row_major(&mut c, m, n);
-                sgemm_impl(&ctx, 1.0, a, b, 1.0, out, level).unwrap();
+                sgemm_impl(&ctx, 1.0, a, b, 1.0, out, None, level).unwrap();
                 c
             };
             let want = run(Mat::row_major(&b, k, n));

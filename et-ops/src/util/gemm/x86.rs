@@ -1,6 +1,6 @@
 //! x86-64: run-time CPU detection and the AVX2 + FMA and AVX-512F paths.
 
-use super::{blocked, Mat, MatMut, Out, X_BLOCK, X_MR, X_NR, Z_BLOCK, Z_MR, Z_NR};
+use super::{blocked, Epilogue, Mat, MatMut, Out, X_BLOCK, X_MR, X_NR, Z_BLOCK, Z_MR, Z_NR};
 use core::arch::x86_64::*;
 use core::sync::atomic::{AtomicU8, Ordering};
 
@@ -66,12 +66,17 @@ unsafe fn xcr0() -> u64 {
 
 /// The blocked driver compiled for AVX2 + FMA with 6x16 micro-kernels.
 #[target_feature(enable = "avx2,fma")]
+#[allow(
+    clippy::too_many_arguments,
+    reason = "internal driver; the public API is `sgemm`"
+)]
 pub(super) fn sgemm_avx2(
     alpha: f32,
     a: Mat<'_, f32>,
     b: Mat<'_, f32>,
     beta: f32,
     c: MatMut<'_, f32>,
+    epilogue: Option<Epilogue<'_>>,
     ap: &mut [f32],
     bp: &mut [f32],
 ) {
@@ -81,6 +86,7 @@ pub(super) fn sgemm_avx2(
         b,
         beta,
         c,
+        epilogue,
         ap,
         bp,
         X_BLOCK,
@@ -101,12 +107,17 @@ pub(super) fn sgemm_avx2(
 
 /// The blocked driver compiled for AVX-512F with 12x32 micro-kernels.
 #[target_feature(enable = "avx512f,avx2,fma")]
+#[allow(
+    clippy::too_many_arguments,
+    reason = "internal driver; the public API is `sgemm`"
+)]
 pub(super) fn sgemm_avx512(
     alpha: f32,
     a: Mat<'_, f32>,
     b: Mat<'_, f32>,
     beta: f32,
     c: MatMut<'_, f32>,
+    epilogue: Option<Epilogue<'_>>,
     ap: &mut [f32],
     bp: &mut [f32],
 ) {
@@ -116,6 +127,7 @@ pub(super) fn sgemm_avx512(
         b,
         beta,
         c,
+        epilogue,
         ap,
         bp,
         Z_BLOCK,

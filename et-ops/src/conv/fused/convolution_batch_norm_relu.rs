@@ -1,0 +1,59 @@
+//! `etch::convolution_batch_norm_relu.out`: a convolution, the inference batch norm of its
+//! output and a ReLU of that, in one pass (written by et-runtime's load-time fusion, see
+//! [`super`]).
+
+use et_runtime::kernel;
+use et_runtime::{KernelContext, KernelResult, Tensor};
+
+use super::{conv_batch_norm_clamp, BatchNorm, Convolution};
+
+/// `out = relu(batch_norm(convolution(input, weight, bias, ...)))`:
+/// `aten::convolution.out`'s arguments, then the batch norm's weight, bias, running mean,
+/// running variance and eps.
+#[kernel("etch::convolution_batch_norm_relu.out", dtype = f32)]
+#[allow(
+    clippy::too_many_arguments,
+    reason = "the two operators' argument lists"
+)]
+pub fn convolution_batch_norm_relu_out(
+    ctx: &KernelContext<'_>,
+    input: &Tensor,
+    weight: &Tensor,
+    bias: Option<&Tensor>,
+    stride: &[i64],
+    padding: &[i64],
+    dilation: &[i64],
+    transposed: bool,
+    output_padding: &[i64],
+    groups: i64,
+    bn_weight: Option<&Tensor>,
+    bn_bias: Option<&Tensor>,
+    running_mean: &Tensor,
+    running_var: &Tensor,
+    eps: f64,
+    out: &mut Tensor,
+) -> KernelResult {
+    conv_batch_norm_clamp(
+        ctx,
+        Convolution {
+            input,
+            weight,
+            bias,
+            stride,
+            padding,
+            dilation,
+            transposed,
+            output_padding,
+            groups,
+        },
+        BatchNorm {
+            weight: bn_weight,
+            bias: bn_bias,
+            mean: running_mean,
+            var: running_var,
+            eps,
+        },
+        (0.0, f32::INFINITY),
+        out,
+    )
+}

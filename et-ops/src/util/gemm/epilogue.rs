@@ -1,0 +1,173 @@
+//! Row epilogues: a per-row affine map and clamp that a product applies to each tile of C
+//! right after storing it, while the tile is still in L1.
+//!
+//! This is how a convolution absorbs the inference batch norm and the activation that
+//! follow it in a program (et-runtime's load-time fusion): one pass over the output
+//! instead of three. Each value gets exactly the operations the separate kernels would
+//! apply, in the same order and precision (`v * scale + shift`, not fused into one FMA,
+//! as the batch-norm kernel computes it; then `hardtanh`'s or `relu`'s comparisons), so a
+//! fused call gives the same bits as the calls it replaces.
+
+use super::MatMut;
+
+/// What the product and convolution drivers carry as `Option<Epilogue>`: a
+/// [`RowEpilogue`] with the `fusion` feature (what makes epilogues), and otherwise a type
+/// with no values, so that `None` is the only possibility and every epilogue branch
+/// compiles away (the size tests build without the feature).
+#[cfg(feature = "fusion")]
+pub(crate) type Epilogue<'e> = RowEpilogue<'e>;
+/// See the `fusion` form.
+#[cfg(not(feature = "fusion"))]
+pub(crate) type Epilogue<'e> = NoEpilogue<'e>;
+
+/// An epilogue that cannot exist (builds without the `fusion` feature).
+#[cfg(not(feature = "fusion"))]
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct NoEpilogue<'e> {
+    never: Never,
+    _rows: core::marker::PhantomData<&'e [f32]>,
+}
+
+#[cfg(not(feature = "fusion"))]
+#[derive(Clone, Copy, Debug)]
+enum Never {}
+
+#[cfg(not(feature = "fusion"))]
+impl NoEpilogue<'_> {
+    pub(crate) fn rows(&self) -> usize {
+        match self.never {}
+    }
+
+    pub(crate) fn rows_from(self, _: usize) -> Self {
+        match self.never {}
+    }
+
+    pub(crate) fn apply(&self, _: usize, _: &mut [f32]) {
+        match self.never {}
+    }
+
+    #[allow(clippy::too_many_arguments, reason = "as `RowEpilogue::apply_tile`")]
+    pub(super) fn apply_tile(
+        &self,
+        _: &mut [f32],
+        _: usize,
+        _: usize,
+        _: usize,
+        _: usize,
+        _: usize,
+        _: usize,
+    ) {
+        match self.never {}
+    }
+
+    pub(super) fn apply_all(&self, _: &mut MatMut<'_, f32>) {
+        match self.never {}
+    }
+}
+
+/// `c = clamp(c * scale[r] + shift[r], lo, hi)` for every value of row `r` of C.
+///
+/// The clamp compares as `hardtanh` and `relu` do (`v < lo` gives `lo`, then `v > hi`
+/// gives `hi`), so NaN stays NaN; `-inf..=inf` leaves values as they are.
+#[cfg(feature = "fusion")]
+#[derive(Clone, Copy, Debug)]
+pub struct RowEpilogue<'e> {
+    scale: &'e [f32],
+    shift: &'e [f32],
+    lo: f32,
+    hi: f32,
+}
+
+#[cfg(feature = "fusion")]
+impl<'e> RowEpilogue<'e> {
+    /// The epilogue for `scale.len()` rows; `None` if `shift` has another length.
+    pub fn new(scale: &'e [f32], shift: &'e [f32], lo: f32, hi: f32) -> Option<Self> {
+        (scale.len() == shift.len()).then_some(RowEpilogue {
+            scale,
+            shift,
+            lo,
+            hi,
+        })
+    }
+
+    /// Rows it has a map for.
+    pub fn rows(&self) -> usize {
+        self.scale.len()
+    }
+
+    /// The same epilogue for the rows from `first` on (none past the end).
+    pub fn rows_from(self, first: usize) -> Self {
+        RowEpilogue {
+            scale: self.scale.get(first..).unwrap_or_default(),
+            shift: self.shift.get(first..).unwrap_or_default(),
+            ..self
+        }
+    }
+
+    /// The map of row `r` (the identity for a row it has none for: callers check the
+    /// row count first, so that never happens to a real row).
+    #[inline(always)]
+    fn row_map(&self, r: usize) -> (f32, f32) {
+        match (self.scale.get(r), self.shift.get(r)) {
+            (Some(&s), Some(&t)) => (s, t),
+            _ => (1.0, 0.0),
+        }
+    }
+
+    #[inline(always)]
+    fn one(&self, v: f32, s: f32, t: f32) -> f32 {
+        let v = v * s + t;
+        let v = if self.lo > v { self.lo } else { v };
+        if v > self.hi {
+            self.hi
+        } else {
+            v
+        }
+    }
+
+    /// Applies row `r`'s map to contiguous values of that row.
+    #[inline(always)]
+    pub fn apply(&self, r: usize, values: &mut [f32]) {
+        let (s, t) = self.row_map(r);
+        for v in values {
+            *v = self.one(*v, s, t);
+        }
+    }
+
+    /// Applies the map to `rows x cols` values of `c` from `off` (row stride `rs`, column
+    /// stride `cs`), whose first row is row `r0`. Out-of-range positions are skipped:
+    /// callers pass a tile they just stored, inside C.
+    #[inline(always)]
+    #[allow(clippy::too_many_arguments, reason = "one tile of one strided matrix")]
+    pub(super) fn apply_tile(
+        &self,
+        c: &mut [f32],
+        off: usize,
+        rs: usize,
+        cs: usize,
+        r0: usize,
+        rows: usize,
+        cols: usize,
+    ) {
+        for i in 0..rows {
+            let base = off + i * rs;
+            if cs == 1 {
+                if let Some(row) = c.get_mut(base..base + cols) {
+                    self.apply(r0 + i, row);
+                }
+            } else {
+                let (s, t) = self.row_map(r0 + i);
+                for j in 0..cols {
+                    if let Some(v) = c.get_mut(base + j * cs) {
+                        *v = self.one(*v, s, t);
+                    }
+                }
+            }
+        }
+    }
+
+    /// Applies the map to all of `c`.
+    pub(super) fn apply_all(&self, c: &mut MatMut<'_, f32>) {
+        self.apply_tile(c.data, 0, c.rs, c.cs, 0, c.rows, c.cols);
+    }
+}
