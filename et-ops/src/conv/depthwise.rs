@@ -394,8 +394,12 @@ fn dw3x3_flat(
     let yrs = rows.stride;
     for oy in 0..g.oh {
         let row = &mut y[oy * yrs..oy * yrs + g.ow];
-        row.copy_from_slice(&acc[oy * wp..oy * wp + g.ow]);
-        rows.finish(row);
+        let sums = &acc[oy * wp..oy * wp + g.ow];
+        match &rows.epilogue {
+            // Mapped on the way out of the accumulator: one pass, not a copy and a map.
+            Some(e) => e.apply_from(rows.channel, sums, row),
+            None => row.copy_from_slice(sums),
+        }
     }
 }
 

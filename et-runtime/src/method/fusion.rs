@@ -53,20 +53,36 @@ use super::build::{Builder, Plan};
 use super::instructions::{Chain, Instr};
 #[cfg(feature = "backends")]
 use super::rewrites::args_of;
-use super::rewrites::{et_ops_aten, Call};
+use super::rewrites::Call;
 use crate::error::KernelResult;
-use crate::kernel::{KernelArgs, KernelContext, ALIAS_PROOFS};
+use crate::kernel::{KernelArgs, KernelContext, KernelEntry, KernelFn, Namespace, ALIAS_PROOFS};
 use crate::memory::Arena;
 use crate::program::{OperatorName, Vector};
-use crate::registry::resolve;
+use crate::registry::{resolve, CallDtypes};
 use crate::value::{Value, NONE_INDEX};
 
-/// The operators a run can consist of: their indices in the method's operator table.
+/// An operator a run can consist of: its index in the method's operator table, and the
+/// function of et-ops' kernel for it (a call served by another kernel is not fused).
+#[derive(Clone, Copy)]
+struct Role {
+    op: u32,
+    function: KernelFn,
+}
+
+impl Role {
+    fn of(&self, call: &Call<'_>) -> bool {
+        call.op == self.op && core::ptr::fn_addr_eq(call.function, self.function)
+    }
+}
+
+/// The operators a run can consist of, and the fused kernels found so far (resolution
+/// scans the registry: once per fused operator and call dtypes, not once per run).
 struct Operators {
-    convolution: u32,
-    batch_norm: u32,
-    hardtanh: Option<u32>,
-    relu: Option<u32>,
+    convolution: Role,
+    batch_norm: Role,
+    hardtanh: Option<Role>,
+    relu: Option<Role>,
+    fused: [Option<(CallDtypes, Option<&'static KernelEntry>)>; 3],
 }
 
 /// The activation that ends a run, with its arguments.
@@ -137,7 +153,7 @@ impl Builder<'_, '_> {
         chains: &[Chain],
         scratch: &Arena<'_>,
     ) {
-        let Some(ops) = self.fusion_operators() else {
+        let Some(mut ops) = self.fusion_operators() else {
             return;
         };
         // SAFETY: `total` initialized instructions, ours alone (caller).
@@ -155,7 +171,7 @@ impl Builder<'_, '_> {
             let end = (start + chain.len as usize).min(total);
             let mut pc = start;
             while pc + 1 < end {
-                pc += self.fuse_at(instrs, pc, end, &ops, &uses).unwrap_or(1);
+                pc += self.fuse_at(instrs, pc, end, &mut ops, &uses).unwrap_or(1);
             }
         }
         // SAFETY: the caller's promise: the counts were the arena's only allocation, and
@@ -228,20 +244,33 @@ impl Builder<'_, '_> {
         }
     }
 
-    /// The operator table's indices of the operators a run is made of, if the method
-    /// calls a convolution and a batch norm at all.
+    /// The operators a run is made of, if the method calls a convolution and a batch
+    /// norm, and et-ops serves them.
     fn fusion_operators(&self) -> Option<Operators> {
-        let find = |name: &str| {
-            (0..self.meta.num_operators()).find_map(|i| {
+        let role = |name: &str, rest: &str| {
+            let op = (0..self.meta.num_operators()).find_map(|i| {
                 let op = self.meta.operator(i).ok()?;
                 (op.name == name && op.overload == "out").then_some(i as u32)
-            })
+            })?;
+            let function = crate::registry::kernels().iter().find_map(|e| {
+                let n = e.name();
+                // The cheap comparisons first: this scans every registered kernel.
+                let ours = n.namespace() == Namespace::ATEN
+                    && n.rest() == rest
+                    && e.signature.crate_name == "et-ops";
+                ours.then_some(e.function)
+            })?;
+            Some(Role { op, function })
         };
         Some(Operators {
-            convolution: find("aten::convolution")?,
-            batch_norm: find("aten::_native_batch_norm_legit_no_training")?,
-            hardtanh: find("aten::hardtanh"),
-            relu: find("aten::relu"),
+            convolution: role("aten::convolution", "convolution.out")?,
+            batch_norm: role(
+                "aten::_native_batch_norm_legit_no_training",
+                "_native_batch_norm_legit_no_training.out",
+            )?,
+            hardtanh: role("aten::hardtanh", "hardtanh.out"),
+            relu: role("aten::relu", "relu.out"),
+            fused: [None; 3],
         })
     }
 
@@ -252,12 +281,11 @@ impl Builder<'_, '_> {
         instrs: &mut [Instr],
         pc: usize,
         end: usize,
-        ops: &Operators,
+        ops: &mut Operators,
         uses: &Uses<'_>,
     ) -> Option<usize> {
         let conv = Call::of(instrs.get(pc)?)?;
-        if conv.op != ops.convolution || et_ops_aten(conv.function, &["convolution.out"]).is_none()
-        {
+        if !ops.convolution.of(&conv) {
             return None;
         }
         let &[input, weight, bias, stride, padding, dilation, transposed, output_padding, groups, conv_out, ..] =
@@ -266,9 +294,7 @@ impl Builder<'_, '_> {
             return None;
         };
         let bn = Call::of(instrs.get(pc + 1)?)?;
-        if bn.op != ops.batch_norm
-            || et_ops_aten(bn.function, &["_native_batch_norm_legit_no_training.out"]).is_none()
-        {
+        if !ops.batch_norm.of(&bn) {
             return None;
         }
         let &[bn_input, bn_weight, bn_bias, mean, var, _momentum, eps, bn_out, save_mean, save_invstd, ..] =
@@ -331,8 +357,8 @@ impl Builder<'_, '_> {
         // With the activation if it may be absorbed, else (or if its out overlaps an
         // input: see `fused_call`) without.
         let (fused, run) = activation
-            .and_then(|a| Some((self.fused_call(conv.op, &head, Some(a), bn_out)?, 3)))
-            .or_else(|| Some((self.fused_call(conv.op, &head, None, bn_out)?, 2)))?;
+            .and_then(|a| Some((self.fused_call(ops, conv.op, &head, Some(a), bn_out)?, 3)))
+            .or_else(|| Some((self.fused_call(ops, conv.op, &head, None, bn_out)?, 2)))?;
         instrs[pc] = fused;
         for absorbed in &mut instrs[pc + 1..pc + run] {
             if let Instr::Kernel { function, .. } = absorbed {
@@ -351,28 +377,37 @@ impl Builder<'_, '_> {
     /// or method memory is full.
     fn fused_call(
         &self,
+        ops: &mut Operators,
         op: u32,
         head: &[u32; 14],
         activation: Option<Activation>,
         bn_out: u32,
     ) -> Option<Instr> {
-        let (name, tail): (&str, &[u32]) = match activation {
-            None => ("etch::convolution_batch_norm", &[bn_out]),
+        let (name, tail, slot): (&str, &[u32], usize) = match activation {
+            None => ("etch::convolution_batch_norm", &[bn_out], 0),
             Some(Activation::Hardtanh { min, max, out }) => {
-                ("etch::convolution_batch_norm_hardtanh", &[min, max, out])
+                ("etch::convolution_batch_norm_hardtanh", &[min, max, out], 1)
             }
-            Some(Activation::Relu { out }) => ("etch::convolution_batch_norm_relu", &[out]),
+            Some(Activation::Relu { out }) => ("etch::convolution_batch_norm_relu", &[out], 2),
         };
         let mut args = [0u32; MAX_FUSED_ARGS];
         let len = head.len() + tail.len();
         args[..head.len()].copy_from_slice(head);
         args[head.len()..len].copy_from_slice(tail);
         let args = &args[..len];
-        let operator = OperatorName {
-            name,
-            overload: "out",
-        };
-        let entry = resolve(&operator, self.call_dtypes(args))?;
+        let dtypes = self.call_dtypes(args);
+        let entry = match ops.fused[slot] {
+            Some((known, entry)) if known == dtypes => entry,
+            _ => {
+                let operator = OperatorName {
+                    name,
+                    overload: "out",
+                };
+                let entry = resolve(&operator, dtypes);
+                ops.fused[slot] = Some((dtypes, entry));
+                entry
+            }
+        }?;
         let values = args.iter().map(|&a| {
             // SAFETY: every index came from decoded calls' range-checked arguments; the
             // value table is built and lives for the method's lifetime.
@@ -406,14 +441,12 @@ impl Builder<'_, '_> {
         input: u32,
     ) -> Option<(Activation, &'i [u32])> {
         let call = Call::of(instr)?;
-        let (activation, out, first) = if Some(call.op) == ops.hardtanh {
-            et_ops_aten(call.function, &["hardtanh.out"])?;
+        let (activation, out, first) = if ops.hardtanh.is_some_and(|r| r.of(&call)) {
             let &[first, min, max, out, ..] = call.args else {
                 return None;
             };
             (Activation::Hardtanh { min, max, out }, out, first)
-        } else if Some(call.op) == ops.relu {
-            et_ops_aten(call.function, &["relu.out"])?;
+        } else if ops.relu.is_some_and(|r| r.of(&call)) {
             let &[first, out, ..] = call.args else {
                 return None;
             };

@@ -1,5 +1,6 @@
 //! The blocked driver and the write-back of computed tiles into C.
 
+use super::epilogue::TileMap;
 use super::{pack_a, pack_b, Blocking, Epilogue, Mat, MatMut};
 
 /// The blocked driver, generic over the tile shape and micro-kernel; inlined into each
@@ -44,7 +45,8 @@ pub(super) fn blocked<const MR: usize, const NR: usize>(
                 &[]
             };
             // The first k-block applies beta; later ones accumulate. The last one's tiles
-            // are final: the epilogue runs on each right after it is stored.
+            // are final: the epilogue maps each as it is stored (full tiles in the
+            // micro-kernel's registers, edge tiles right after the scratch tile's merge).
             let (beta_eff, first) = if pc == 0 { (beta, true) } else { (1.0, false) };
             let finish = epilogue.filter(|_| pc + kc == k);
             let mut ic = 0;
@@ -69,7 +71,7 @@ pub(super) fn blocked<const MR: usize, const NR: usize>(
                         let off = (ic + i0) * c.rs + (jc + j0) * c.cs;
                         if mr == MR && nr == NR && c.cs == 1 {
                             // A full tile of row-contiguous C: the kernel merges it
-                            // straight from its registers.
+                            // straight from its registers, and maps it there if final.
                             let beta = if first { beta_eff } else { 1.0 };
                             let dst = cdata.get_mut(off..).unwrap_or_default();
                             ukr(
@@ -83,6 +85,7 @@ pub(super) fn blocked<const MR: usize, const NR: usize>(
                                     rs: c.rs,
                                     alpha,
                                     beta,
+                                    map: finish.as_ref().and_then(|e| e.tile_map(ic + i0)),
                                 },
                             );
                         } else {
@@ -90,9 +93,9 @@ pub(super) fn blocked<const MR: usize, const NR: usize>(
                             store_tile(
                                 &tile, cdata, off, c.rs, c.cs, mr, nr, alpha, beta_eff, first,
                             );
-                        }
-                        if let Some(e) = &finish {
-                            e.apply_tile(cdata, off, c.rs, c.cs, ic + i0, mr, nr);
+                            if let Some(e) = &finish {
+                                e.apply_tile(cdata, off, c.rs, c.cs, ic + i0, mr, nr);
+                            }
                         }
                     }
                 }
@@ -162,12 +165,14 @@ pub(super) enum Out<'t, const MR: usize, const NR: usize> {
     Tile(&'t mut [[f32; NR]; MR]),
     /// Straight into a full tile of C whose rows are contiguous: row `i` is
     /// `c[i * rs..i * rs + NR]`, and `C = alpha * T + beta * C` (`beta == 0`: C is not
-    /// read).
+    /// read), then mapped by `map` if any (the final k-block of a product with an
+    /// epilogue).
     C {
         c: &'t mut [f32],
         rs: usize,
         alpha: f32,
         beta: f32,
+        map: Option<TileMap<'t, MR>>,
     },
 }
 
@@ -179,6 +184,7 @@ pub(super) fn merge_full<const MR: usize, const NR: usize>(
     rs: usize,
     alpha: f32,
     beta: f32,
+    map: Option<TileMap<'_, MR>>,
 ) {
     for (i, trow) in t.iter().enumerate() {
         let Some(row) = c.get_mut(i * rs..i * rs + NR) else {
@@ -191,6 +197,11 @@ pub(super) fn merge_full<const MR: usize, const NR: usize>(
         } else {
             for (d, &v) in row.iter_mut().zip(trow) {
                 *d = alpha * v + beta * *d;
+            }
+        }
+        if let Some(m) = &map {
+            for d in row {
+                *d = m.one(i, *d);
             }
         }
     }

@@ -46,6 +46,10 @@ impl NoEpilogue<'_> {
         match self.never {}
     }
 
+    pub(crate) fn apply_from(&self, _: usize, _: &[f32], _: &mut [f32]) {
+        match self.never {}
+    }
+
     #[allow(clippy::too_many_arguments, reason = "as `RowEpilogue::apply_tile`")]
     pub(super) fn apply_tile(
         &self,
@@ -61,6 +65,69 @@ impl NoEpilogue<'_> {
     }
 
     pub(super) fn apply_all(&self, _: &mut MatMut<'_, f32>) {
+        match self.never {}
+    }
+}
+
+/// The epilogue of one full `MR`-row tile, for a micro-kernel to apply in its registers
+/// as it stores the tile: each row's scale and shift, and the bounds.
+#[cfg(feature = "fusion")]
+#[derive(Clone, Copy)]
+pub(super) struct TileMap<'e, const MR: usize> {
+    scale: &'e [f32; MR],
+    shift: &'e [f32; MR],
+    lo: f32,
+    hi: f32,
+}
+
+#[cfg(feature = "fusion")]
+impl<const MR: usize> TileMap<'_, MR> {
+    /// Row `i`'s scale and shift.
+    #[inline(always)]
+    pub(super) fn row(&self, i: usize) -> (f32, f32) {
+        (self.scale[i % MR], self.shift[i % MR])
+    }
+
+    /// The clamp's bounds.
+    #[inline(always)]
+    pub(super) fn bounds(&self) -> (f32, f32) {
+        (self.lo, self.hi)
+    }
+
+    /// Row `i`'s map of one value, as [`RowEpilogue`] maps it.
+    #[inline(always)]
+    pub(super) fn one(&self, i: usize, v: f32) -> f32 {
+        let (s, t) = self.row(i);
+        RowEpilogue::one(v, s, t, self.lo, self.hi)
+    }
+}
+
+/// A tile map that cannot exist (builds without the `fusion` feature).
+#[cfg(not(feature = "fusion"))]
+#[derive(Clone, Copy)]
+pub(super) struct TileMap<'e, const MR: usize> {
+    never: Never,
+    _rows: core::marker::PhantomData<&'e [f32; MR]>,
+}
+
+#[cfg(not(feature = "fusion"))]
+impl<const MR: usize> TileMap<'_, MR> {
+    pub(super) fn row(&self, _: usize) -> (f32, f32) {
+        match self.never {}
+    }
+
+    pub(super) fn bounds(&self) -> (f32, f32) {
+        match self.never {}
+    }
+
+    pub(super) fn one(&self, _: usize, _: f32) -> f32 {
+        match self.never {}
+    }
+}
+
+#[cfg(not(feature = "fusion"))]
+impl NoEpilogue<'_> {
+    pub(super) fn tile_map<const MR: usize>(&self, _: usize) -> Option<TileMap<'_, MR>> {
         match self.never {}
     }
 }
@@ -114,14 +181,27 @@ impl<'e> RowEpilogue<'e> {
         }
     }
 
+    /// Row `r`'s map of one value (`lo`, `hi`: the bounds, passed in so that callers' loops
+    /// keep them in registers).
     #[inline(always)]
-    fn one(&self, v: f32, s: f32, t: f32) -> f32 {
+    pub(super) fn one(v: f32, s: f32, t: f32, lo: f32, hi: f32) -> f32 {
         let v = v * s + t;
-        let v = if self.lo > v { self.lo } else { v };
-        if v > self.hi {
-            self.hi
+        // `lo > v` and `v > hi` are false for NaN, which stays (`maxps`/`minps` order).
+        let v = if lo > v { lo } else { v };
+        if v > hi {
+            hi
         } else {
             v
+        }
+    }
+
+    /// Writes row `r`'s map of `src` into `dst` (the shorter's length).
+    #[inline(always)]
+    pub(crate) fn apply_from(&self, r: usize, src: &[f32], dst: &mut [f32]) {
+        let (s, t) = self.row_map(r);
+        let (lo, hi) = (self.lo, self.hi);
+        for (d, &v) in dst.iter_mut().zip(src) {
+            *d = Self::one(v, s, t, lo, hi);
         }
     }
 
@@ -129,8 +209,9 @@ impl<'e> RowEpilogue<'e> {
     #[inline(always)]
     pub fn apply(&self, r: usize, values: &mut [f32]) {
         let (s, t) = self.row_map(r);
-        for v in values {
-            *v = self.one(*v, s, t);
+        let (lo, hi) = (self.lo, self.hi);
+        for v in values.iter_mut() {
+            *v = Self::one(*v, s, t, lo, hi);
         }
     }
 
@@ -159,11 +240,24 @@ impl<'e> RowEpilogue<'e> {
                 let (s, t) = self.row_map(r0 + i);
                 for j in 0..cols {
                     if let Some(v) = c.get_mut(base + j * cs) {
-                        *v = self.one(*v, s, t);
+                        *v = Self::one(*v, s, t, self.lo, self.hi);
                     }
                 }
             }
         }
+    }
+
+    /// The map of the `MR` rows from `r0`, for a full tile (`None` if the epilogue has
+    /// fewer rows: callers check the row count first).
+    #[inline(always)]
+    pub(super) fn tile_map<const MR: usize>(&self, r0: usize) -> Option<TileMap<'_, MR>> {
+        let rows = |v: &'e [f32]| v.get(r0..)?.first_chunk::<MR>();
+        Some(TileMap {
+            scale: rows(self.scale)?,
+            shift: rows(self.shift)?,
+            lo: self.lo,
+            hi: self.hi,
+        })
     }
 
     /// Applies the map to all of `c`.

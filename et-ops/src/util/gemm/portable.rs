@@ -26,6 +26,12 @@ pub(super) fn ukr_portable<const MR: usize, const NR: usize>(
     }
     match out {
         Out::Tile(dst) => *dst = t,
-        Out::C { c, rs, alpha, beta } => merge_full(&t, c, rs, alpha, beta),
+        Out::C {
+            c,
+            rs,
+            alpha,
+            beta,
+            map,
+        } => merge_full(&t, c, rs, alpha, beta, map),
     }
 }

@@ -182,8 +182,13 @@ fn ukr_y<const ME: usize, const NV: usize>(
             rs,
             alpha,
             beta,
+            map,
         } => {
             let (va, vb) = (_mm256_set1_ps(alpha), _mm256_set1_ps(beta));
+            let bounds = map.map(|m| {
+                let (lo, hi) = m.bounds();
+                (_mm256_set1_ps(lo), _mm256_set1_ps(hi))
+            });
             for (i, acc) in c.iter().enumerate() {
                 let Some(row) = dst
                     .get_mut(i * rs..i * rs + X_NR)
@@ -191,10 +196,23 @@ fn ukr_y<const ME: usize, const NV: usize>(
                 else {
                     return;
                 };
+                let row_map = map.map(|m| {
+                    let (s, t) = m.row(i);
+                    (_mm256_set1_ps(s), _mm256_set1_ps(t))
+                });
                 for (v, &x) in acc.iter().enumerate() {
                     let mut r = _mm256_mul_ps(va, x);
                     if beta != 0.0 {
                         r = _mm256_fmadd_ps(vb, load8(row, v), r);
+                    }
+                    // The epilogue in registers: `r * s + t` (two roundings, as the batch
+                    // norm kernel computes it), then `max(lo, r)` and `min(hi, r)`, whose
+                    // operand order keeps a NaN `r` (`RowEpilogue::one`).
+                    if let (Some((s, t)), Some((lo, hi))) = (row_map, bounds) {
+                        r = _mm256_min_ps(
+                            hi,
+                            _mm256_max_ps(lo, _mm256_add_ps(_mm256_mul_ps(r, s), t)),
+                        );
                     }
                     store8(row, v, r);
                 }
@@ -240,8 +258,13 @@ fn ukr_z<const ME: usize, const NV: usize>(
             rs,
             alpha,
             beta,
+            map,
         } => {
             let (va, vb) = (_mm512_set1_ps(alpha), _mm512_set1_ps(beta));
+            let bounds = map.map(|m| {
+                let (lo, hi) = m.bounds();
+                (_mm512_set1_ps(lo), _mm512_set1_ps(hi))
+            });
             for (i, acc) in c.iter().enumerate() {
                 let Some(row) = dst
                     .get_mut(i * rs..i * rs + Z_NR)
@@ -249,10 +272,23 @@ fn ukr_z<const ME: usize, const NV: usize>(
                 else {
                     return;
                 };
+                let row_map = map.map(|m| {
+                    let (s, t) = m.row(i);
+                    (_mm512_set1_ps(s), _mm512_set1_ps(t))
+                });
                 for (v, &x) in acc.iter().enumerate() {
                     let mut r = _mm512_mul_ps(va, x);
                     if beta != 0.0 {
                         r = _mm512_fmadd_ps(vb, load16(row, v), r);
+                    }
+                    // The epilogue in registers: `r * s + t` (two roundings, as the batch
+                    // norm kernel computes it), then `max(lo, r)` and `min(hi, r)`, whose
+                    // operand order keeps a NaN `r` (`RowEpilogue::one`).
+                    if let (Some((s, t)), Some((lo, hi))) = (row_map, bounds) {
+                        r = _mm512_min_ps(
+                            hi,
+                            _mm512_max_ps(lo, _mm512_add_ps(_mm512_mul_ps(r, s), t)),
+                        );
                     }
                     store16(row, v, r);
                 }
