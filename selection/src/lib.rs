@@ -2,6 +2,7 @@
 #![deny(missing_docs)]
 
 mod error;
+mod fused;
 mod key;
 mod name;
 mod program;
@@ -261,6 +262,10 @@ impl Selection {
     /// (`aten::add`) with `include_all_overloads` does. An operator that only has
     /// `et_kernel_metadata` is selected too (ExecuTorch's codegen would require both,
     /// which every file its tools write has).
+    ///
+    /// An operator etch's load-time fusion writes (`etch::convolution_batch_norm.out`
+    /// and its `_hardtanh`/`_relu` forms) that the selection does not name is selected
+    /// when every operator it replaces is selected for float32.
     pub fn allows_op(&self, op: &str) -> bool {
         if self.include_all_operators {
             return true;
@@ -273,7 +278,11 @@ impl Selection {
                 return info.is_root_operator;
             }
         }
-        self.et_kernel_metadata.contains_key(op)
+        if self.et_kernel_metadata.contains_key(op) {
+            return true;
+        }
+        fused::replaced_by(op)
+            .is_some_and(|parts| parts.iter().all(|p| self.allows(p, ScalarType::Float)))
     }
 
     /// The dtypes of `op` the build needs, sorted by number, or `None` for every dtype.

@@ -588,3 +588,27 @@ fn delegated_program_errors_name_the_delegate() {
         .to_string();
     assert!(err.contains("delegate 0 (XnnpackBackend)"), "{err}");
 }
+
+/// The fused operators load-time fusion writes are selected exactly when every operator
+/// they replace is, for float32: a selective build made from a program keeps its fusion.
+#[test]
+fn fused_operators_follow_the_operators_they_replace() {
+    let conv_bn = "aten::convolution.out, aten::_native_batch_norm_legit_no_training.out";
+    let sel = Selection::from_op_list(&format!("{conv_bn}, aten::hardtanh.out")).unwrap();
+    assert!(sel.allows_op("etch::convolution_batch_norm.out"));
+    assert!(sel.allows(
+        "etch::convolution_batch_norm_hardtanh.out",
+        ScalarType::Float
+    ));
+    assert!(!sel.allows_op("etch::convolution_batch_norm_relu.out"));
+    assert!(!sel.allows_op("etch::something_else.out"));
+
+    let only_conv = Selection::from_op_list("aten::convolution.out").unwrap();
+    assert!(!only_conv.allows_op("etch::convolution_batch_norm.out"));
+
+    // The batch norm selected for float64 only: the float32 fused kernel is not needed.
+    let yaml = "operators:\n  aten::convolution.out:\n    is_root_operator: true\n    is_used_for_training: false\n    include_all_overloads: false\n  aten::_native_batch_norm_legit_no_training.out:\n    is_root_operator: true\n    is_used_for_training: false\n    include_all_overloads: false\net_kernel_metadata:\n  aten::_native_batch_norm_legit_no_training.out:\n    - v1/7;0,1,2,3|7;0|7;0|7;0|7;0|7;0,1,2,3|7;0|7;0\n";
+    let f64_bn = Selection::parse_yaml(yaml).unwrap();
+    assert!(f64_bn.allows_op("aten::_native_batch_norm_legit_no_training.out"));
+    assert!(!f64_bn.allows_op("etch::convolution_batch_norm.out"));
+}
