@@ -11,7 +11,7 @@
 //! were a sixth of its execute.
 //!
 //! The values are the separate kernels': the convolution's sums and bias, then the batch
-//! norm folded as its own kernel folds it ([`fold`]: `x * alpha + beta`, not one FMA),
+//! norm folded as its own kernel folds it (`batch_norm::fold`: `x * alpha + beta`, not one FMA),
 //! then the clamp with `hardtanh`'s and `relu`'s comparisons. Only where they are
 //! applied changes: to each tile of the output as it is stored, while it is in L1.
 //!
