@@ -607,7 +607,20 @@ fn fused_operators_follow_the_operators_they_replace() {
     assert!(!only_conv.allows_op("etch::convolution_batch_norm.out"));
 
     // The batch norm selected for float64 only: the float32 fused kernel is not needed.
-    let yaml = "operators:\n  aten::convolution.out:\n    is_root_operator: true\n    is_used_for_training: false\n    include_all_overloads: false\n  aten::_native_batch_norm_legit_no_training.out:\n    is_root_operator: true\n    is_used_for_training: false\n    include_all_overloads: false\net_kernel_metadata:\n  aten::_native_batch_norm_legit_no_training.out:\n    - v1/7;0,1,2,3|7;0|7;0|7;0|7;0|7;0,1,2,3|7;0|7;0\n";
+    let yaml = "\
+operators:
+  aten::convolution.out:
+    is_root_operator: true
+    is_used_for_training: false
+    include_all_overloads: false
+  aten::_native_batch_norm_legit_no_training.out:
+    is_root_operator: true
+    is_used_for_training: false
+    include_all_overloads: false
+et_kernel_metadata:
+  aten::_native_batch_norm_legit_no_training.out:
+    - v1/7;0,1,2,3|7;0|7;0|7;0|7;0|7;0,1,2,3|7;0|7;0
+";
     let f64_bn = Selection::parse_yaml(yaml).unwrap();
     assert!(f64_bn.allows_op("aten::_native_batch_norm_legit_no_training.out"));
     assert!(!f64_bn.allows_op("etch::convolution_batch_norm.out"));
