@@ -274,10 +274,18 @@ impl Profile {
 }
 
 /// `aten::convolution.out` for a KernelCall, `DelegateCall XnnpackBackend` for a
-/// DelegateCall.
+/// DelegateCall. A call that load-time rewrites changed says so, without spaces (tools
+/// split the table's rows on whitespace): `aten::convolution.out[etch::...]` when it runs
+/// a fused kernel, `aten::hardtanh.out[no-op]` when it runs nothing since load (absorbed
+/// into a fused call, or a permute become a view of its constant).
 fn instruction_name(method: &Method<'_>, r: &ProfileRecord) -> String {
     if let Some(op) = method.instruction_operator(r.chain, r.instruction) {
-        return op.to_string();
+        let op = op.to_string();
+        return match method.instruction_kernel(r.chain, r.instruction) {
+            None => format!("{op}[no-op]"),
+            Some(k) if k.name().to_string() != op => format!("{op}[{}]", k.name()),
+            Some(_) => op,
+        };
     }
     match method.instruction_backend(r.chain, r.instruction) {
         Some(backend) => format!("DelegateCall {backend}"),
