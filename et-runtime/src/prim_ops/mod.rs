@@ -35,9 +35,14 @@ macro_rules! prim {
 use prim;
 
 /// The signatures prim ops share (one static each, however many entries use it).
+///
+/// Every scalar result is declared `Scalar`, whether the op writes an int, a double or a
+/// bool: the declared return kind only matters to the load-time check when it is
+/// `Outs`, so one signature per parameter list serves every op that takes those
+/// parameters (each signature is 32 bytes of every binary).
 macro_rules! signatures {
-    ($($sig:ident: [$($kind:ident),*] -> $ret:ident;)*) => {$(
-        static $sig: crate::kernel::KernelSignature = crate::kernel::KernelSignature {
+    ($($vis:vis $sig:ident: [$($kind:ident),*] -> $ret:ident;)*) => {$(
+        $vis static $sig: crate::kernel::KernelSignature = crate::kernel::KernelSignature {
             args: &[$(crate::kernel::ArgKind::$kind),*],
             returns: crate::kernel::ReturnKind::$ret,
             crate_name: crate::kernel::CrateName(&"et-runtime"),

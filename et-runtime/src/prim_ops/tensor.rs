@@ -8,7 +8,6 @@ use crate::tensor::MAX_DIM;
 use et_schema::scalar_type::ScalarType;
 
 signatures! {
-    TENSOR_TO_SCALAR: [Tensor] -> Scalar;
     VIEW: [Tensor, IntList, TensorMut] -> Outs;
     COPY_INDEX: [TensorMut, Tensor, Int] -> Outs;
 }
@@ -80,7 +79,7 @@ pub(super) fn f16_to_f64(h: u16) -> f64 {
 prim!(
     LOCAL_SCALAR_DENSE,
     aten::"_local_scalar_dense",
-    &TENSOR_TO_SCALAR,
+    &super::thunks::TENSOR,
     local_scalar_dense
 );
 
