@@ -22,14 +22,18 @@ macro_rules! prim {
     ($id:ident, $namespace:ident :: $rest:literal, $sig:expr, $f:path) => {
         #[linkme::distributed_slice(crate::__private::KERNELS)]
         #[linkme(crate = linkme)]
-        pub(crate) static $id: crate::kernel::KernelEntry =
-            crate::kernel::KernelEntry::in_namespace(
-                crate::kernel::Namespace::named(stringify!($namespace)),
-                $rest,
-                crate::kernel::DtypeKey::FALLBACK,
-                $f,
-                $sig,
-            );
+        pub(crate) static $id: crate::kernel::KernelEntry = crate::kernel::KernelEntry::new(
+            {
+                static KEY: crate::kernel::EntryKey<{ $rest.len() }> = crate::kernel::EntryKey::new(
+                    crate::kernel::Namespace::named(stringify!($namespace)),
+                    $rest,
+                    crate::kernel::DtypeKey::FALLBACK,
+                );
+                &KEY
+            },
+            $f,
+            $sig,
+        );
     };
 }
 use prim;
