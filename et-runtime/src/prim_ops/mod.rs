@@ -3,9 +3,10 @@
 //! `et_copy_index`. They live in the same registry slice as library kernels.
 //!
 //! Size matters more than anything here, since every binary carries all of them: the
-//! scalar ops share one interpreter (`interpreter`) and each registered function is a
-//! two-instruction thunk naming its operation (`thunks`), so argument unboxing and result
-//! boxing exist once. The tensor prim ops are ordinary kernels (`tensor`).
+//! ops with a scalar result (`_local_scalar_dense` too) share one interpreter
+//! (`interpreter`) and each registered function is a two-instruction thunk naming its
+//! operation (`thunks`), so argument unboxing and result boxing exist once. `et_view` and
+//! `et_copy_index` are ordinary kernels (`tensor`).
 
 mod interpreter;
 mod tensor;

@@ -1,4 +1,5 @@
-//! The prim ops on tensors: `_local_scalar_dense`, `et_view` and `et_copy_index`.
+//! The prim ops on tensors: `et_view`, `et_copy_index`, and the element reading of
+//! `_local_scalar_dense` (which the scalar interpreter runs).
 
 use super::{prim, signatures};
 use core::mem::MaybeUninit;
@@ -6,6 +7,7 @@ use core::mem::MaybeUninit;
 use crate::error::{Error, KernelError, KernelResult};
 use crate::kernel::{KernelArgs, KernelContext};
 use crate::scalar::Scalar;
+use crate::tensor::Tensor;
 use crate::tensor::MAX_DIM;
 use et_schema::scalar_type::ScalarType;
 
@@ -14,9 +16,10 @@ signatures! {
     COPY_INDEX: [TensorMut, Tensor, Int] -> Outs;
 }
 
-/// `_local_scalar_dense(self)`: the one element of a tensor as a scalar.
-fn local_scalar_dense(_: &KernelContext<'_>, args: &KernelArgs<'_>) -> KernelResult {
-    let t = args.tensor(0)?;
+/// `_local_scalar_dense(self)`: the one element of tensor `t` as a scalar (run by the
+/// scalar interpreter, which unboxes `t` and boxes the result).
+#[inline(always)]
+pub(super) fn local_scalar(t: &Tensor) -> KernelResult<Scalar> {
     if t.numel() != 1 {
         return Err(KernelError::invalid(
             "_local_scalar_dense needs a one-element tensor",
@@ -41,7 +44,7 @@ fn local_scalar_dense(_: &KernelContext<'_>, args: &KernelArgs<'_>) -> KernelRes
     };
     // Ranges of the dtype code rather than an arm per dtype (a `match` compiles to a
     // jump table of 8-byte words in a non-PIE build).
-    let v = if dtype == ScalarType::Bool {
+    Ok(if dtype == ScalarType::Bool {
         Scalar::Bool(raw != 0)
     } else if code <= ScalarType::Long as u8 {
         Scalar::Int(((raw << unused_bits) as i64) >> unused_bits)
@@ -55,8 +58,7 @@ fn local_scalar_dense(_: &KernelContext<'_>, args: &KernelArgs<'_>) -> KernelRes
         return Err(KernelError::unsupported(
             "_local_scalar_dense: unsupported dtype",
         ));
-    };
-    args.set_return_scalar(v)
+    })
 }
 
 /// The value of the IEEE half-precision number with bits `h`, exactly (NaN stays NaN).
@@ -77,13 +79,6 @@ pub(super) fn f16_to_f64(h: u16) -> f64 {
         f64::from_bits(bits) * SCALE
     }
 }
-
-prim!(
-    LOCAL_SCALAR_DENSE,
-    aten::"_local_scalar_dense",
-    &super::thunks::TENSOR,
-    local_scalar_dense
-);
 
 /// `et_view(self, size, out)`: `out` becomes a view of `self`'s data with new sizes
 /// (one may be -1 and is inferred).

@@ -10,7 +10,7 @@ use crate::kernel::{KernelArgs, KernelContext};
 // writes an int, a double or a bool (see `signatures!`).
 signatures! {
     TENSOR_INT: [Tensor, Int] -> Scalar;
-    pub(super) TENSOR: [Tensor] -> Scalar;
+    TENSOR: [Tensor] -> Scalar;
     SCALARS: [Scalar, Scalar] -> Scalar;
     INTS: [Int, Int] -> Scalar;
     SCALAR: [Scalar] -> Scalar;
@@ -32,6 +32,7 @@ macro_rules! scalar_prims {
 scalar_prims! {
     SYM_SIZE, sym_size, aten::"sym_size.int", TENSOR_INT, SymSize;
     SYM_NUMEL, sym_numel, aten::"sym_numel", TENSOR, SymNumel;
+    LOCAL_SCALAR_DENSE, local_scalar_dense, aten::"_local_scalar_dense", TENSOR, LocalScalarDense;
     ADD_SCALAR, add_scalar, executorch_prim::"add.Scalar", SCALARS, Add;
     SUB_SCALAR, sub_scalar, executorch_prim::"sub.Scalar", SCALARS, Sub;
     MUL_SCALAR, mul_scalar, executorch_prim::"mul.Scalar", SCALARS, Mul;
