@@ -77,15 +77,13 @@ pub(super) fn scalar_prim(op: Op, args: &KernelArgs<'_>) -> KernelResult {
         }
     } else {
         let a = args.scalar(0)?;
-        // The second operand: the picked branch for `sym_ite`, none for unary ops.
-        let second = match op {
-            SymIte => Some(if a.to_bool() { 1 } else { 2 }),
-            Neg | SymFloat | SymInt | SymNot | Ceil | Round | Trunc => None,
-            _ => Some(1),
-        };
-        let b = match second {
-            Some(i) => args.scalar(i)?,
-            None => a,
+        // The second operand: the picked branch for `sym_ite`, none for unary ops. Which
+        // ops are unary the value count tells: the load-time signature check fixed it at
+        // the parameters and the return slot (two values for a unary op).
+        let b = if args.len() > 2 {
+            args.scalar(if op == SymIte && !a.to_bool() { 2 } else { 1 })?
+        } else {
+            a
         };
         // `sym_ite`'s result is the picked branch as it is: returned here, `compute`
         // never hands back an operand (doing so cost a byte-wise copy of it).
