@@ -4,7 +4,7 @@
 
 use core::cmp::Ordering;
 
-use crate::error::{Error, KernelError, KernelResult};
+use crate::error::{KernelError, KernelResult};
 use crate::kernel::KernelArgs;
 use crate::scalar::Scalar;
 
@@ -29,9 +29,6 @@ pub(super) enum Op {
     Le,
     // True division (a double).
     TrueDiv,
-    // Binary on ints.
-    FloorDivInt,
-    ModInt,
     // Unary on a scalar.
     Neg,
     SymFloat,
@@ -92,7 +89,7 @@ pub(super) fn scalar_prim(op: Op, args: &KernelArgs<'_>) -> KernelResult {
         } else {
             match compute(op, a, b) {
                 Some(r) => r,
-                None => return Err(failure(op, a, b)),
+                None => return Err(failure(op)),
             }
         }
     };
@@ -137,14 +134,10 @@ fn compute(op: Op, a: Scalar, b: Scalar) -> Option<Scalar> {
         }
     };
     let k = op as usize;
-    // Integer floor division and modulo, for FloorDiv and Mod on integral operands and
-    // for FloorDivInt and ModInt, which take ints alone: one copy of `int_div`.
-    let int_only = matches!(op, FloorDivInt | ModInt);
-    if int_only && !matches!((a, b), (Int(_), Int(_))) {
-        return None;
-    }
-    if int_only || (integral && matches!(op, FloorDiv | Mod)) {
-        return Some(Int(int_div(matches!(op, Mod | ModInt), i, j)?));
+    // Integer floor division and modulo, for FloorDiv and Mod on integral operands
+    // (`floordiv.int` and `mod.int` among them): one copy of `int_div`.
+    if integral && matches!(op, FloorDiv | Mod) {
+        return Some(Int(int_div(op == Mod, i, j)?));
     }
     let ord = if integral {
         Some(i.cmp(&j))
@@ -239,17 +232,11 @@ fn integral_value(s: Scalar) -> i64 {
 }
 
 /// Why `compute` failed for these operands.
-fn failure(op: Op, a: Scalar, b: Scalar) -> KernelError {
+fn failure(op: Op) -> KernelError {
     use Op::*;
     match op {
-        FloorDivInt | ModInt if !matches!((a, b), (Scalar::Int(_), Scalar::Int(_))) => {
-            KernelError::new(
-                Error::InvalidProgram,
-                "argument has the wrong type for this kernel",
-            )
-        }
-        Mod | ModInt => KernelError::invalid("integer modulo by zero"),
-        FloorDiv | FloorDivInt => KernelError::invalid("integer division by zero"),
+        Mod => KernelError::invalid("integer modulo by zero"),
+        FloorDiv => KernelError::invalid("integer division by zero"),
         _ => KernelError::invalid("cannot round a non-finite value to an int"),
     }
 }

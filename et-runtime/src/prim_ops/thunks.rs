@@ -41,8 +41,6 @@ scalar_prims! {
     SYM_MAX_SCALAR, sym_max_scalar, executorch_prim::"sym_max.Scalar", SCALARS, Max;
     SYM_MIN_SCALAR, sym_min_scalar, executorch_prim::"sym_min.Scalar", SCALARS, Min;
     TRUEDIV_SCALAR, truediv_scalar, executorch_prim::"truediv.Scalar", SCALARS, TrueDiv;
-    FLOORDIV_INT, floordiv_int, executorch_prim::"floordiv.int", INTS, FloorDivInt;
-    MOD_INT, mod_int_op, executorch_prim::"mod.int", INTS, ModInt;
     EQ_SCALAR, eq_scalar, executorch_prim::"eq.Scalar", SCALARS, Eq;
     GT_SCALAR, gt_scalar, executorch_prim::"gt.Scalar", SCALARS, Gt;
     LT_SCALAR, lt_scalar, executorch_prim::"lt.Scalar", SCALARS, Lt;
@@ -57,3 +55,10 @@ scalar_prims! {
     ROUND_SCALAR, round_scalar, executorch_prim::"round.Scalar", SCALAR, Round;
     TRUNC_SCALAR, trunc_scalar, executorch_prim::"trunc.Scalar", SCALAR, Trunc;
 }
+
+// `floordiv.int` and `mod.int` are `floordiv.Scalar` and `mod.Scalar` on two ints: the
+// same functions serve them. Their signature (`[Int, Int]`) is what keeps other values
+// out: `load_method` (and `call_entry`) refuse a call passing a double or a bool with
+// `InvalidProgram`.
+prim!(FLOORDIV_INT, executorch_prim::"floordiv.int", &INTS, floordiv_scalar);
+prim!(MOD_INT, executorch_prim::"mod.int", &INTS, mod_scalar);
