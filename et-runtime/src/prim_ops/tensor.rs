@@ -171,7 +171,9 @@ fn et_copy_index(_: &KernelContext<'_>, args: &KernelArgs<'_>) -> KernelResult {
             ))
         }
     };
-    if row_shape != from.sizes() {
+    // Element by element: slice `!=` is an out-of-line comparison that calls libc's
+    // `bcmp` (57 bytes more of size_test).
+    if !row_shape.iter().eq(from.sizes()) {
         return Err(KernelError::invalid("et_copy_index: row shape differs"));
     }
     let overflow = KernelError::invalid("et_copy_index: index overflows");
