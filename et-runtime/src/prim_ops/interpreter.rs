@@ -74,11 +74,12 @@ pub(super) fn scalar_prim(op: Op, args: &KernelArgs<'_>) -> KernelResult {
         }
     } else {
         let a = args.scalar(0)?;
-        // The second operand: the picked branch for `sym_ite`, none for unary ops. Which
-        // ops are unary the value count tells: the load-time signature check fixed it at
-        // the parameters and the return slot (two values for a unary op).
+        // The second operand: the picked branch for `sym_ite`, none for unary ops. The
+        // value count tells them apart: the load-time signature check fixed it at the
+        // parameters and the return slot (two values for a unary op, four for `sym_ite`,
+        // the only ternary one).
         let b = if args.len() > 2 {
-            args.scalar(if op == SymIte && !a.to_bool() { 2 } else { 1 })?
+            args.scalar(if args.len() > 3 && !a.to_bool() { 2 } else { 1 })?
         } else {
             a
         };
