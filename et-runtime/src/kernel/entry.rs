@@ -51,9 +51,9 @@ pub struct KernelEntry {
     pub signature: &'static KernelSignature,
 }
 
-// SAFETY: `key` points into a `'static` `EntryKey` (set only by `new`), which is never
-// written and which every thread may read; the other fields are `Sync` and `Send`
-// themselves.
+// SAFETY: `key` points into an `EntryKey` borrowed shared for `'static` (set only by
+// `new`), which nothing writes and every thread may read; the other fields are `Sync` and
+// `Send` themselves.
 unsafe impl Sync for KernelEntry {}
 // SAFETY: as above.
 unsafe impl Send for KernelEntry {}
@@ -151,9 +151,10 @@ impl KernelEntry {
     /// Which calls the entry serves, besides its name.
     #[inline]
     pub fn dtype(&self) -> DtypeKey {
-        // SAFETY: `new` took `key` from a `&'static EntryKey<N>`, which is `repr(C)` and
-        // starts with a `KeyHead`; statics are never written. (Each field is read on
-        // its own: copying the 3-byte head whole took shifts to assemble it.)
+        // SAFETY: `new` took `key` from a `&'static EntryKey<N>` (a shared borrow for the
+        // whole program, so nothing writes it), which is `repr(C)` and starts with a
+        // `KeyHead`. (Each field is read on its own: copying the 3-byte head whole took
+        // shifts to assemble it.)
         unsafe { (*self.key).dtype }
     }
 
@@ -161,10 +162,11 @@ impl KernelEntry {
     /// with `Display`, or take its parts.
     #[inline]
     pub fn name(&self) -> KernelName {
-        // SAFETY: `new` took `key` from a `&'static EntryKey<N>` (whose provenance covers
-        // all of it), which is `repr(C)`: a `KeyHead`, then the `rest_len == N` bytes of
-        // a `str` that `EntryKey::new` copied (both have alignment 1, so no padding comes
-        // between them): valid UTF-8 that lives for the whole program, never written.
+        // SAFETY: `new` took `key` from a `&'static EntryKey<N>` (a shared borrow for the
+        // whole program, whose provenance covers all of it), which is `repr(C)`: a
+        // `KeyHead`, then the `rest_len == N` bytes of a `str` that `EntryKey::new` copied
+        // (both have alignment 1, so no padding comes between them): valid UTF-8 that
+        // nothing writes while the program runs.
         unsafe {
             let rest = core::slice::from_raw_parts(
                 self.key.cast::<u8>().add(size_of::<KeyHead>()),
