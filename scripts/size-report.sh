@@ -13,7 +13,7 @@ cd "$(dirname "$0")/.."
 root=$(pwd)
 out=target/size-report
 mkdir -p "$out"
-ENTRY_BYTES=32 # size_of::<et_runtime::KernelEntry>() on 64-bit targets
+ENTRY_BYTES=24 # size_of::<et_runtime::KernelEntry>() on 64-bit targets
 TARGET=$(rustc -vV | awk '/^host:/ { print $2 }')
 # No unwind tables (panics abort) and a non-PIE executable (no dynamic relocations for
 # the registry's pointers). An explicit --target keeps these flags off build scripts and

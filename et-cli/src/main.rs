@@ -496,7 +496,7 @@ fn check(models: &[PathBuf]) -> Result<(), Failure> {
 }
 
 fn dtype_label(entry: &et_runtime::registry::KernelEntry) -> String {
-    match entry.dtype.dtype() {
+    match entry.dtype().dtype() {
         Some(t) => t.name().to_string(),
         None if entry.signature.dtypes == et_runtime::DtypeSet::ALL => "any".to_string(),
         None => {

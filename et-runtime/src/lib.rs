@@ -67,7 +67,7 @@ pub use tensor::{checked_numel, ShapeDynamism, Tensor, MAX_DIM};
 #[doc(hidden)]
 pub mod __private {
     pub use crate::kernel::{
-        op_hash, ArgKind, CrateName, DtypeKey, KernelArgs, KernelContext, KernelEntry,
+        op_hash, ArgKind, CrateName, DtypeKey, EntryKey, KernelArgs, KernelContext, KernelEntry,
         KernelSignature, Namespace, ReturnKind,
     };
     pub use crate::{DtypeSet, Error, KernelError, KernelResult, ScalarType, Selected};

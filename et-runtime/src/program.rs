@@ -153,6 +153,10 @@ impl<'d> Program<'d> {
         Ok(program)
     }
 
+    /// Out of line: it runs once per load, and inlined into `load_checked` (and through
+    /// it into the caller of `Program::load`) its reads of the constant segment took 32
+    /// bytes more of size_test.
+    #[inline(never)]
     fn load_constant_segment(&mut self) -> Result<(), Error> {
         let Some(cs) = self.root.table(fb::Program::VT_CONSTANT_SEGMENT) else {
             return Ok(());

@@ -17,8 +17,8 @@ use et_schema::scalar_type::{DtypeSet, ScalarType};
 #[cfg(feature = "alloc")]
 pub use crate::kernel::{call_entry, CallArg};
 pub use crate::kernel::{
-    op_hash, ArgKind, CrateName, DtypeKey, KernelEntry, KernelFn, KernelName, KernelSignature,
-    Namespace, ReturnKind,
+    op_hash, ArgKind, CrateName, DtypeKey, EntryKey, KernelEntry, KernelFn, KernelName,
+    KernelSignature, Namespace, ReturnKind,
 };
 
 /// Every kernel linked into this binary, in link order (prim ops included).
@@ -69,12 +69,13 @@ pub(crate) fn resolve(
 ) -> Option<&'static KernelEntry> {
     let mut fallback = None;
     for entry in named(operator.name, operator.overload) {
-        if entry.dtype == DtypeKey::FALLBACK {
+        let dtype = entry.dtype();
+        if dtype == DtypeKey::FALLBACK {
             let covers = entry.signature.dtypes.0 & dtypes.all.0 == dtypes.all.0;
             if covers && fallback.is_none() {
                 fallback = Some(entry);
             }
-        } else if dtypes.common.is_some() && entry.dtype.dtype() == dtypes.common {
+        } else if dtypes.common.is_some() && dtype.dtype() == dtypes.common {
             return Some(entry);
         }
     }
@@ -122,7 +123,7 @@ pub fn duplicates() -> impl Iterator<Item = (&'static KernelEntry, &'static Kern
     all.iter().enumerate().flat_map(move |(i, a)| {
         all[i + 1..]
             .iter()
-            .filter(move |b| a.hash == b.hash && a.dtype == b.dtype && a.name() == b.name())
+            .filter(move |b| a.dtype() == b.dtype() && a.name() == b.name())
             .map(move |b| (a, b))
     })
 }
@@ -184,7 +185,7 @@ mod tests {
     #[test]
     fn entry_hashes_are_the_full_names() {
         for e in kernels() {
-            assert_eq!(e.hash, super::op_hash(&std::format!("{}", e.name())));
+            assert_eq!(e.hash(), super::op_hash(&std::format!("{}", e.name())));
         }
     }
 }

@@ -104,8 +104,8 @@ fn add_f32(
 fn dtype_kernel_is_registered_for_its_dtype_only() {
     let entry = find_kernel("aten::add", "out", Some(ScalarType::Float)).expect("registered");
     assert_eq!(entry.name(), "aten::add.out");
-    assert_eq!(entry.dtype, DtypeKey::of(ScalarType::Float));
-    assert_eq!(entry.hash, et_runtime::registry::op_hash("aten::add.out"));
+    assert_eq!(entry.dtype(), DtypeKey::of(ScalarType::Float));
+    assert_eq!(entry.hash(), et_runtime::registry::op_hash("aten::add.out"));
     assert_eq!(
         entry.signature.args,
         &[
@@ -136,7 +136,7 @@ fn mul<T: Num>(_ctx: &KernelContext<'_>, a: &Tensor, b: &Tensor, out: &mut Tenso
 fn generic_kernel_has_one_entry_per_dtype() {
     for dtype in [ScalarType::Float, ScalarType::Double, ScalarType::Int] {
         let entry = find_kernel("aten::mul", "out", Some(dtype)).expect("registered");
-        assert_eq!(entry.dtype, DtypeKey::of(dtype));
+        assert_eq!(entry.dtype(), DtypeKey::of(dtype));
         assert_eq!(
             entry.signature.args,
             &[ArgKind::Tensor, ArgKind::Tensor, ArgKind::TensorMut]
@@ -183,7 +183,7 @@ fn sub<S: DtypeSelection>(
 fn fallback_kernel_serves_every_dtype() {
     for dtype in [None, Some(ScalarType::Float), Some(ScalarType::Long)] {
         let entry = find_kernel("aten::sub", "out", dtype).expect("registered");
-        assert_eq!(entry.dtype, DtypeKey::FALLBACK);
+        assert_eq!(entry.dtype(), DtypeKey::FALLBACK);
         assert_eq!(entry.signature.dtypes, DtypeSet::ALL);
     }
     let dir = fixtures_dir().join("opcases");
@@ -367,10 +367,10 @@ fn every_dtype_name_maps_to_its_scalar_type() {
     ];
     for dtype in all {
         let entry = find_kernel("etch_test::all_dtypes", "out", Some(dtype)).expect("registered");
-        assert_eq!(entry.dtype.dtype(), Some(dtype));
+        assert_eq!(entry.dtype().dtype(), Some(dtype));
     }
     let entry = find_kernel("etch_test::one_generic", "out", Some(Long)).expect("registered");
-    assert_eq!(entry.dtype, DtypeKey::of(Long));
+    assert_eq!(entry.dtype(), DtypeKey::of(Long));
 }
 
 // --- Duplicate registrations ----------------------------------------------------------
@@ -396,7 +396,7 @@ fn duplicate_registrations_are_detected() {
     let (a, b) = dups[0];
     assert_eq!(a.name(), "etch_test::twice.out");
     assert_eq!(b.name(), "etch_test::twice.out");
-    assert_eq!(a.dtype, DtypeKey::FALLBACK);
+    assert_eq!(a.dtype(), DtypeKey::FALLBACK);
     // Resolution is deterministic: the first entry in link order, every time.
     let first = find_kernel("etch_test::twice", "out", None).expect("registered");
     assert!(core::ptr::eq(first, a));
@@ -454,6 +454,6 @@ fn stacked<S: DtypeSelection>(_: &KernelContext<'_>, _out: &mut Tensor) -> Kerne
 fn one_function_can_serve_two_operators() {
     for op in ["etch_test::stacked_a", "etch_test::stacked_b"] {
         let entry = find_kernel(op, "out", Some(ScalarType::Float)).expect("registered");
-        assert_eq!(entry.dtype, DtypeKey::of(ScalarType::Float));
+        assert_eq!(entry.dtype(), DtypeKey::of(ScalarType::Float));
     }
 }

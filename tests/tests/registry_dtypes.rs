@@ -485,12 +485,12 @@ fn attempt(
 
 /// The dtypes `entry` declares, among the tried ones.
 fn declared(entry: &KernelEntry) -> Vec<ScalarType> {
-    if entry.dtype == DtypeKey::FALLBACK {
+    if entry.dtype() == DtypeKey::FALLBACK {
         let set: DtypeSet = entry.signature.dtypes;
         TRIED.into_iter().filter(|&d| set.contains(d)).collect()
     } else {
         entry
-            .dtype
+            .dtype()
             .dtype()
             .into_iter()
             .filter(|d| TRIED.contains(d))

@@ -62,7 +62,7 @@ fn main() {
         .iter()
         .filter(|e| e.name() == "aten::add.out" || e.name() == "aten::mul.out")
         .map(|e| {
-            let dtype = e.dtype.dtype().map_or("fallback", ScalarType::name);
+            let dtype = e.dtype().dtype().map_or("fallback", ScalarType::name);
             format!("{} {} {:x}", e.name(), dtype, e.signature.dtypes.0)
         })
         .collect();

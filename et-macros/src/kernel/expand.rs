@@ -8,7 +8,7 @@
 //!     }
 //!     static __ET_SIGNATURE: KernelSignature = KernelSignature { .. };
 //!     #[distributed_slice(KERNELS)]
-//!     static __ET_KERNEL_F32: KernelEntry = KernelEntry { .. };
+//!     static __ET_KERNEL_F32: KernelEntry = KernelEntry::new(&EntryKey { .. }, ..);
 //! };
 //! ```
 //!
@@ -117,7 +117,7 @@ fn entries(
     let return_variant = Ident::new(returns.variant(), Span::call_site());
     let selected = quote!(#private::Selected<#union>);
 
-    let (constructor, name) = entry_name(&private, op);
+    let (namespace, rest) = entry_name(&private, op);
     let mut items = TokenStream::new();
     for instance in &instances {
         let suffix = instance.key.map_or("fallback", |d| d.name);
@@ -139,9 +139,12 @@ fn entries(
         items.extend(quote! {
             #[#private::linkme::distributed_slice(#private::KERNELS)]
             #[linkme(crate = #private::linkme)]
-            static #entry: #private::KernelEntry = #private::KernelEntry::#constructor(
-                #name,
-                #dtype_key,
+            static #entry: #private::KernelEntry = #private::KernelEntry::new(
+                {
+                    static KEY: #private::EntryKey<{ #rest.len() }> =
+                        #private::EntryKey::new(#namespace, #rest, #dtype_key);
+                    &KEY
+                },
                 #wrapper,
                 &__ET_SIGNATURE,
             );
@@ -162,11 +165,11 @@ fn entries(
     }
 }
 
-/// The constructor and name arguments of an entry registering `op`: a known namespace
-/// as its id and the rest of the name as the only text (`in_namespace` with
-/// `Namespace::named("aten"), "add.out"`), any other name whole (`new` with
-/// `"mylib::foo.out"`). The other arguments follow the name's.
-fn entry_name(private: &TokenStream, op: &LitStr) -> (Ident, TokenStream) {
+/// The namespace and the rest of the name of an entry registering `op`, as its
+/// `EntryKey` takes them: a known namespace as its id and the rest of the name as the
+/// only text (`Namespace::named("aten")`, `"add.out"`), any other name whole
+/// (`Namespace::OTHER`, `"mylib::foo.out"`).
+fn entry_name(private: &TokenStream, op: &LitStr) -> (TokenStream, LitStr) {
     let full = op.value();
     let known = full
         .split_once("::")
@@ -174,13 +177,12 @@ fn entry_name(private: &TokenStream, op: &LitStr) -> (Ident, TokenStream) {
     match known {
         Some((namespace, rest)) => {
             let namespace = LitStr::new(namespace, op.span());
-            let rest = LitStr::new(rest, op.span());
             (
-                Ident::new("in_namespace", Span::call_site()),
-                quote!(#private::Namespace::named(#namespace), #rest),
+                quote!(#private::Namespace::named(#namespace)),
+                LitStr::new(rest, op.span()),
             )
         }
-        None => (Ident::new("new", Span::call_site()), quote!(#op)),
+        None => (quote!(#private::Namespace::OTHER), op.clone()),
     }
 }
 

@@ -1,6 +1,6 @@
 //! What the registry holds: one [`KernelEntry`] per registered kernel, its calling
 //! convention ([`KernelFn`]), the dtype it serves ([`DtypeKey`]) and its name
-//! ([`KernelName`]: a [`Namespace`] id and the rest) with that name's hash ([`op_hash`]).
+//! ([`KernelName`]: a [`Namespace`] id and the rest), kept together in its [`EntryKey`].
 
 use super::{KernelArgs, KernelContext, KernelSignature};
 use crate::error::KernelResult;
@@ -33,96 +33,157 @@ impl DtypeKey {
 
 /// One registered kernel: an element of `et_runtime::__private::KERNELS`.
 ///
-/// Thirty-two bytes on 64-bit targets: the name as a [`Namespace`] id and the rest of it
-/// (a thin pointer and a 16-bit length, so that every binary's registry is a quarter
-/// smaller than with a `&str`; the known namespaces' prefixes are stored once, not once
-/// per kernel), a precomputed hash of the full name, the dtype key, the boxed function
-/// and a pointer to the argument-kind descriptor. Built by [`KernelEntry::in_namespace`]
-/// (what `#[kernel]` and the prim ops generate) or [`KernelEntry::new`].
+/// Twenty-four bytes on 64-bit targets, three pointers: the entry's [`EntryKey`] (what a
+/// call is matched against: the name as a [`Namespace`] id and the rest of it, and the
+/// dtype key), the boxed function and the argument-kind descriptor. The key's small
+/// fields sit in front of the name's bytes, where they cost 3 bytes, rather than in the
+/// entry, where with the name's length they took 8 (every binary's registry is a quarter
+/// smaller; the known namespaces' prefixes are stored once, not once per kernel). Built
+/// by [`KernelEntry::new`] from a key (what `#[kernel]` and the prim ops generate), or
+/// with [`kernel_entry!`](crate::kernel_entry) from a full name.
 pub struct KernelEntry {
-    /// The start of the UTF-8 bytes after the namespace prefix ([`KernelName::rest`]).
-    rest_start: *const u8,
-    /// Their length in bytes.
-    rest_len: u16,
-    /// The namespace the name starts with, or [`Namespace::OTHER`] if the rest is the
-    /// whole name.
-    namespace: Namespace,
-    /// [`op_hash`] of the full name: a compact key for tools (`registry::duplicates`).
-    /// Lookups do not hash the program's name: they compare the namespace id and the
-    /// length, then the text ([`KernelName::is_parts`]), which is less code.
-    pub hash: u32,
-    /// Which calls the entry serves.
-    pub dtype: DtypeKey,
+    /// The start of a `'static` [`EntryKey`], taken from a reference to all of it (so
+    /// it may read the name's bytes after the [`KeyHead`]).
+    key: *const KeyHead,
     /// The boxed wrapper.
     pub function: KernelFn,
     /// Declared parameters.
     pub signature: &'static KernelSignature,
 }
 
-// SAFETY: `rest_start` points into a `&'static str` (set only by `in_namespace`), which
-// every thread may read; the other fields are `Sync` and `Send` themselves.
+// SAFETY: `key` points into an `EntryKey` borrowed shared for `'static` (set only by
+// `new`), which nothing writes and every thread may read; the other fields are `Sync` and
+// `Send` themselves.
 unsafe impl Sync for KernelEntry {}
 // SAFETY: as above.
 unsafe impl Send for KernelEntry {}
 
-impl KernelEntry {
-    /// The entry registering `name` (`namespace::op.overload`, as in the program) for
-    /// `dtype`, served by `function`. A known namespace is split off at compile time, but
-    /// the whole literal stays in the binary: generated entries use
-    /// [`KernelEntry::in_namespace`] with the rest alone.
-    pub const fn new(
-        name: &'static str,
-        dtype: DtypeKey,
-        function: KernelFn,
-        signature: &'static KernelSignature,
-    ) -> KernelEntry {
-        let (namespace, rest) = Namespace::split(name);
-        KernelEntry::in_namespace(namespace, rest, dtype, function, signature)
-    }
+/// The fixed part of an [`EntryKey`], in front of the name's bytes.
+#[repr(C)]
+struct KeyHead {
+    /// The length of the name's rest in bytes (at most 255, checked at compile time).
+    rest_len: u8,
+    /// The namespace the name starts with, or [`Namespace::OTHER`] if the rest is the
+    /// whole name.
+    namespace: Namespace,
+    /// Which calls the entry serves.
+    dtype: DtypeKey,
+}
 
-    /// The entry registering [`Namespace::prefix`] followed by `rest` (`op.overload`; at
-    /// most 65,535 bytes, checked at compile time) for `dtype`, served by `function`.
-    /// With [`Namespace::OTHER`], `rest` is the whole name, which must not start with a
-    /// known namespace (checked at compile time): every name has one representation.
-    pub const fn in_namespace(
-        namespace: Namespace,
-        rest: &'static str,
-        dtype: DtypeKey,
-        function: KernelFn,
-        signature: &'static KernelSignature,
-    ) -> KernelEntry {
-        assert!(rest.len() <= u16::MAX as usize, "operator name too long");
+/// What a registry entry serves: the operator name [`Namespace::prefix`] followed by the
+/// `N` bytes of its rest (`op.overload`), for calls of dtype key `dtype`. One `static`
+/// per entry, which [`KernelEntry::new`] points at.
+#[repr(C)]
+pub struct EntryKey<const N: usize> {
+    head: KeyHead,
+    rest: [u8; N],
+}
+
+impl<const N: usize> EntryKey<N> {
+    /// The key of `namespace`'s operator `rest` (`op.overload`, `N` bytes, at most 255)
+    /// for `dtype`. With [`Namespace::OTHER`], `rest` is the whole name, which must not
+    /// start with a known namespace: every name has one representation. All checked at
+    /// compile time in a `static`.
+    pub const fn new(namespace: Namespace, rest: &str, dtype: DtypeKey) -> EntryKey<N> {
+        assert!(rest.len() == N, "the key's length is not the name's");
+        assert!(N <= u8::MAX as usize, "operator name too long");
         assert!(
             namespace.is_known() || !Namespace::split(rest).0.is_known(),
             "a name in a known namespace is registered with that namespace"
         );
+        let mut bytes = [0; N];
+        bytes.copy_from_slice(rest.as_bytes());
+        EntryKey {
+            head: KeyHead {
+                rest_len: N as u8,
+                namespace,
+                dtype,
+            },
+            rest: bytes,
+        }
+    }
+}
+
+impl<const N: usize> fmt::Debug for EntryKey<N> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("EntryKey")
+            .field("namespace", &self.head.namespace)
+            .field("rest", &core::str::from_utf8(&self.rest))
+            .field("dtype", &self.head.dtype)
+            .finish()
+    }
+}
+
+/// A [`KernelEntry`] constant for the full operator name `$name`
+/// (`namespace::op.overload`, as in the program; a known namespace is stored as its id),
+/// dtype key `$dtype`, function `$function` and `&'static` signature `$signature`:
+///
+/// ```ignore
+/// #[linkme::distributed_slice(et_runtime::__private::KERNELS)]
+/// static MY_ADD: KernelEntry =
+///     et_runtime::kernel_entry!("mylib::add.out", DtypeKey::FALLBACK, my_add, &MY_SIG);
+/// ```
+#[macro_export]
+macro_rules! kernel_entry {
+    ($name:expr, $dtype:expr, $function:expr, $signature:expr $(,)?) => {{
+        const SPLIT: ($crate::__private::Namespace, &str) =
+            $crate::__private::Namespace::split($name);
+        static KEY: $crate::__private::EntryKey<{ SPLIT.1.len() }> =
+            $crate::__private::EntryKey::new(SPLIT.0, SPLIT.1, $dtype);
+        $crate::__private::KernelEntry::new(&KEY, $function, $signature)
+    }};
+}
+
+impl KernelEntry {
+    /// The entry serving the calls `key` names, with `function`.
+    pub const fn new<const N: usize>(
+        key: &'static EntryKey<N>,
+        function: KernelFn,
+        signature: &'static KernelSignature,
+    ) -> KernelEntry {
         KernelEntry {
-            rest_start: rest.as_ptr(),
-            rest_len: rest.len() as u16,
-            namespace,
-            hash: op_hash_prefixed(namespace.prefix_bytes(), rest.as_bytes()),
-            dtype,
+            key: (key as *const EntryKey<N>).cast::<KeyHead>(),
             function,
             signature,
         }
+    }
+
+    /// Which calls the entry serves, besides its name.
+    #[inline]
+    pub fn dtype(&self) -> DtypeKey {
+        // SAFETY: `new` took `key` from a `&'static EntryKey<N>` (a shared borrow for the
+        // whole program, so nothing writes it), which is `repr(C)` and starts with a
+        // `KeyHead`. (Each field is read on its own: copying the 3-byte head whole took
+        // shifts to assemble it.)
+        unsafe { (*self.key).dtype }
     }
 
     /// `namespace::op.overload`, as in the program: compare it with a `&str`, print it
     /// with `Display`, or take its parts.
     #[inline]
     pub fn name(&self) -> KernelName {
-        // SAFETY: `in_namespace` took the pointer and length from one `&'static str`, so
-        // they describe valid UTF-8 that lives for the whole program.
-        let rest = unsafe {
-            core::str::from_utf8_unchecked(core::slice::from_raw_parts(
-                self.rest_start,
-                self.rest_len as usize,
-            ))
-        };
-        KernelName {
-            namespace: self.namespace,
-            rest,
+        // SAFETY: `new` took `key` from a `&'static EntryKey<N>` (a shared borrow for the
+        // whole program, whose provenance covers all of it), which is `repr(C)`: a
+        // `KeyHead`, then the `rest_len == N` bytes of a `str` that `EntryKey::new` copied
+        // (both have alignment 1, so no padding comes between them): valid UTF-8 that
+        // nothing writes while the program runs.
+        unsafe {
+            let rest = core::slice::from_raw_parts(
+                self.key.cast::<u8>().add(size_of::<KeyHead>()),
+                (*self.key).rest_len as usize,
+            );
+            KernelName {
+                namespace: (*self.key).namespace,
+                rest: core::str::from_utf8_unchecked(rest),
+            }
         }
+    }
+
+    /// [`op_hash`] of the full name: a compact key for tools (computed on demand; lookups
+    /// compare the namespace id and the length, then the text ([`KernelName::is_parts`])).
+    pub fn hash(&self) -> u32 {
+        let name = self.name();
+        op_hash_prefixed(name.namespace.prefix_bytes(), name.rest.as_bytes())
     }
 }
 
@@ -130,8 +191,7 @@ impl fmt::Debug for KernelEntry {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("KernelEntry")
             .field("name", &self.name())
-            .field("hash", &self.hash)
-            .field("dtype", &self.dtype)
+            .field("dtype", &self.dtype())
             .field("signature", &self.signature)
             .finish_non_exhaustive()
     }
@@ -197,7 +257,7 @@ impl KernelName {
 }
 
 /// One name is stored one way: a known namespace is always split off (see
-/// [`KernelEntry::in_namespace`]), so equal parts are equal names.
+/// [`EntryKey::new`]), so equal parts are equal names.
 impl PartialEq for KernelName {
     fn eq(&self, other: &KernelName) -> bool {
         self.namespace == other.namespace && self.rest == other.rest

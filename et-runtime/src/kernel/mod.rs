@@ -28,7 +28,7 @@ pub(crate) use args::ALIAS_PROOFS;
 pub use context::{KernelContext, StepStart};
 #[cfg(feature = "alloc")]
 pub use direct::{call_entry, CallArg};
-pub use entry::{op_hash, DtypeKey, KernelEntry, KernelFn, KernelName, Namespace};
+pub use entry::{op_hash, DtypeKey, EntryKey, KernelEntry, KernelFn, KernelName, Namespace};
 pub use outs::TensorListMut;
 pub use parallel::Parallel;
 pub(crate) use signature::Mismatch;

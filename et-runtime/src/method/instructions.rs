@@ -466,7 +466,7 @@ mod tests {
     /// build leaves when its selection names add for those dtypes and not for float32.
     #[linkme::distributed_slice(crate::__private::KERNELS)]
     #[linkme(crate = linkme)]
-    static ADD_WITHOUT_FLOAT: KernelEntry = KernelEntry::new(
+    static ADD_WITHOUT_FLOAT: KernelEntry = crate::kernel_entry!(
         "aten::add.out",
         DtypeKey::FALLBACK,
         add_without_float,

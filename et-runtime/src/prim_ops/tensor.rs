@@ -1,21 +1,25 @@
-//! The prim ops on tensors: `_local_scalar_dense`, `et_view` and `et_copy_index`.
+//! The prim ops on tensors: `et_view`, `et_copy_index`, and the element reading of
+//! `_local_scalar_dense` (which the scalar interpreter runs).
 
 use super::{prim, signatures};
+use core::mem::MaybeUninit;
+
 use crate::error::{Error, KernelError, KernelResult};
 use crate::kernel::{KernelArgs, KernelContext};
 use crate::scalar::Scalar;
+use crate::tensor::Tensor;
 use crate::tensor::MAX_DIM;
 use et_schema::scalar_type::ScalarType;
 
 signatures! {
-    TENSOR_TO_SCALAR: [Tensor] -> Scalar;
     VIEW: [Tensor, IntList, TensorMut] -> Outs;
     COPY_INDEX: [TensorMut, Tensor, Int] -> Outs;
 }
 
-/// `_local_scalar_dense(self)`: the one element of a tensor as a scalar.
-fn local_scalar_dense(_: &KernelContext<'_>, args: &KernelArgs<'_>) -> KernelResult {
-    let t = args.tensor(0)?;
+/// `_local_scalar_dense(self)`: the one element of tensor `t` as a scalar (run by the
+/// scalar interpreter, which unboxes `t` and boxes the result).
+#[inline(always)]
+pub(super) fn local_scalar(t: &Tensor) -> KernelResult<Scalar> {
     if t.numel() != 1 {
         return Err(KernelError::invalid(
             "_local_scalar_dense needs a one-element tensor",
@@ -40,7 +44,7 @@ fn local_scalar_dense(_: &KernelContext<'_>, args: &KernelArgs<'_>) -> KernelRes
     };
     // Ranges of the dtype code rather than an arm per dtype (a `match` compiles to a
     // jump table of 8-byte words in a non-PIE build).
-    let v = if dtype == ScalarType::Bool {
+    Ok(if dtype == ScalarType::Bool {
         Scalar::Bool(raw != 0)
     } else if code <= ScalarType::Long as u8 {
         Scalar::Int(((raw << unused_bits) as i64) >> unused_bits)
@@ -54,8 +58,7 @@ fn local_scalar_dense(_: &KernelContext<'_>, args: &KernelArgs<'_>) -> KernelRes
         return Err(KernelError::unsupported(
             "_local_scalar_dense: unsupported dtype",
         ));
-    };
-    args.set_return_scalar(v)
+    })
 }
 
 /// The value of the IEEE half-precision number with bits `h`, exactly (NaN stays NaN).
@@ -77,13 +80,6 @@ pub(super) fn f16_to_f64(h: u16) -> f64 {
     }
 }
 
-prim!(
-    LOCAL_SCALAR_DENSE,
-    aten::"_local_scalar_dense",
-    &TENSOR_TO_SCALAR,
-    local_scalar_dense
-);
-
 /// `et_view(self, size, out)`: `out` becomes a view of `self`'s data with new sizes
 /// (one may be -1 and is inferred).
 fn et_view(_: &KernelContext<'_>, args: &KernelArgs<'_>) -> KernelResult {
@@ -101,11 +97,15 @@ fn et_view(_: &KernelContext<'_>, args: &KernelArgs<'_>) -> KernelResult {
         return Err(KernelError::invalid("et_view: dtype mismatch"));
     }
     let numel = src.numel();
-    let mut sizes = [0usize; MAX_DIM];
+    // Left uninitialized: every slot below `size.len()` (at most `MAX_DIM`, checked
+    // above) is written before the slice of them is formed (zeroing all 16 first cost
+    // 48 bytes).
+    let mut sizes = [const { MaybeUninit::<usize>::uninit() }; MAX_DIM];
     let mut infer = None;
     let mut known = 1usize;
     for (&s, slot) in size.iter().zip(sizes.iter_mut()) {
         if s == -1 {
+            // Written below once inferred (or the view fails).
             if infer.replace(slot).is_some() {
                 return Err(KernelError::invalid(
                     "et_view: more than one -1 in the size",
@@ -113,9 +113,10 @@ fn et_view(_: &KernelContext<'_>, args: &KernelArgs<'_>) -> KernelResult {
             }
             continue;
         }
-        *slot = usize::try_from(s).map_err(|_| KernelError::invalid("et_view: negative size"))?;
+        let s = usize::try_from(s).map_err(|_| KernelError::invalid("et_view: negative size"))?;
+        slot.write(s);
         known = known
-            .checked_mul(*slot)
+            .checked_mul(s)
             .ok_or(KernelError::invalid("et_view: size overflows"))?;
     }
     // `known` is the product of the given sizes: with an inferred one it becomes `numel`
@@ -127,7 +128,7 @@ fn et_view(_: &KernelContext<'_>, args: &KernelArgs<'_>) -> KernelResult {
                     "et_view: cannot infer the -1 dimension",
                 ));
             }
-            *slot = numel / known;
+            slot.write(numel / known);
         }
         None if known != numel => {
             return Err(KernelError::invalid("et_view: element count differs"));
@@ -135,6 +136,10 @@ fn et_view(_: &KernelContext<'_>, args: &KernelArgs<'_>) -> KernelResult {
         None => {}
     }
     let sizes = sizes.get(..size.len()).unwrap_or_default();
+    // SAFETY: every slot of `sizes` (the first `size.len()`) was written: the loop wrote
+    // each given size, and the one -1 slot was written above (the other arms return).
+    // `MaybeUninit<usize>` has `usize`'s layout.
+    let sizes = unsafe { &*(sizes as *const [MaybeUninit<usize>] as *const [usize]) };
     if numel > out.numel_bound() {
         return Err(KernelError::invalid(
             "et_view: view is larger than the output's bound",
@@ -166,7 +171,9 @@ fn et_copy_index(_: &KernelContext<'_>, args: &KernelArgs<'_>) -> KernelResult {
             ))
         }
     };
-    if row_shape != from.sizes() {
+    // Element by element: slice `!=` is an out-of-line comparison that calls libc's
+    // `bcmp` (57 bytes more of size_test).
+    if !row_shape.iter().eq(from.sizes()) {
         return Err(KernelError::invalid("et_copy_index: row shape differs"));
     }
     let overflow = KernelError::invalid("et_copy_index: index overflows");

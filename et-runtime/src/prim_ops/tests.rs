@@ -3,7 +3,7 @@
 use core::ptr::NonNull;
 
 use crate::error::{Error, KernelError};
-use crate::kernel::{KernelArgs, KernelContext};
+use crate::kernel::{call_entry, CallArg, KernelArgs, KernelContext};
 use crate::memory::Arena;
 use crate::tensor::{ShapeDynamism, ShapeStorage, Tensor};
 use crate::value::Value;
@@ -100,9 +100,17 @@ fn scalar_arithmetic() {
         assert_eq!(r.unwrap_err().error, Error::InvalidArgument, "{name}");
         assert!(matches!(slot, Value::None));
     }
-    // Int-only ops refuse doubles.
-    let (r, _) = call("executorch_prim::mod.int", &mut [D(1.0), I(2), Value::None]);
-    assert_eq!(r.unwrap_err().error, Error::InvalidProgram);
+    // Int-only ops refuse doubles and bools: their signature does, before the shared
+    // `mod.Scalar` / `floordiv.Scalar` function runs.
+    for name in ["executorch_prim::mod", "executorch_prim::floordiv"] {
+        let entry = crate::registry::find_kernel(name, "int", None).expect("registered");
+        let temp = Arena::empty();
+        let ctx = KernelContext::new(&temp);
+        for bad in [CallArg::Double(1.0), CallArg::Bool(true)] {
+            let r = call_entry(entry, &ctx, &mut [bad, CallArg::Int(2)]);
+            assert_eq!(r.unwrap_err().error, Error::InvalidProgram, "{name}");
+        }
+    }
     let (r, _) = call(
         "executorch_prim::add.Scalar",
         &mut [I(1), Value::None, Value::None],

@@ -99,7 +99,7 @@ macro_rules! register {
     ($id:ident, $name:literal, $f:path, [$($k:ident),*]) => {
         #[linkme::distributed_slice(KERNELS)]
         #[linkme(crate = linkme)]
-        static $id: KernelEntry = KernelEntry::new(
+        static $id: KernelEntry = et_runtime::kernel_entry!(
             $name,
             DtypeKey::FALLBACK,
             $f,

@@ -18,6 +18,6 @@ where
 fn main() {
     for dtype in [ScalarType::Float, ScalarType::Long] {
         let entry = et_runtime::registry::find_kernel("my_ops::copy", "out", Some(dtype)).unwrap();
-        assert_eq!(entry.dtype.dtype(), Some(dtype));
+        assert_eq!(entry.dtype().dtype(), Some(dtype));
     }
 }
