@@ -13,6 +13,9 @@ const EXTERNAL: u64 = 1;
 /// The name an external tensor's data is found by, or `None` when the tensor's data is
 /// in the program (or planned). `InvalidProgram` when the tensor is external but has no
 /// fully qualified name.
+// Inline outside size-first builds: `load_method` asks for every tensor, and most have no
+// extra info (the answer is then one field read).
+#[cfg_attr(not(etch_size_first), inline)]
 pub fn external_data_name(tensor: Fields<'_>) -> Result<Option<&str>, Error> {
     type X<'x> = fb::ExtraTensorInfo<'x>;
     match tensor.table(fb::Tensor::VT_EXTRA_TENSOR_INFO) {

@@ -86,6 +86,9 @@ pub struct TensorShape<'d> {
 impl<'d> TensorShape<'d> {
     /// Reads a `Tensor` table's dtype, dynamism and shape vectors; fails unless the dtype
     /// is known, both vectors are present with the same length, at most [`MAX_DIM`].
+    // Inline outside size-first builds: `load_method` reads every tensor through here,
+    // and out of line the shape came back through memory.
+    #[cfg_attr(not(etch_size_first), inline)]
     pub fn read(t: Fields<'d>) -> Result<TensorShape<'d>, Error> {
         type T<'x> = fb::Tensor<'x>;
         let dtype = t.uint(T::VT_SCALAR_TYPE, 1) as u8 as i8;
@@ -122,6 +125,7 @@ impl<'d> TensorShape<'d> {
     /// Writes the sizes and the dim order into `sizes` and `order` (`rank` long each),
     /// checking that sizes are not negative, that the dim order is a permutation and that
     /// the byte size fits in a `usize`; returns the byte size.
+    #[cfg_attr(not(etch_size_first), inline)]
     pub fn fill(&self, sizes: &mut [usize], order: &mut [u8]) -> Result<usize, Error> {
         let rank = self.rank();
         let mut seen = 0u32;
