@@ -14,15 +14,22 @@ use crate::value::{Value, NONE_INDEX};
 impl<'a> KernelArgs<'a> {
     /// Whether every out parameter (per `kinds`) is exclusive: the check `tensor_mut`
     /// would make, done once at load for calls whose aliasing cannot change.
+    #[inline]
     pub(crate) fn outs_are_exclusive(&self, kinds: &[ArgKind]) -> bool {
-        kinds.iter().enumerate().all(|(i, kind)| match kind {
-            ArgKind::TensorMut => match self.entry(i) {
-                Ok(&Value::Tensor(t)) => self.is_exclusive(i, unsafe_ref(t)),
-                _ => false,
-            },
-            ArgKind::TensorListMut => self.out_list_exclusive(i).is_ok(),
-            _ => true,
-        })
+        for (i, &kind) in kinds.iter().enumerate() {
+            let exclusive = if kind == ArgKind::TensorMut {
+                match self.entry(i) {
+                    Ok(&Value::Tensor(t)) => self.is_exclusive(i, unsafe_ref(t)),
+                    _ => false,
+                }
+            } else {
+                kind != ArgKind::TensorListMut || self.out_list_exclusive(i).is_ok()
+            };
+            if !exclusive {
+                return false;
+            }
+        }
+        true
     }
 
     /// An out (or in-place) tensor argument.
@@ -92,7 +99,7 @@ impl<'a> KernelArgs<'a> {
         let items = self.tensor_list(i)?;
         for (k, &t) in items.iter().enumerate() {
             self.check_exclusive(i, t as *const Tensor as *mut Tensor)?;
-            let data = data_range(t);
+            let data = data_span(t);
             if items[..k].iter().any(|&u| clashes(t, data, u)) {
                 return Err(KernelError::invalid(
                     "an out tensor appears twice in an out list",
@@ -118,10 +125,16 @@ impl<'a> KernelArgs<'a> {
     /// [`check_exclusive`](Self::check_exclusive)'s test, which the load-time proof
     /// ([`outs_are_exclusive`](Self::outs_are_exclusive)) shares. Tensors are compared in
     /// place, the arguments read without a bounds check per position.
+    // Inline outside size-first builds: `load_method` proves every call with it (out of
+    // line it was a call, a full register save and a reload of the arguments per out).
+    #[cfg_attr(not(etch_size_first), inline(always))]
     fn is_exclusive(&self, i: usize, target: &Tensor) -> bool {
-        let data = data_range(target);
+        let data = data_span(target);
         let n = self.params.min(self.len);
-        for j in (0..n).filter(|&j| j != i) {
+        for j in 0..n {
+            if j == i {
+                continue;
+            }
             // SAFETY: `j < params.min(len)`.
             let clash = match unsafe { self.entry_unchecked(j) } {
                 Value::Tensor(u) => clashes(target, data, unsafe_ref(u)),
@@ -151,19 +164,24 @@ fn unsafe_ref<'x>(t: NonNull<Tensor>) -> &'x Tensor {
     unsafe { t.as_ref() }
 }
 
-/// A tensor's data bytes, `start..end`, when it has any (an empty or unbound tensor only
-/// clashes by identity).
-fn data_range(t: &Tensor) -> Option<(usize, usize)> {
+/// A tensor's data bytes, `start..end`; empty (`start..start`) when it has none, so that
+/// an unbound tensor only clashes by identity. A pair rather than an `Option`: the overlap
+/// test then needs no test of which case it is.
+#[inline(always)]
+fn data_span(t: &Tensor) -> (usize, usize) {
     let (start, end) = t.byte_range();
-    (!t.data_ptr().is_null() && start < end).then_some((start, end))
+    (start, if t.data_ptr().is_null() { start } else { end })
 }
 
-/// Whether `u` is the tensor `t` (whose data is `data`) or shares a data byte with it:
-/// one out-of-line copy for every alias check.
+/// Whether `u` is the tensor `t` (whose data is `data`, from [`data_span`]) or shares a
+/// data byte with it: one out-of-line copy for every alias check.
 #[cfg_attr(not(etch_size_first), inline(always))]
-fn clashes(t: &Tensor, data: Option<(usize, usize)>, u: &Tensor) -> bool {
-    core::ptr::eq(t, u)
-        || matches!((data, data_range(u)), (Some((t0, t1)), Some((u0, u1))) if t0 < u1 && u0 < t1)
+fn clashes(t: &Tensor, data: (usize, usize), u: &Tensor) -> bool {
+    // Two spans share a byte when the later start is before the earlier end, which an
+    // empty span (or one whose end wrapped around) never satisfies.
+    let (t0, t1) = data;
+    let (u0, u1) = data_span(u);
+    core::ptr::eq(t, u) || t0.max(u0) < t1.min(u1)
 }
 
 /// Out tensors passed as one list; each is lent out mutably in turn.
