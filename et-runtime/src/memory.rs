@@ -54,9 +54,12 @@ impl<'a> Arena<'a> {
     }
 
     /// Reserves `size` bytes aligned to `align` (a power of two).
-    // Out of line: one copy of the bounds checks serves every caller (inlined, each of
-    // the builder's dozen allocation sites carried its own).
-    #[inline(never)]
+    // Built for size, out of line: one copy of the bounds checks serves every caller
+    // (inlined, each of the builder's dozen allocation sites carried its own). Otherwise
+    // inline: `load_method` allocates for every tensor and call, and the call returned
+    // its `Result` through memory.
+    #[cfg_attr(etch_size_first, inline(never))]
+    #[cfg_attr(not(etch_size_first), inline)]
     pub fn allocate(&self, size: usize, align: usize) -> Result<NonNull<u8>, Error> {
         debug_assert!(align.is_power_of_two());
         let used = self.used.get();
