@@ -52,8 +52,9 @@ impl Tensor {
     /// `dim_order`, which must already be written into `storage`.
     ///
     /// # Safety
-    /// `storage`'s three arrays must each hold `dim` initialized elements, be valid for
-    /// reads and writes for as long as the tensor is used, and not be used elsewhere.
+    /// `storage`'s three arrays must each hold `dim` elements (the sizes and dim order
+    /// initialized; the strides, written here, need not be), be valid for reads and
+    /// writes for as long as the tensor is used, and not be used elsewhere.
     /// `data` must be null or valid for reads (and writes unless `read_only`) of
     /// `numel_bound * dtype.element_size()` bytes for as long as the tensor is used, and
     /// `dim_order` must be a permutation of `0..dim`.
@@ -68,7 +69,8 @@ impl Tensor {
     ) -> Tensor {
         // Computed before the tensor exists, so that it is assembled once, where the
         // caller puts it (with a `&mut self` pass after, it is built aside and copied).
-        // SAFETY: the three arrays hold `dim` elements and are ours alone (caller).
+        // SAFETY: the three arrays hold `dim` elements, the sizes and dim order
+        // initialized, and are ours alone (caller).
         let numel = unsafe { fill_strides(storage.sizes, storage.strides, storage.dim_order, dim) };
         Tensor {
             data,
@@ -382,8 +384,9 @@ impl fmt::Debug for Tensor {
 /// elements.
 ///
 /// # Safety
-/// The three arrays must hold `dim` initialized elements, the strides not be borrowed
-/// elsewhere.
+/// The three arrays must hold `dim` elements, the sizes and dim order initialized (the
+/// strides need not be: they are only written, through raw pointers), the strides not
+/// borrowed elsewhere.
 unsafe fn fill_strides(
     sizes: NonNull<usize>,
     strides: NonNull<usize>,
@@ -391,10 +394,9 @@ unsafe fn fill_strides(
     dim: usize,
 ) -> usize {
     // SAFETY: the caller's promise.
-    let (sizes, strides, order) = unsafe {
+    let (sizes, order) = unsafe {
         (
             core::slice::from_raw_parts(sizes.as_ptr(), dim),
-            core::slice::from_raw_parts_mut(strides.as_ptr(), dim),
             core::slice::from_raw_parts(dim_order.as_ptr(), dim),
         )
     };
@@ -404,8 +406,9 @@ unsafe fn fill_strides(
     // visits every size once.)
     for &d in order.iter().rev() {
         let d = d as usize;
-        if let (Some(slot), Some(&size)) = (strides.get_mut(d), sizes.get(d)) {
-            *slot = stride;
+        if let Some(&size) = sizes.get(d) {
+            // SAFETY: `d < dim` (`sizes` has `dim` entries): inside the strides array.
+            unsafe { strides.as_ptr().add(d).write(stride) };
             // A zero-size dimension counts as one, as in ExecuTorch, so strides stay
             // useful.
             stride = stride.saturating_mul(size.max(1));

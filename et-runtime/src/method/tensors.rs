@@ -8,7 +8,7 @@
 //! `external`.
 
 use core::cell::Cell;
-use core::mem::{align_of, size_of};
+use core::mem::{align_of, size_of, MaybeUninit};
 use core::ptr::NonNull;
 
 use super::build::Builder;
@@ -72,9 +72,9 @@ impl<'a> Builder<'a, '_> {
         let (tensor, storage, nbytes) = self.tensor_storage(&shape)?;
         // SAFETY: `storage` holds the `dim` sizes and dim-order entries just filled.
         let data = unsafe { self.tensor_data(t, shape.dtype, &storage, dim, nbytes)? };
-        // SAFETY: the three shape arrays hold `dim` initialized elements in the method
-        // arena, used by this tensor only, and the dim order is a permutation (checked by
-        // `TensorShape::fill`); `data` is null or valid for `nbytes` (the bound: sizes are
+        // SAFETY: the sizes and dim order hold `dim` initialized elements, the strides room
+        // for `dim`, in the method arena, used by this tensor only, and the dim order is a
+        // permutation (checked by `TensorShape::fill_uninit`); `data` is null or valid for `nbytes` (the bound: sizes are
         // the upper bound for dynamic tensors) for the method's lifetime: constants borrow
         // the program, planned data the caller's buffers (range-checked). `tensor` is
         // sized and aligned for a `Tensor` and used by nothing else.
@@ -93,9 +93,11 @@ impl<'a> Builder<'a, '_> {
     }
 
     /// Room for a tensor and its shape, in one allocation of method memory (a tensor
-    /// builds in one bump and one clear, rather than three of each): the tensor, then
-    /// `dim` sizes and `dim` strides, then `dim` dim-order bytes, the sizes and dim order
-    /// filled from `shape`; and the bytes the tensor's data takes at its bound.
+    /// builds in one bump rather than three): the tensor, then `dim` sizes and `dim`
+    /// strides, then `dim` dim-order bytes, the sizes and dim order filled from `shape`;
+    /// and the bytes the tensor's data takes at its bound. Nothing is cleared first: the
+    /// sizes and dim order are written here, the strides and the tensor by
+    /// [`Tensor::from_raw_parts`].
     fn tensor_storage(
         &self,
         shape: &TensorShape<'a>,
@@ -110,19 +112,15 @@ impl<'a> Builder<'a, '_> {
             .allocate(HEAD + words + dim, align_of::<Tensor>())?;
         // SAFETY: the block holds `HEAD + words + dim` bytes; each pointer below stays
         // inside it, and the sizes and strides are `usize`-aligned (the block is aligned
-        // for a `Tensor`, whose size is a multiple of a `usize`'s alignment). Only the
-        // shape is cleared: the tensor is written whole.
-        let (sizes, order) = unsafe {
-            let sizes = block.add(HEAD);
-            sizes.write_bytes(0, words + dim);
-            (sizes.cast::<usize>(), block.add(HEAD + words))
-        };
-        // SAFETY: `sizes` holds `2 * dim` and `order` `dim` zeroed elements, fresh from
-        // the arena and used by nothing else.
+        // for a `Tensor`, whose size is a multiple of a `usize`'s alignment).
+        let (sizes, order) = unsafe { (block.add(HEAD).cast::<usize>(), block.add(HEAD + words)) };
+        // SAFETY: `sizes` has room for `2 * dim` and `order` for `dim` elements, fresh
+        // from the arena and used by nothing else; as `MaybeUninit` they need not be
+        // initialized.
         let nbytes = unsafe {
-            shape.fill(
-                core::slice::from_raw_parts_mut(sizes.as_ptr(), dim),
-                core::slice::from_raw_parts_mut(order.as_ptr(), dim),
+            shape.fill_uninit(
+                core::slice::from_raw_parts_mut(sizes.as_ptr().cast::<MaybeUninit<usize>>(), dim),
+                core::slice::from_raw_parts_mut(order.as_ptr().cast::<MaybeUninit<u8>>(), dim),
             )?
         };
         let storage = ShapeStorage {

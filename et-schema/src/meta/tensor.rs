@@ -1,5 +1,7 @@
 //! Tensor shapes and types as a program declares them.
 
+use core::mem::MaybeUninit;
+
 use crate::error::Error;
 use crate::fields as fb;
 use crate::reader::{Fields, Table};
@@ -125,8 +127,28 @@ impl<'d> TensorShape<'d> {
     /// Writes the sizes and the dim order into `sizes` and `order` (`rank` long each),
     /// checking that sizes are not negative, that the dim order is a permutation and that
     /// the byte size fits in a `usize`; returns the byte size.
-    #[cfg_attr(not(etch_size_first), inline)]
+    // Always inline: a call of `fill_uninit`, not a second function.
+    #[inline(always)]
     pub fn fill(&self, sizes: &mut [usize], order: &mut [u8]) -> Result<usize, Error> {
+        // SAFETY: `MaybeUninit<T>` has the layout of `T`, and `fill_uninit` only writes
+        // initialized values, so both slices stay initialized.
+        unsafe {
+            self.fill_uninit(
+                &mut *(sizes as *mut [usize] as *mut [MaybeUninit<usize>]),
+                &mut *(order as *mut [u8] as *mut [MaybeUninit<u8>]),
+            )
+        }
+    }
+
+    /// As [`fill`](Self::fill), into memory that need not be initialized (the loader's
+    /// fresh method memory, which then needs no clearing first). On success the first
+    /// `rank` entries of each are initialized.
+    #[cfg_attr(not(etch_size_first), inline)]
+    pub fn fill_uninit(
+        &self,
+        sizes: &mut [MaybeUninit<usize>],
+        order: &mut [MaybeUninit<u8>],
+    ) -> Result<usize, Error> {
         let rank = self.rank();
         let mut seen = 0u32;
         let mut numel = 1usize;
@@ -147,14 +169,15 @@ impl<'d> TensorShape<'d> {
                     .read_unaligned();
                 (i32::from_le_bytes(size), *self.order.get_unchecked(i))
             };
-            *s = usize::try_from(size).map_err(|_| Error::InvalidProgram)?;
-            numel = numel.checked_mul(*s).ok_or(Error::InvalidProgram)?;
+            let size = usize::try_from(size).map_err(|_| Error::InvalidProgram)?;
+            s.write(size);
+            numel = numel.checked_mul(size).ok_or(Error::InvalidProgram)?;
             let d = usize::from(d);
             if d >= rank || seen & (1 << d) != 0 {
                 return Err(Error::InvalidProgram);
             }
             seen |= 1 << d;
-            *o = d as u8;
+            o.write(d as u8);
         }
         numel
             .checked_mul(self.dtype.element_size())
