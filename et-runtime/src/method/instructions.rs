@@ -11,7 +11,7 @@
 //!   per-call check;
 //! - [`rebinds_memory`]: view detection, which withdraws those proofs.
 
-use core::mem::MaybeUninit;
+use core::mem::{align_of, size_of, MaybeUninit};
 use core::ptr::NonNull;
 
 use super::build::{Builder, Plan};
@@ -65,7 +65,11 @@ pub(super) struct Chain {
 
 /// An instruction with range-checked operands; a KernelCall still needs its kernel.
 enum Operands<'a> {
-    Kernel { op: usize, args: &'a [u32] },
+    Kernel {
+        op: usize,
+        args: &'a [u32],
+        dtypes: CallDtypes,
+    },
     Ready(Instr),
 }
 
@@ -230,8 +234,8 @@ impl<'a> Builder<'a, '_> {
         let num_ops = state.num_ops;
         let (decoded, kernel) = match self.operands(instr, chain_len, num_delegates, num_ops)? {
             Operands::Ready(decoded) => (decoded, None),
-            Operands::Kernel { op, args } => {
-                let Some(entry) = self.resolve_cached(op, args, cache)? else {
+            Operands::Kernel { op, args, dtypes } => {
+                let Some(entry) = self.resolve_cached(op, dtypes, cache)? else {
                     state.missing.note(pc, op);
                     slot.write(UNSERVED);
                     return Ok(());
@@ -280,11 +284,12 @@ impl<'a> Builder<'a, '_> {
         let kernel = kind == tag::KERNEL_CALL;
         if kernel || kind == tag::DELEGATE_CALL {
             let index = in_range(first, if kernel { num_ops } else { num_delegates }).ok_or(bad)?;
-            let args = self.args(call, fb::KernelCall::VT_ARGS)?;
+            let (args, dtypes) = self.call_args(call)?;
             if kernel {
                 return Ok(Operands::Kernel {
                     op: index as usize,
                     args,
+                    dtypes,
                 });
             }
             // Without backends no method has a delegate (`init_delegates`), so the
@@ -320,15 +325,15 @@ impl<'a> Builder<'a, '_> {
         }))
     }
 
-    /// The kernel serving a call of operator `op` with arguments `args`, resolved once
-    /// per operator and call dtypes (or at every call, when `cache` has no slot for it).
+    /// The kernel serving a call of operator `op` whose tensor arguments have `dtypes`,
+    /// resolved once per operator and call dtypes (or at every call, when `cache` has no
+    /// slot for it).
     fn resolve_cached(
         &self,
         op: usize,
-        args: &[u32],
+        dtypes: CallDtypes,
         cache: &mut [CacheSlot],
     ) -> Result<Option<&'static KernelEntry>, Error> {
-        let dtypes = self.call_dtypes(args);
         // No slot (no cache, built for size: see `build_instructions`), no caching: the
         // call is resolved on its own. (`operands` has bounded `op` already.)
         let Some(slot) = cache.get_mut(op) else {
@@ -344,8 +349,59 @@ impl<'a> Builder<'a, '_> {
         })
     }
 
-    /// The dtypes of a call's tensor arguments, read from the values already built (their
-    /// tensors were validated), not from another walk of the flatbuffer.
+    /// A call's arguments (required): value indices, each range-checked against the
+    /// value table and copied into method memory; and the dtypes of the tensors among
+    /// them, which choose the kernel (`resolve_cached`). One pass over the arguments,
+    /// the dtypes read from the values already built (their tensors were validated), not
+    /// from another walk of the flatbuffer.
+    fn call_args(
+        &self,
+        call: et_schema::reader::Fields<'a>,
+    ) -> Result<(&'a [u32], CallDtypes), Error> {
+        let bytes = call
+            .vector_bytes(fb::KernelCall::VT_ARGS, 4)
+            .ok_or(Error::InvalidProgram)?;
+        let len = bytes.len() / 4;
+        // No overflow: `4 * len <= bytes.len()`.
+        let out = self
+            .arena
+            .allocate(len * size_of::<u32>(), align_of::<u32>())?
+            .cast::<u32>();
+        let mut all = DtypeSet::EMPTY;
+        let mut last = None;
+        for k in 0..len {
+            // SAFETY: `bytes` holds `len` 4-byte elements.
+            let raw = unsafe { bytes.as_ptr().add(4 * k).cast::<[u8; 4]>().read_unaligned() };
+            let index = in_range(i32::from_le_bytes(raw).into(), self.num_values)
+                .ok_or(Error::InvalidProgram)?;
+            // SAFETY: `k < len`, the allocation's length in `u32`s.
+            unsafe { out.as_ptr().add(k).write(index) };
+            // SAFETY: `index` is below `num_values`, the length of the value table built
+            // by `build_values`; tensors live in the method arena.
+            if let Value::Tensor(t) = unsafe { *self.values.as_ptr().add(index as usize) } {
+                // SAFETY: as above; nothing else borrows the tensor during load.
+                let d = unsafe { t.as_ref() }.dtype();
+                all = all.with(d);
+                last = Some(d);
+            }
+        }
+        let dtypes = CallDtypes {
+            // The tensors share a dtype when the set holds that one dtype alone.
+            common: last.filter(|&d| all.0 == d.bit()),
+            all,
+        };
+        // SAFETY: `len` entries were written above, in the method arena, which lives for
+        // 'a and is only read from now on.
+        Ok((
+            unsafe { core::slice::from_raw_parts(out.as_ptr(), len) },
+            dtypes,
+        ))
+    }
+
+    /// The dtypes of a call's tensor arguments `args` (range-checked value indices), as
+    /// [`call_args`](Self::call_args) gathers them: for calls that load-time fusion makes,
+    /// whose arguments are not read from the program.
+    #[cfg(feature = "fusion")]
     pub(super) fn call_dtypes(&self, args: &[u32]) -> CallDtypes {
         let mut all = DtypeSet::EMPTY;
         let mut last = None;

@@ -1,8 +1,9 @@
 //! The value table: each of the program's `EValue`s built in method memory, plus the
-//! value-index lists that refer to it (list items, inputs, outputs, call arguments).
+//! value-index lists that refer to it (list items, inputs, outputs).
 //!
 //! Checked here: every value is of a kind the runtime knows, strings are UTF-8, and every
-//! value index names a value (`indices`). Tensor values are checked in `tensors`.
+//! value index names a value (`indices`). Tensor values are checked in `tensors`; a call's
+//! arguments, in `instructions`.
 
 use core::mem::MaybeUninit;
 use core::ptr::NonNull;
@@ -188,19 +189,6 @@ impl<'a> Builder<'a, '_> {
             unsafe { out.as_ptr().add(k).write(index) };
         }
         Ok((out, len))
-    }
-
-    /// The value indices of a call's `args` (required), checked against the value table.
-    pub(super) fn args(
-        &self,
-        call: et_schema::reader::Fields<'a>,
-        vt: et_schema::reader::VOffsetT,
-    ) -> Result<&'a [u32], Error> {
-        let bytes = call.vector_bytes(vt, 4).ok_or(Error::InvalidProgram)?;
-        let (p, len) = self.indices(bytes, 4, false, self.num_values)?;
-        // SAFETY: `indices` initialized `len` entries in the method arena, which lives for
-        // 'a and is only read from now on.
-        Ok(unsafe { core::slice::from_raw_parts(p.as_ptr(), len) })
     }
 
     /// An input or output list: value indices, each range-checked; tensors that are
