@@ -105,6 +105,11 @@ struct Decoding {
     rebinds: bool,
 }
 
+/// Whether anything reads [`Decoding::rebinds`]: the alias proofs, which it withdraws, and
+/// the constant-views pass. A size-first build without constant views has neither, and
+/// does not track it.
+const REBINDS_READ: bool = ALIAS_PROOFS || cfg!(any(test, feature = "constant-views"));
+
 /// Stands in for a KernelCall without a kernel; never run, since loading then fails.
 const UNSERVED: Instr = Instr::Free { value: 0 };
 
@@ -252,7 +257,9 @@ impl<'a> Builder<'a, '_> {
                 (decoded, Some(entry))
             }
         };
-        state.rebinds |= rebinds_memory(&decoded, kernel);
+        if REBINDS_READ {
+            state.rebinds |= rebinds_memory(&decoded, kernel);
+        }
         slot.write(decoded);
         Ok(())
     }
