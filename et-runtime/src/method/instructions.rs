@@ -316,9 +316,10 @@ impl<'a> Builder<'a, '_> {
                 to: in_range(second(), n).ok_or(bad)?,
             }
         } else if kind == tag::JUMP_FALSE_CALL {
-            // A destination equal to the chain's length ends the chain.
+            // A destination equal to the chain's length ends the chain. (A negative one, as
+            // a `u64`, is at least 2^63: past any chain.)
             let dest = second();
-            if dest < 0 || dest as u64 > chain_len as u64 {
+            if dest as u64 > chain_len as u64 {
                 return Err(bad);
             }
             Instr::JumpFalse {

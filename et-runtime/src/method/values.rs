@@ -15,9 +15,11 @@ use crate::program::{tag, Table, Vector};
 use crate::value::{BoxedList, Value, NONE_INDEX};
 use et_schema::fields as fb;
 
-/// `index` as a `u32` if it names one of `n` entries.
+/// `index` as a `u32` if it names one of `n` entries (`n` a count of things in memory,
+/// at most `isize::MAX`).
 pub(super) fn in_range(index: i64, n: usize) -> Option<u32> {
-    if index >= 0 && (index as u64) < n as u64 {
+    // One comparison: a negative index, as a `u64`, is at least 2^63, above any such `n`.
+    if (index as u64) < n as u64 {
         Some(index as u32)
     } else {
         None
