@@ -25,13 +25,16 @@ pub fn method_allocator_estimate(meta: &MethodMeta<'_>) -> usize {
         let Some((kind, Some(t))) = value_at(values, i as i64) else {
             continue;
         };
-        let items = len(t.vector(fb::IntList::VT_ITEMS));
+        // (Lists only: other tables have no items field.)
+        let items = || len(t.vector(fb::IntList::VT_ITEMS));
         bytes = bytes.saturating_add(match kind {
             tag::TENSOR => {
                 type T<'x> = fb::Tensor<'x>;
-                let rank = len(t.vector(T::VT_SIZES));
-                let unplanned = t.table(T::VT_ALLOCATION_INFO).is_none()
-                    && t.uint(T::VT_DATA_BUFFER_IDX, 4) == 0;
+                // Three fields: the vtable is found once.
+                let f = t.fields();
+                let rank = len(f.vector(T::VT_SIZES));
+                let unplanned = f.table(T::VT_ALLOCATION_INFO).is_none()
+                    && f.uint(T::VT_DATA_BUFFER_IDX, 4) == 0;
                 let data = if unplanned {
                     TensorInfo::read(t).map_or(0, |i| i.nbytes().saturating_add(16))
                 } else {
@@ -39,9 +42,9 @@ pub fn method_allocator_estimate(meta: &MethodMeta<'_>) -> usize {
                 };
                 (core::mem::size_of::<Tensor>() + rank * 17 + 24).saturating_add(data)
             }
-            tag::INT_LIST | tag::TENSOR_LIST | tag::OPTIONAL_TENSOR_LIST => items * 12 + 40,
-            tag::DOUBLE_LIST => items * 8 + 8,
-            tag::BOOL_LIST => items + 8,
+            tag::INT_LIST | tag::TENSOR_LIST | tag::OPTIONAL_TENSOR_LIST => items() * 12 + 40,
+            tag::DOUBLE_LIST => items() * 8 + 8,
+            tag::BOOL_LIST => items() + 8,
             _ => 0,
         });
     }
@@ -57,7 +60,7 @@ pub fn method_allocator_estimate(meta: &MethodMeta<'_>) -> usize {
             type I<'x> = fb::Instruction<'x>;
             let nargs = match instrs
                 .table(i)
-                .map(|i| i.union(I::VT_INSTR_ARGS_TYPE, I::VT_INSTR_ARGS))
+                .map(|i| i.fields().union(I::VT_INSTR_ARGS_TYPE, I::VT_INSTR_ARGS))
             {
                 // Both calls keep their arguments at the same field.
                 Some((tag::KERNEL_CALL | tag::DELEGATE_CALL, Some(call))) => {

@@ -52,7 +52,11 @@ const _: () = {
 /// the index is out of range).
 pub fn value_at(values: Vector<'_>, index: i64) -> Option<(u8, Option<Table<'_>>)> {
     let ev = values.table(usize::try_from(index).ok()?)?;
-    Some(ev.union(fb::EValue::VT_VAL_TYPE, fb::EValue::VT_VAL))
+    // Two fields: the vtable is found once.
+    Some(
+        ev.fields()
+            .union(fb::EValue::VT_VAL_TYPE, fb::EValue::VT_VAL),
+    )
 }
 
 /// The kind of a value, numbered as ExecuTorch's EValue `Tag` (used in messages).
