@@ -54,6 +54,33 @@ impl<'a> KernelArgs<'a> {
         Ok(unsafe { &mut *t.as_ptr() })
     }
 
+    /// Out tensor `i` and source tensor `j` of a call whose only tensor parameters they
+    /// are (as a prim op's signature fixes them: `et_copy_index` takes an out, a source
+    /// and an int): [`tensor_mut`](Self::tensor_mut)'s check against that one other
+    /// tensor, without the scan over every parameter and its tensor-list cases, which a
+    /// binary with no kernels would otherwise carry for this op alone.
+    ///
+    /// # Safety
+    /// As for [`tensor_mut`](Self::tensor_mut); and no parameter but `i` and `j` may be a
+    /// tensor or a tensor list (the op's signature, checked at load, guarantees it).
+    pub(crate) unsafe fn tensor_mut_and_source(
+        &self,
+        i: usize,
+        j: usize,
+    ) -> KernelResult<(&'a mut Tensor, &'a Tensor)> {
+        let (Value::Tensor(t), Value::Tensor(u)) = (*self.entry(i)?, *self.entry(j)?) else {
+            return Err(wrong_kind());
+        };
+        let target = unsafe_ref(t);
+        if i == j || clashes(target, data_span(target), unsafe_ref(u)) {
+            return Err(aliased());
+        }
+        // SAFETY: `u` is not the tensor `t` and shares no data byte with it (checked), no
+        // other parameter is a tensor (the caller's promise), and the caller does not take
+        // position `i` again.
+        Ok((unsafe { &mut *t.as_ptr() }, unsafe_ref(u)))
+    }
+
     /// An out tensor whose data the caller will not touch (only its shape and data
     /// pointer), so only tensor identity is checked, not data overlap: view ops alias
     /// their input's memory by design.
@@ -116,9 +143,7 @@ impl<'a> KernelArgs<'a> {
         if self.is_exclusive(i, unsafe { &*t }) {
             Ok(())
         } else {
-            Err(KernelError::invalid(
-                "an out tensor aliases another argument of the same call",
-            ))
+            Err(aliased())
         }
     }
 
@@ -157,6 +182,11 @@ impl<'a> KernelArgs<'a> {
         }
         true
     }
+}
+
+/// The error of an out tensor that another argument reaches.
+fn aliased() -> KernelError {
+    KernelError::invalid("an out tensor aliases another argument of the same call")
 }
 
 fn unsafe_ref<'x>(t: NonNull<Tensor>) -> &'x Tensor {

@@ -156,9 +156,9 @@ prim!(ET_VIEW, executorch_prim::"et_view.default", &VIEW, et_view);
 /// `et_copy_index(copy_to, copy_from, index)`: writes `copy_from` into row `index` of
 /// `copy_to`, growing its first dimension (within its bound) when needed.
 fn et_copy_index(_: &KernelContext<'_>, args: &KernelArgs<'_>) -> KernelResult {
-    // SAFETY: position 0 is taken once and checked against the other arguments.
-    let to = unsafe { args.tensor_mut(0)? };
-    let from = args.tensor(1)?;
+    // SAFETY: position 0 is taken once; the signature (`COPY_INDEX`, checked at load)
+    // makes position 1 the only other tensor.
+    let (to, from) = unsafe { args.tensor_mut_and_source(0, 1)? };
     let index = usize::try_from(args.int(2)?)
         .map_err(|_| KernelError::invalid("et_copy_index: negative index"))?;
     let (rows, row_shape) = match to.sizes().split_first() {

@@ -408,3 +408,71 @@ fn et_view_checks_the_size() {
         );
     }
 }
+
+/// `et_copy_index(out, from, index)` copies `from` into row `index` of `out`; an out that
+/// is the source, or shares data bytes with it, is refused, as is a row of another shape.
+#[test]
+fn et_copy_index_copies_rows_and_refuses_aliases() {
+    let copy_index = "executorch_prim::et_copy_index.tensor";
+    let mut out_data = [0f32; 6];
+    // One base pointer for the out and, below, a tensor over its second row.
+    let out_base = out_data.as_mut_ptr();
+    let (mut out_sizes, mut out_strides, mut out_order) = ([2usize, 3], [0usize; 2], [0u8; 2]);
+    let mut out = tensor(
+        ScalarType::Float,
+        &mut out_sizes,
+        &mut out_strides,
+        &mut out_order,
+        out_base.cast(),
+    );
+    let mut row_data = [1f32, 2.0, 3.0];
+    let (mut row_sizes, mut row_strides, mut row_order) = ([3usize], [0usize; 1], [0u8; 1]);
+    let mut row = tensor(
+        ScalarType::Float,
+        &mut row_sizes,
+        &mut row_strides,
+        &mut row_order,
+        row_data.as_mut_ptr().cast(),
+    );
+    let (ov, rv) = (
+        Value::Tensor(NonNull::from(&mut out)),
+        Value::Tensor(NonNull::from(&mut row)),
+    );
+    let (r, _) = call(copy_index, &mut [ov, rv, I(1), Value::None]);
+    assert!(r.is_ok(), "{r:?}");
+    // SAFETY: `out_base` points at the six floats of `out_data`, which the call wrote.
+    let written = unsafe { core::slice::from_raw_parts(out_base, 6) };
+    assert_eq!(written, [0.0, 0.0, 0.0, 1.0, 2.0, 3.0]);
+
+    // The same tensor as out and source.
+    let (r, _) = call(copy_index, &mut [ov, ov, I(0), Value::None]);
+    assert_eq!(r.unwrap_err().error, Error::InvalidArgument);
+
+    // A source over the out's own second row: shared bytes.
+    let (mut alias_sizes, mut alias_strides, mut alias_order) = ([3usize], [0usize; 1], [0u8; 1]);
+    let mut alias = tensor(
+        ScalarType::Float,
+        &mut alias_sizes,
+        &mut alias_strides,
+        &mut alias_order,
+        // SAFETY: 3 floats into the 6 of `out_data`.
+        unsafe { out_base.add(3) }.cast(),
+    );
+    let av = Value::Tensor(NonNull::from(&mut alias));
+    let (r, _) = call(copy_index, &mut [ov, av, I(0), Value::None]);
+    assert_eq!(r.unwrap_err().error, Error::InvalidArgument);
+
+    // A row of two elements into rows of three.
+    let mut short_data = [0f32; 2];
+    let (mut short_sizes, mut short_strides, mut short_order) = ([2usize], [0usize; 1], [0u8; 1]);
+    let mut short = tensor(
+        ScalarType::Float,
+        &mut short_sizes,
+        &mut short_strides,
+        &mut short_order,
+        short_data.as_mut_ptr().cast(),
+    );
+    let sv = Value::Tensor(NonNull::from(&mut short));
+    let (r, _) = call(copy_index, &mut [ov, sv, I(0), Value::None]);
+    assert_eq!(r.unwrap_err().error, Error::InvalidArgument);
+}
