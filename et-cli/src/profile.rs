@@ -94,6 +94,7 @@ impl Profile {
         let mut calls: BTreeMap<String, Row> = BTreeMap::new();
         let mut steps: BTreeMap<String, Row> = BTreeMap::new();
         let mut slowest = Vec::new();
+        let mut names: BTreeMap<(u32, u32), String> = BTreeMap::new();
         let mut executes = Row::default();
         let mut load = None;
         let mut run = 1;
@@ -106,7 +107,11 @@ impl Profile {
                     run += 1;
                 }
                 EventKind::Operator | EventKind::Delegate => {
-                    let name = instruction_name(method, &r);
+                    // Named once per instruction: a name looks up the kernel it runs.
+                    let name = names
+                        .entry((r.chain, r.instruction))
+                        .or_insert_with(|| instruction_name(method, &r))
+                        .clone();
                     calls.entry(name.clone()).or_default().add(us(&r));
                     slowest.push(Call {
                         run,

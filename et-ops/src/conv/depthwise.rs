@@ -30,15 +30,12 @@ pub(super) fn depthwise(
                 let ci = co / g.cout_g;
                 let b = bias.map_or(0.0, |b| b[co]);
                 let (xb, yb) = (n * g.is[0] + ci * g.is[1], n * os[0] + co * os[1]);
-                depthwise_strided(g, x, w, b, y, os, xb, yb, co * g.ws[0]);
-                if let Some(e) = &epilogue {
-                    for oy in 0..g.oh {
-                        for ox in 0..g.ow {
-                            let v = &mut y[yb + oy * os[2] + ox * os[3]];
-                            e.apply(co, core::slice::from_mut(v));
-                        }
-                    }
-                }
+                let rows = Rows {
+                    stride: os[2],
+                    epilogue,
+                    channel: co,
+                };
+                depthwise_strided(g, x, w, b, y, os, xb, yb, co * g.ws[0], rows);
             }
         }
         return Ok(());
@@ -461,7 +458,7 @@ fn depthwise_plane(g: &Geom, x: &[f32], y: &mut [f32], rows: Rows<'_>, taps: &[f
 }
 
 /// Depthwise conv of one output channel through arbitrary strides (channels-last and
-/// other layouts).
+/// other layouts), each output mapped by `rows`' epilogue as it is stored.
 #[allow(clippy::too_many_arguments, reason = "one channel of one image")]
 fn depthwise_strided(
     g: &Geom,
@@ -473,6 +470,7 @@ fn depthwise_strided(
     xb: usize,
     yb: usize,
     wb: usize,
+    rows: Rows<'_>,
 ) {
     for oy in 0..g.oh {
         for ox in 0..g.ow {
@@ -491,7 +489,10 @@ fn depthwise_strided(
                         * x[xb + iy as usize * g.is[2] + ix as usize * g.is[3]];
                 }
             }
-            y[yb + oy * os[2] + ox * os[3]] = acc;
+            let out = &mut y[yb + oy * os[2] + ox * os[3]];
+            *out = acc;
+            // Mapped as it is stored (a one-element row: the values are strided).
+            rows.finish(core::slice::from_mut(out));
         }
     }
 }

@@ -38,7 +38,7 @@
 //!
 //! The convolution's instruction becomes the fused call (the operator it reports in
 //! traces stays `aten::convolution.out`, now timing all three); the absorbed calls stay
-//! KernelCalls of their operators whose function does nothing ([`already_fused`]), so
+//! KernelCalls of their operators whose function does nothing (`rewrites::runs_nothing`), so
 //! instruction indices keep their meaning and an ETDump still lists every call of the
 //! exported graph.
 //!
@@ -50,16 +50,19 @@
 use core::ptr::NonNull;
 
 use super::build::{Builder, Plan};
-use super::instructions::{Chain, Instr};
+use super::instructions::{rebinds_memory, Chain, Instr};
 #[cfg(feature = "backends")]
 use super::rewrites::args_of;
-use super::rewrites::Call;
-use crate::error::KernelResult;
-use crate::kernel::{KernelArgs, KernelContext, KernelEntry, KernelFn, Namespace, ALIAS_PROOFS};
+use super::rewrites::{is_et_ops_aten, runs_nothing, Call};
+use crate::kernel::{KernelEntry, KernelFn, ALIAS_PROOFS};
 use crate::memory::Arena;
 use crate::program::{OperatorName, Vector};
 use crate::registry::{resolve, CallDtypes};
 use crate::value::{Value, NONE_INDEX};
+use et_schema::fused::{
+    FusedOperator, CONVOLUTION_BATCH_NORM, CONVOLUTION_BATCH_NORM_HARDTANH,
+    CONVOLUTION_BATCH_NORM_RELU,
+};
 
 /// An operator a run can consist of: its index in the method's operator table, and the
 /// function of et-ops' kernel for it (a call served by another kernel is not fused).
@@ -158,7 +161,9 @@ impl Builder<'_, '_> {
         };
         // SAFETY: `total` initialized instructions, ours alone (caller).
         let instrs = unsafe { core::slice::from_raw_parts_mut(instrs.as_ptr(), total) };
-        if instrs.iter().any(|i| self.rebinds_or_jumps(i)) {
+        // A rebinding (MoveCall, `et_view`) or a jump voids what fusion relies on.
+        let jumps = |i: &Instr| matches!(i, Instr::JumpFalse { .. });
+        if instrs.iter().any(|i| rebinds_memory(i) || jumps(i)) {
             return;
         }
         let Ok(counts) = scratch.alloc_slice::<u16>(self.num_values, 0) else {
@@ -177,18 +182,6 @@ impl Builder<'_, '_> {
         // SAFETY: the caller's promise: the counts were the arena's only allocation, and
         // they are dropped here.
         unsafe { scratch.reset_shared() };
-    }
-
-    /// Whether `instr` can rebind which memory a value uses (a MoveCall, `et_view`), or
-    /// jumps: either voids what the fusion relies on.
-    fn rebinds_or_jumps(&self, instr: &Instr) -> bool {
-        match instr {
-            Instr::Move { .. } | Instr::JumpFalse { .. } => true,
-            Instr::Kernel { function, .. } => {
-                core::ptr::fn_addr_eq(*function, crate::prim_ops::ET_VIEW.function)
-            }
-            _ => false,
-        }
     }
 
     /// Counts every value's uses and marks the values instructions write: return slots
@@ -229,21 +222,6 @@ impl Builder<'_, '_> {
         }
     }
 
-    /// The items of value `v`, if it is a tensor list or optional-tensor list.
-    fn list_items(&self, v: u32) -> &[u32] {
-        match self.value(v) {
-            Value::TensorList(l) | Value::OptionalTensorList(l) => {
-                // SAFETY: list headers live in method memory; `indices` holds `len`
-                // range-checked entries (or `NONE_INDEX`).
-                unsafe {
-                    let l = l.as_ref();
-                    core::slice::from_raw_parts(l.indices.as_ptr(), l.len)
-                }
-            }
-            _ => &[],
-        }
-    }
-
     /// The operators a run is made of, if the method calls a convolution and a batch
     /// norm, and et-ops serves them.
     fn fusion_operators(&self) -> Option<Operators> {
@@ -252,14 +230,10 @@ impl Builder<'_, '_> {
                 let op = self.meta.operator(i).ok()?;
                 (op.name == name && op.overload == "out").then_some(i as u32)
             })?;
-            let function = crate::registry::kernels().iter().find_map(|e| {
-                let n = e.name();
-                // The cheap comparisons first: this scans every registered kernel.
-                let ours = n.namespace() == Namespace::ATEN
-                    && n.rest() == rest
-                    && e.signature.crate_name == "et-ops";
-                ours.then_some(e.function)
-            })?;
+            let function = crate::registry::kernels()
+                .iter()
+                .find(|e| is_et_ops_aten(e, rest))?
+                .function;
             Some(Role { op, function })
         };
         Some(Operators {
@@ -362,7 +336,7 @@ impl Builder<'_, '_> {
         instrs[pc] = fused;
         for absorbed in &mut instrs[pc + 1..pc + run] {
             if let Instr::Kernel { function, .. } = absorbed {
-                *function = already_fused;
+                *function = runs_nothing;
             }
         }
         Some(run)
@@ -383,12 +357,13 @@ impl Builder<'_, '_> {
         activation: Option<Activation>,
         bn_out: u32,
     ) -> Option<Instr> {
-        let (name, tail, slot): (&str, &[u32], usize) = match activation {
-            None => ("etch::convolution_batch_norm", &[bn_out], 0),
+        // `slot`: where `ops.fused` remembers the operator's kernel.
+        let (fused, tail, slot): (FusedOperator, &[u32], usize) = match activation {
+            None => (CONVOLUTION_BATCH_NORM, &[bn_out], 0),
             Some(Activation::Hardtanh { min, max, out }) => {
-                ("etch::convolution_batch_norm_hardtanh", &[min, max, out], 1)
+                (CONVOLUTION_BATCH_NORM_HARDTANH, &[min, max, out], 1)
             }
-            Some(Activation::Relu { out }) => ("etch::convolution_batch_norm_relu", &[out], 2),
+            Some(Activation::Relu { out }) => (CONVOLUTION_BATCH_NORM_RELU, &[out], 2),
         };
         let mut args = [0u32; MAX_FUSED_ARGS];
         let len = head.len() + tail.len();
@@ -400,7 +375,7 @@ impl Builder<'_, '_> {
             Some((known, entry)) if known == dtypes => entry,
             _ => {
                 let operator = OperatorName {
-                    name,
+                    name: fused.name,
                     overload: "out",
                 };
                 let entry = resolve(&operator, dtypes);
@@ -462,9 +437,4 @@ impl Builder<'_, '_> {
 /// How many times `v` is in `args`.
 fn occurrences(args: &[u32], v: u32) -> usize {
     args.iter().filter(|&&a| a == v).count()
-}
-
-/// The kernel of a call a convolution before it absorbed at load: its work is done.
-fn already_fused(_: &KernelContext<'_>, _: &KernelArgs<'_>) -> KernelResult {
-    Ok(())
 }

@@ -237,8 +237,8 @@ impl<'a> Builder<'a, '_> {
         slot: &mut MaybeUninit<Instr>,
     ) -> Result<(), Error> {
         let num_ops = state.num_ops;
-        let (decoded, kernel) = match self.operands(instr, chain_len, num_delegates, num_ops)? {
-            Operands::Ready(decoded) => (decoded, None),
+        let decoded = match self.operands(instr, chain_len, num_delegates, num_ops)? {
+            Operands::Ready(decoded) => decoded,
             Operands::Kernel { op, args, dtypes } => {
                 let Some(entry) = self.resolve_cached(op, dtypes, cache)? else {
                     state.missing.note(pc, op);
@@ -246,19 +246,18 @@ impl<'a> Builder<'a, '_> {
                     return Ok(());
                 };
                 self.check_signature(entry, pc, op, args)?;
-                let decoded = Instr::Kernel {
+                Instr::Kernel {
                     function: entry.function,
                     args: NonNull::from(args).cast(),
                     len: args.len() as u32,
                     params: entry.signature.args.len() as u32,
                     op: op as u32,
                     prechecked: ALIAS_PROOFS && self.outs_proved_exclusive(entry, args),
-                };
-                (decoded, Some(entry))
+                }
             }
         };
         if REBINDS_READ {
-            state.rebinds |= rebinds_memory(&decoded, kernel);
+            state.rebinds |= rebinds_memory(&decoded);
         }
         slot.write(decoded);
         Ok(())
@@ -490,13 +489,18 @@ impl<'a> Builder<'a, '_> {
     }
 }
 
-/// View detection: whether running `instr` (served by `kernel`, for a KernelCall) can
-/// change which memory a value refers to, voiding the alias proofs made at load. A
-/// MoveCall copies one value over another; `et_view` points its output at its input's
-/// data.
-fn rebinds_memory(instr: &Instr, kernel: Option<&KernelEntry>) -> bool {
-    matches!(instr, Instr::Move { .. })
-        || kernel.is_some_and(|k| core::ptr::eq(k, &crate::prim_ops::ET_VIEW))
+/// View detection: whether running `instr` can change which memory a value refers to,
+/// voiding the alias proofs made at load (and what the load-time rewrites rely on). A
+/// MoveCall copies one value over another; `et_view` (found by its function) points its
+/// output at its input's data.
+pub(super) fn rebinds_memory(instr: &Instr) -> bool {
+    match instr {
+        Instr::Move { .. } => true,
+        Instr::Kernel { function, .. } => {
+            core::ptr::fn_addr_eq(*function, crate::prim_ops::ET_VIEW.function)
+        }
+        _ => false,
+    }
 }
 
 /// Makes every KernelCall of the first `total` instructions check aliasing at each call.

@@ -6,7 +6,8 @@ use core::ptr::NonNull;
 
 use super::build::{Builder, Plan};
 use super::instructions::Instr;
-use crate::kernel::{KernelEntry, KernelFn, Namespace};
+use crate::error::KernelResult;
+use crate::kernel::{KernelArgs, KernelContext, KernelEntry, KernelFn, Namespace};
 use crate::program::Vector;
 use crate::tensor::Tensor;
 use crate::value::{Value, NONE_INDEX};
@@ -89,19 +90,39 @@ impl Builder<'_, '_> {
     /// Whether value `i` is an item of a tensor list or optional-tensor list.
     pub(super) fn in_a_tensor_list(&self, i: u32) -> bool {
         debug_assert!(i != NONE_INDEX);
-        (0..self.num_values as u32).any(|v| match self.value(v) {
+        (0..self.num_values as u32).any(|v| self.list_items(v).contains(&i))
+    }
+
+    /// The items of value `v` (value indices, or `NONE_INDEX`), if it is a tensor list or
+    /// optional-tensor list; none otherwise.
+    pub(super) fn list_items(&self, v: u32) -> &[u32] {
+        match self.value(v) {
             Value::TensorList(l) | Value::OptionalTensorList(l) => {
-                // SAFETY: list headers live in method memory; `indices` holds `len`
-                // entries.
-                let indices = unsafe {
+                // SAFETY: list headers live in method memory for the method's lifetime;
+                // `indices` holds `len` range-checked entries.
+                unsafe {
                     let l = l.as_ref();
                     core::slice::from_raw_parts(l.indices.as_ptr(), l.len)
-                };
-                indices.contains(&i)
+                }
             }
-            _ => false,
-        })
+            _ => &[],
+        }
     }
+}
+
+/// Whether `e` is et-ops' entry of `aten::<rest>`: the kernels a rewrite knows the
+/// behaviour of (a downstream crate's kernel of the same operator is never rewritten).
+pub(super) fn is_et_ops_aten(e: &KernelEntry, rest: &str) -> bool {
+    let name = e.name();
+    // The cheap comparisons first: callers scan every registered kernel.
+    name.namespace() == Namespace::ATEN && name.rest() == rest && e.signature.crate_name == "et-ops"
+}
+
+/// The kernel of a call a load-time rewrite made pointless (a permute become a view of
+/// its constant, a batch norm or activation absorbed into a fused call): it runs nothing.
+/// The call stays, so instruction indices keep their meaning and traces list it.
+pub(super) fn runs_nothing(_: &KernelContext<'_>, _: &KernelArgs<'_>) -> KernelResult {
+    Ok(())
 }
 
 /// The et-ops entry of `aten::<rest>` (one of `rests`) whose function is `function`, if
@@ -110,10 +131,6 @@ impl Builder<'_, '_> {
 /// apply).
 pub(super) fn et_ops_aten(function: KernelFn, rests: &[&str]) -> Option<&'static KernelEntry> {
     crate::registry::kernels().iter().find(|e| {
-        let name = e.name();
-        e.signature.crate_name == "et-ops"
-            && core::ptr::fn_addr_eq(e.function, function)
-            && name.namespace() == Namespace::ATEN
-            && rests.contains(&name.rest())
+        core::ptr::fn_addr_eq(e.function, function) && rests.iter().any(|r| is_et_ops_aten(e, r))
     })
 }

@@ -31,7 +31,7 @@
 //! (`stride_out[k] == stride_in[p[k]]`).
 //!
 //! The instruction stays a KernelCall of the same operator and arguments whose function
-//! does nothing ([`already_a_view`]): instruction indices (jump destinations, error
+//! does nothing (`rewrites::runs_nothing`): instruction indices (jump destinations, error
 //! reports) keep their meaning, and a traced execute still records the call, so an
 //! ETDump lists the same operator calls as ExecuTorch's (the permute's taking next to no
 //! time) and the Inspector lines them up with the exported graph.
@@ -54,9 +54,8 @@ use super::build::Builder;
 use super::instructions::Instr;
 #[cfg(feature = "backends")]
 use super::rewrites::args_of;
-use super::rewrites::{et_ops_aten, Call};
-use crate::error::KernelResult;
-use crate::kernel::{ArgKind, KernelArgs, KernelContext, KernelEntry, KernelFn};
+use super::rewrites::{et_ops_aten, runs_nothing, Call};
+use crate::kernel::{ArgKind, KernelEntry, KernelFn};
 use crate::tensor::{ShapeDynamism, MAX_DIM};
 use crate::value::{BoxedList, Value};
 
@@ -121,7 +120,7 @@ impl Builder<'_, '_> {
                 t.view_read_only(rewrite.data, &rewrite.order[..dim]);
             }
             if let Instr::Kernel { function, .. } = &mut instrs[pc] {
-                *function = already_a_view;
+                *function = runs_nothing;
             }
         }
     }
@@ -245,12 +244,6 @@ fn only_gemms_read(rw: &Rewrite, pc: usize, instrs: &[Instr]) -> bool {
         Instr::JumpFalse { cond, .. } => cond != out,
         Instr::Free { .. } => true,
     })
-}
-
-/// The kernel of a permute whose out tensor became a view of its input at load: there is
-/// nothing left to compute.
-fn already_a_view(_: &KernelContext<'_>, _: &KernelArgs<'_>) -> KernelResult {
-    Ok(())
 }
 
 /// The et-ops entry of `aten::addmm.out` or `aten::mm.out` whose function is `function`.
