@@ -30,6 +30,8 @@ mod value;
 
 #[cfg(feature = "alloc")]
 mod method_buffers;
+#[cfg(feature = "std")]
+pub mod module;
 #[cfg(feature = "alloc")]
 mod tensor_buf;
 
@@ -46,6 +48,8 @@ pub use method::{
 };
 #[cfg(feature = "alloc")]
 pub use method_buffers::{BufferError, BufferName, MethodBufferSizes, MethodBuffers};
+#[cfg(feature = "std")]
+pub use module::{Input, Module, ModuleError, Output, TensorRef};
 pub use program::{MethodMeta, Program, ProgramError, TensorInfo, Verification};
 #[cfg(feature = "alloc")]
 pub use tensor_buf::TensorBuf;
