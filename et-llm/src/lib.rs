@@ -1,0 +1,11 @@
+#![doc = include_str!("../README.md")]
+#![no_std]
+#![deny(missing_docs)]
+
+mod attention;
+mod sdpa;
+
+pub mod ops;
+
+#[cfg(test)]
+mod tests;
