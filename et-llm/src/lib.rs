@@ -8,4 +8,7 @@ mod sdpa;
 pub mod ops;
 
 #[cfg(test)]
+extern crate std;
+
+#[cfg(test)]
 mod tests;

@@ -65,6 +65,9 @@ fn read_case(name: &str) -> Case {
     }
 }
 
+/// Checks one step's logits: the worst error relative to max|want|, or what failed.
+type Tolerance = dyn Fn(&[f32], &[f32]) -> Result<f64, String>;
+
 fn argmax(v: &[f32]) -> i64 {
     let mut best = 0;
     for (i, &x) in v.iter().enumerate() {
@@ -85,7 +88,7 @@ fn le_bytes(v: &[i64]) -> Vec<u8> {
 fn run(
     name: &str,
     pool: Option<&dyn et_runtime::Parallel>,
-    tol: &dyn Fn(&[f32], &[f32]) -> Result<f64, String>,
+    tol: &Tolerance,
 ) -> (Vec<f64>, Vec<Vec<f32>>) {
     let case = read_case(name);
     let path = dir().join(&case.program);
@@ -153,7 +156,8 @@ fn within(rel: f64) -> impl Fn(&[f32], &[f32]) -> Result<f64, String> {
         let (mut worst, mut at) = (0f64, 0);
         for (i, (&g, &w)) in got.iter().zip(want).enumerate() {
             let d = (g as f64 - w as f64).abs();
-            if !(d <= worst) {
+            // A NaN difference counts as the worst.
+            if d > worst || d.is_nan() {
                 (worst, at) = (d, i);
             }
         }

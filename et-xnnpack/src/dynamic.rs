@@ -16,9 +16,11 @@ pub(crate) fn broadcast(a: Shape, b: Shape, bound: Shape) -> Result<Shape, &'sta
     for d in 0..rank {
         let from_end = rank - d;
         let size = |s: &Shape| {
-            (from_end <= s.rank())
-                .then(|| s.dims()[s.rank() - from_end])
-                .unwrap_or(1)
+            if from_end <= s.rank() {
+                s.dims()[s.rank() - from_end]
+            } else {
+                1
+            }
         };
         let (x, y) = (size(&a), size(&b));
         let n = match (x, y) {
@@ -72,7 +74,7 @@ pub(crate) fn reshaped(input: Shape, bound: Shape) -> Result<Shape, &'static str
     let refuse = "a reshape's dynamic input does not map onto its output";
     let d = bound.dims().iter().position(|&s| s != 1).ok_or(refuse)?;
     let rest = planned / bound.dims()[d];
-    if rest == 0 || n % rest != 0 || n / rest > bound.dims()[d] {
+    if rest == 0 || !n.is_multiple_of(rest) || n / rest > bound.dims()[d] {
         return Err(refuse);
     }
     let mut out = bound;

@@ -144,7 +144,7 @@ fn run(step: &Step, frame: &Frame<'_>) -> KernelResult {
     let srcs = [a, b, c, d, e];
     let row: usize = p.slabs[..p.count].iter().sum();
     // Fewer outer slabs than planned under a dynamic input.
-    let outer = if row == 0 { p.outer } else { out.len() / row };
+    let outer = out.len().checked_div(row).unwrap_or(p.outer);
     for o in 0..outer {
         let mut at = o * row;
         for (src, &slab) in srcs.iter().zip(&p.slabs).take(p.count) {
