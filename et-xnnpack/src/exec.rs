@@ -8,6 +8,7 @@ use et_runtime::{Arena, Error, KernelContext, KernelError, KernelResult, ScalarT
 
 use core::mem::{align_of, size_of};
 
+use crate::nodes::Params;
 use crate::plain::Plain;
 use crate::plan::{Plan, Shape, Storage, Value};
 
@@ -26,9 +27,19 @@ impl Frame<'_> {
         self.plan.value(v)
     }
 
-    /// Value `v`'s shape.
+    /// Value `v`'s shape in this execute.
     pub(crate) fn shape(&self, v: u32) -> Shape {
         self.value(v).shape
+    }
+
+    /// Value `v`'s elements in this execute.
+    pub(crate) fn numel(&self, v: u32) -> usize {
+        self.value(v).numel()
+    }
+
+    /// The rows of `Qd8` value `v` in this execute.
+    pub(crate) fn rows(&self, v: u32) -> usize {
+        self.value(v).rows()
     }
 
     fn ptr(&self, v: u32) -> *mut u8 {
@@ -143,9 +154,11 @@ impl Scratch<'_> {
     }
 }
 
-/// Binds the call's tensors: each delegate input and output must be a float32 tensor with
-/// the value's sizes (in its dim order, as XNNPACK sees it), and no output may overlap an
-/// input or another output. Visits only the externals (listed at init), not every value.
+/// Binds the call's tensors: each delegate input must be a float32 tensor of the value's
+/// rank with sizes (in its dim order, as XNNPACK sees it) at most the graph's, the
+/// outputs get the sizes the graph computes from those (resized when the inputs are
+/// smaller: a dynamic shape), and no output may overlap an input or another output.
+/// Visits only the externals (listed at init), not every value.
 fn bind(plan: &Plan, args: &KernelArgs<'_>) -> KernelResult {
     if args.len() != plan.num_args {
         return Err(fail(
@@ -154,26 +167,39 @@ fn bind(plan: &Plan, args: &KernelArgs<'_>) -> KernelResult {
         ));
     }
     let externals = plan.externals();
+    let mut dynamic = false;
     for &v in externals {
         let value = plan.value(v);
-        let ptr = match value.storage {
-            Storage::Output { arg } => {
-                // SAFETY: the reference is dropped at the end of this arm, before another
-                // argument is taken or a step runs; overlaps are refused below.
-                let t = unsafe { args.tensor_mut(arg as usize)? };
-                check_tensor(t, value)?;
-                t.data_mut::<f32>()?.as_mut_ptr().cast::<u8>()
+        if let Storage::Input { arg } = value.storage {
+            let t = args.tensor(arg as usize)?;
+            let shape = input_shape(t, value)?;
+            dynamic |= shape != value.bound;
+            let ptr = t.data::<f32>()?.as_ptr().cast::<u8>().cast_mut();
+            // SAFETY: `v < num_values` (the builder lists value indices); the tables are
+            // the plan's, written only here and at init, while execute holds the method
+            // exclusively, and no reference into them is held across these writes.
+            unsafe {
+                (*plan.values.as_ptr().add(v as usize)).shape = shape;
+                *plan.data.as_ptr().add(v as usize) = ptr;
             }
-            Storage::Input { arg } => {
-                let t = args.tensor(arg as usize)?;
-                check_tensor(t, value)?;
-                t.data::<f32>()?.as_ptr().cast::<u8>().cast_mut()
+        }
+    }
+    reshape(plan, dynamic)?;
+    for &v in externals {
+        let value = plan.value(v);
+        if let Storage::Output { arg } = value.storage {
+            let shape = value.shape;
+            // SAFETY: the reference is dropped at the end of this block, before another
+            // argument is taken or a step runs; overlaps are refused below.
+            let t = unsafe { args.tensor_mut(arg as usize)? };
+            if shape != value.bound {
+                resize_to(t, &shape)?;
             }
-            _ => return Err(fail(Error::Internal, "an external value has no argument")),
-        };
-        // SAFETY: `v < num_values` (the builder lists value indices); the table is the
-        // plan's, written only here and at init, while execute holds the method.
-        unsafe { *plan.data.as_ptr().add(v as usize) = ptr };
+            check_tensor(t, &shape)?;
+            let ptr = t.data_mut::<f32>()?.as_mut_ptr().cast::<u8>();
+            // SAFETY: as for the inputs above.
+            unsafe { *plan.data.as_ptr().add(v as usize) = ptr };
+        }
     }
     let range = |v: u32| {
         // SAFETY: as above; bound just now.
@@ -196,11 +222,101 @@ fn bind(plan: &Plan, args: &KernelArgs<'_>) -> KernelResult {
     Ok(())
 }
 
-fn check_tensor(t: &et_runtime::Tensor, value: &Value) -> KernelResult {
+/// Sets every value that is not a delegate input to the sizes this execute gives it:
+/// the planned ones, or with a `dynamic` input each node's output as its kind computes
+/// it from its inputs' (see [`crate::dynamic`]).
+fn reshape(plan: &Plan, dynamic: bool) -> KernelResult {
+    for v in 0..plan.num_values {
+        // SAFETY: `v < num_values`; as in `bind`, nothing else refers into the table.
+        let value = unsafe { &mut *plan.values.as_ptr().add(v) };
+        if !matches!(value.storage, Storage::Input { .. }) {
+            value.shape = value.bound;
+        }
+    }
+    if !dynamic {
+        return Ok(());
+    }
+    let shape = |v: u32| plan.value(v).shape;
+    for s in 0..plan.num_steps {
+        // SAFETY: `s < num_steps`, all written at init.
+        let step = unsafe { &*plan.steps.as_ptr().add(s) };
+        let reshaped = match &step.params {
+            Params::Unary(p) => p.reshape(&shape),
+            Params::Binary(p) => p.reshape(&shape),
+            Params::FullyConnected(p) => p.reshape(&shape),
+            Params::QuantizedFc(p) => p.reshape(&shape),
+            Params::Copy(p) => p.reshape(&shape),
+            Params::Convert(p) => p.reshape(&shape),
+            Params::Concat(p) => p.reshape(&shape),
+            _ => Err("a delegate node of this kind cannot run on a dynamic shape yet"),
+        };
+        let (out, sizes) = reshaped.map_err(|m| fail(Error::NotSupported, m))?;
+        let bound = plan.value(out).bound;
+        let fits = sizes.rank() == bound.rank()
+            && sizes.dims().iter().zip(bound.dims()).all(|(s, b)| s <= b);
+        if !fits {
+            return Err(fail(
+                Error::InvalidArgument,
+                "a node's dynamic output exceeds the delegate graph's bound",
+            ));
+        }
+        // SAFETY: `out < num_values` (a step's value index); as above.
+        unsafe { (*plan.values.as_ptr().add(out as usize)).shape = sizes };
+    }
+    Ok(())
+}
+
+/// A delegate input's sizes, in the value's dim order: float32, the value's rank (a 0-dim
+/// tensor counts as the one-element value the serializer writes), each size at most
+/// the graph's.
+fn input_shape(t: &et_runtime::Tensor, value: &Value) -> KernelResult<Shape> {
     if t.dtype() != ScalarType::Float {
         return Err(fail(Error::InvalidType, "a delegate tensor is not float32"));
     }
-    let dims = value.shape.dims();
+    let bound = value.bound;
+    if t.dim() == 0 && bound.dims().iter().all(|&d| d == 1) {
+        return Ok(bound);
+    }
+    let mut shape = bound;
+    if t.dim() != bound.rank() {
+        return Err(fail(
+            Error::InvalidArgument,
+            "a delegate input's rank differs from the graph's",
+        ));
+    }
+    for (i, &d) in t.dim_order().iter().enumerate() {
+        let size = t.sizes()[usize::from(d)];
+        if size > bound.dims()[i] {
+            return Err(fail(
+                Error::InvalidArgument,
+                "a delegate input is larger than the graph's sizes (its upper bound)",
+            ));
+        }
+        shape.set(i, size);
+    }
+    Ok(shape)
+}
+
+/// Resizes an output tensor to `shape` (dims in the tensor's dim order).
+fn resize_to(t: &mut et_runtime::Tensor, shape: &Shape) -> KernelResult {
+    if t.dim() != shape.rank() {
+        return Err(fail(
+            Error::InvalidArgument,
+            "a delegate output's rank differs from the graph's",
+        ));
+    }
+    let mut sizes = [0usize; crate::plan::MAX_RANK];
+    for (i, &d) in t.dim_order().iter().enumerate() {
+        sizes[usize::from(d)] = shape.dims()[i];
+    }
+    t.resize(&sizes[..shape.rank()])
+}
+
+fn check_tensor(t: &et_runtime::Tensor, shape: &Shape) -> KernelResult {
+    if t.dtype() != ScalarType::Float {
+        return Err(fail(Error::InvalidType, "a delegate tensor is not float32"));
+    }
+    let dims = shape.dims();
     let order = t.dim_order();
     let same = t.dim() == dims.len()
         && order
@@ -212,7 +328,7 @@ fn check_tensor(t: &et_runtime::Tensor, value: &Value) -> KernelResult {
     if !same && !scalar {
         return Err(fail(
             Error::InvalidArgument,
-            "a delegate tensor's sizes differ from the graph's (dynamic shapes are not supported yet)",
+            "a delegate output's sizes differ from the graph's",
         ));
     }
     Ok(())

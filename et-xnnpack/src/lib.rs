@@ -20,6 +20,7 @@
 
 mod backend;
 mod compute;
+mod dynamic;
 mod exec;
 mod nodes;
 mod plain;

@@ -10,6 +10,7 @@ use et_schema::xnnpack::NodeView;
 
 use super::{check_flags, register, wrong_params, Clamp, Params, Step};
 use crate::exec::Frame;
+use crate::plan::Shape;
 use crate::plan::{Builder, Elem};
 
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -151,6 +152,16 @@ register! {
     XNNCos: fp32 => prepare_cos;
     XNNELU: fp32 => prepare_elu;
     XNNLeakyReLU: fp32 => prepare_leaky_relu;
+}
+
+impl Unary {
+    /// The output value and its sizes for this execute's input sizes: the input's.
+    pub(crate) fn reshape(
+        &self,
+        shape: &dyn Fn(u32) -> Shape,
+    ) -> Result<(u32, Shape), &'static str> {
+        Ok((self.output, shape(self.input)))
+    }
 }
 
 fn run(step: &Step, frame: &Frame<'_>) -> KernelResult {

@@ -10,7 +10,7 @@ use et_schema::xnnpack::NodeView;
 use super::{check_flags, register, wrong_params, Clamp, Params, Step};
 use crate::compute::broadcast::{broadcast_shape, zip_broadcast};
 use crate::exec::Frame;
-use crate::plan::{Builder, Elem};
+use crate::plan::{Builder, Elem, Shape};
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum BinaryOp {
@@ -97,6 +97,18 @@ register! {
     XNNMinimum: fp32 => prepare_minimum;
     XNNMaximum: fp32 => prepare_maximum;
     XNNPReLU: fp32 => prepare_prelu;
+}
+
+impl Binary {
+    /// The output value and its sizes for this execute's input sizes: the inputs'
+    /// broadcast.
+    pub(crate) fn reshape(
+        &self,
+        shape: &dyn Fn(u32) -> Shape,
+    ) -> Result<(u32, Shape), &'static str> {
+        let out = crate::dynamic::broadcast(shape(self.a), shape(self.b), shape(self.output))?;
+        Ok((self.output, out))
+    }
 }
 
 fn run(step: &Step, frame: &Frame<'_>) -> KernelResult {

@@ -8,6 +8,7 @@ use et_schema::xnnpack::NodeView;
 use super::{check_flags, register, wrong_params, Params, Step};
 use crate::exec::Frame;
 use crate::plan::Builder;
+use crate::plan::Shape;
 
 type C<'a> = xf::_XNNCat<'a>;
 
@@ -19,6 +20,42 @@ pub(crate) struct Concat {
     /// Elements before the axis (outer) and per input slab (its axis size times inner).
     outer: usize,
     slabs: [usize; 5],
+    axis: usize,
+}
+
+impl Concat {
+    /// The output value and its sizes for this execute's input sizes: the first input's
+    /// outside the axis. Only the dims outside the axis may be dynamic (the slabs along
+    /// it are planned).
+    pub(crate) fn reshape(
+        &self,
+        shape: &dyn Fn(u32) -> Shape,
+    ) -> Result<(u32, Shape), &'static str> {
+        let first = shape(self.inputs[0]);
+        let mut out = shape(self.output);
+        for k in 0..self.count {
+            let s = shape(self.inputs[k]);
+            if s.rank() != out.rank()
+                || (0..s.rank()).any(|d| d != self.axis && s.dims()[d] != first.dims()[d])
+            {
+                return Err("Concatenate: the inputs' dynamic sizes differ outside the axis");
+            }
+        }
+        for d in 0..out.rank() {
+            if d != self.axis {
+                out.set(d, first.dims()[d]);
+            }
+        }
+        let planned: usize = (0..self.count)
+            .map(|k| shape(self.inputs[k]).dims()[self.axis])
+            .sum();
+        if planned != out.dims()[self.axis] {
+            return Err(
+                "Concatenate: a dynamic size along the concatenation axis is not supported",
+            );
+        }
+        Ok((self.output, out))
+    }
 }
 
 fn prepare(
@@ -72,6 +109,7 @@ fn prepare(
             output,
             outer: os.dims()[..axis].iter().product(),
             slabs,
+            axis,
         }),
     })
 }
@@ -105,7 +143,9 @@ fn run(step: &Step, frame: &Frame<'_>) -> KernelResult {
     let ([a, b, c, d, e], out) = frame.operands(p.inputs, p.output)?;
     let srcs = [a, b, c, d, e];
     let row: usize = p.slabs[..p.count].iter().sum();
-    for o in 0..p.outer {
+    // Fewer outer slabs than planned under a dynamic input.
+    let outer = out.len().checked_div(row).unwrap_or(p.outer);
+    for o in 0..outer {
         let mut at = o * row;
         for (src, &slab) in srcs.iter().zip(&p.slabs).take(p.count) {
             out[at..at + slab].copy_from_slice(&src[o * slab..(o + 1) * slab]);

@@ -17,6 +17,7 @@ use et_schema::xnnpack::NodeView;
 use super::{check_flags, register, wrong_params, Params, Step};
 use crate::compute::requant::round_half_even;
 use crate::exec::Frame;
+use crate::plan::Shape;
 use crate::plan::{qd8_params_offset, Builder, Elem, Quant};
 
 /// What a Convert node computes.
@@ -125,6 +126,16 @@ fn dynamic_params(min: f32, max: f32) -> (f32, i32) {
     (multiplier, quantize(zero_point, 1.0, 0, (-128, 127)))
 }
 
+impl Convert {
+    /// The output value and its sizes for this execute's input sizes: the input's.
+    pub(crate) fn reshape(
+        &self,
+        shape: &dyn Fn(u32) -> Shape,
+    ) -> Result<(u32, Shape), &'static str> {
+        Ok((self.output, shape(self.input)))
+    }
+}
+
 fn run<const DYNAMIC: bool>(step: &Step, frame: &Frame<'_>) -> KernelResult {
     let Params::Convert(p) = step.params else {
         return Err(wrong_params());
@@ -157,7 +168,13 @@ fn run<const DYNAMIC: bool>(step: &Step, frame: &Frame<'_>) -> KernelResult {
                 *o = (x - q.zero_point) as f32 * q.scale;
             }
         }
-        Conversion::Dynamic { rows, row_len } => {
+        Conversion::Dynamic {
+            rows: planned,
+            row_len,
+        } => {
+            // The rows of this execute (fewer than planned under a dynamic input).
+            let rows = frame.rows(p.output);
+            debug_assert!(rows <= planned);
             let x = frame.input::<f32>(p.input)?;
             let out = frame.output::<u8>(p.output)?;
             let at = qd8_params_offset(rows * row_len).unwrap_or(usize::MAX);

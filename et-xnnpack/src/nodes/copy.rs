@@ -9,6 +9,7 @@ use et_schema::xnnpack::NodeView;
 
 use super::{check_flags, register, wrong_params, Params, Step};
 use crate::exec::Frame;
+use crate::plan::Shape;
 use crate::plan::{Builder, Elem};
 
 #[derive(Clone, Copy, Debug)]
@@ -91,6 +92,18 @@ register! {
     XNNStaticReshape: qint8 => prepare_reshape;
     XNNCopy: fp32 => prepare_copy;
     XNNCopy: qint8 => prepare_copy;
+}
+
+impl Copy {
+    /// The output value and its sizes for this execute's input sizes (see
+    /// [`crate::dynamic::reshaped`]).
+    pub(crate) fn reshape(
+        &self,
+        shape: &dyn Fn(u32) -> Shape,
+    ) -> Result<(u32, Shape), &'static str> {
+        let out = crate::dynamic::reshaped(shape(self.input), shape(self.output))?;
+        Ok((self.output, out))
+    }
 }
 
 fn run(step: &Step, frame: &Frame<'_>) -> KernelResult {

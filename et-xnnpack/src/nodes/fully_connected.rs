@@ -13,6 +13,7 @@ use et_schema::xnnpack::{Graph, NodeView, INVALID_ID};
 use super::{check_flags, register, wrong_params, Clamp, Params, Step};
 use crate::compute::qconv::QConv;
 use crate::exec::Frame;
+use crate::plan::Shape;
 use crate::plan::{graph_shape, Builder, Elem};
 
 /// `XNN_FLAG_TRANSPOSE_WEIGHTS`: the filter is `[in, out]`.
@@ -221,11 +222,26 @@ register! {
     XNNFullyConnected: qdint8 => prepare_quantized::<true>, scratch = scratch;
 }
 
+impl FullyConnected {
+    /// The output value and its sizes for this execute's input sizes: the input's rows
+    /// by the output features.
+    pub(crate) fn reshape(
+        &self,
+        shape: &dyn Fn(u32) -> Shape,
+    ) -> Result<(u32, Shape), &'static str> {
+        let out = crate::dynamic::rows_by(shape(self.input), shape(self.output), self.in_features)?;
+        Ok((self.output, out))
+    }
+}
+
 fn run(step: &Step, frame: &Frame<'_>) -> KernelResult {
     let Params::FullyConnected(p) = step.params else {
         return Err(wrong_params());
     };
-    let (m, k, n) = (p.rows, p.in_features, p.out_features);
+    let (k, n) = (p.in_features, p.out_features);
+    // The rows of this execute (fewer than planned under a dynamic input).
+    let m = frame.numel(p.input) / k.max(1);
+    debug_assert!(m <= p.rows);
     let filter_value = match p.filter {
         Filter::Value { value, .. } => value,
         Filter::Packed(_) => p.input,

@@ -21,6 +21,7 @@ use super::{wrong_params, Clamp, Params, Step};
 use crate::compute::requant::dot_i8;
 use crate::exec::Frame;
 use crate::plain::cast;
+use crate::plan::Shape;
 use crate::plan::{qd8_params_offset, Builder, Elem, Scales};
 
 /// A dynamically quantized FullyConnected: qdint8 rows times int8 weights, fp32 out.
@@ -173,11 +174,26 @@ pub(crate) fn prepare<const DYNAMIC: bool>(
     })
 }
 
+impl QuantizedFc {
+    /// The output value and its sizes for this execute's input sizes: the input's rows
+    /// by the output features.
+    pub(crate) fn reshape(
+        &self,
+        shape: &dyn Fn(u32) -> Shape,
+    ) -> Result<(u32, Shape), &'static str> {
+        let out = crate::dynamic::rows_by(shape(self.input), shape(self.output), self.in_features)?;
+        Ok((self.output, out))
+    }
+}
+
 fn run(step: &Step, frame: &Frame<'_>) -> KernelResult {
     let Params::QuantizedFc(p) = step.params else {
         return Err(wrong_params());
     };
-    let (m, k, n, block) = (p.rows, p.in_features, p.out_features, p.block);
+    let (k, n, block) = (p.in_features, p.out_features, p.block);
+    // The rows of this execute (fewer than planned under a dynamic input).
+    let m = frame.rows(p.input);
+    debug_assert!(m <= p.rows);
     let blocks = k / block.max(1);
     // SAFETY: `n * k` int8s, `n * blocks` int32s and (with a bias) `n` floats of a
     // constant, written or checked at init in method memory, read-only since, living as

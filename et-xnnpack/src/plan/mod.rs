@@ -266,6 +266,7 @@ pub(crate) fn build<'n>(
     // Read every value; index them by id.
     let empty = Value {
         shape: Shape::default(),
+        bound: Shape::default(),
         elem: Elem::F32,
         storage: Storage::Unused,
         def: u32::MAX,

@@ -59,6 +59,11 @@ impl Shape {
             .try_fold(1usize, |acc, &d| acc.checked_mul(d))
     }
 
+    /// Sets dim `d` (below the rank).
+    pub(crate) fn set(&mut self, d: usize, size: usize) {
+        self.dims[d] = size;
+    }
+
     /// The innermost size (1 for a scalar).
     pub(crate) fn last(&self) -> usize {
         self.dims().last().copied().unwrap_or(1)
@@ -83,7 +88,11 @@ pub(crate) enum Storage {
 /// One value of the plan.
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct Value {
+    /// The sizes of the running execute: the graph's, except downstream of a dynamic
+    /// input (see `exec::reshape`), where they are at most `bound`'s.
     pub(crate) shape: Shape,
+    /// The graph's sizes: the most the value holds (its bytes are planned for these).
+    pub(crate) bound: Shape,
     pub(crate) elem: Elem,
     pub(crate) storage: Storage,
     /// Index of the node that writes it (internal values), `u32::MAX` if none yet.
@@ -136,6 +145,7 @@ pub(crate) fn read_value<'n>(
     let elem = read_elem(graph, v, named, alloc)?;
     let mut value = Value {
         shape,
+        bound: shape,
         elem,
         storage: Storage::Unused,
         def: u32::MAX,
