@@ -47,6 +47,52 @@ fn mv2_xnnpack_q8_matches_executorch() {
     assert!(got[0].bytes == want, "mv2_xnnpack_q8 is not bit-exact");
 }
 
+/// Runs `q8/NAME` (an int8 program from the XNNPACK quantizer, io in `fixtures/q8`),
+/// compares it within its io.yaml tolerance and returns its largest error in output
+/// quantization steps (the tolerance is two steps).
+fn run_q8_fixture(name: &str) -> f64 {
+    let dir = fixtures_dir().join("q8");
+    let spec = IoSpec::read(&dir, name);
+    let got = run_case(&dir, &spec).unwrap_or_else(|e| panic!("{name}: {e}"));
+    compare(&dir, &spec, &got).unwrap_or_else(|e| panic!("{name}: {e}"));
+    let want = std::fs::read(dir.join(&spec.outputs[0].file)).unwrap();
+    let floats = |b: &[u8]| -> Vec<f32> {
+        b.chunks_exact(4)
+            .map(|c| f32::from_le_bytes([c[0], c[1], c[2], c[3]]))
+            .collect()
+    };
+    let (g, w) = (floats(&got[0].bytes), floats(&want));
+    assert_eq!(g.len(), w.len(), "{name}");
+    let worst = g
+        .iter()
+        .zip(&w)
+        .map(|(a, b)| f64::from((a - b).abs()))
+        .fold(0.0, f64::max);
+    worst / (spec.atol / 2.0)
+}
+
+#[test]
+fn q8_fire_matches_executorch() {
+    // MaxPooling2d (3x3 stride 2 in ceil mode, as padding; 2x2) and Concatenate2, qint8.
+    let steps = run_q8_fixture("q8_fire");
+    // XNNPACK's integer arithmetic followed exactly gives ExecuTorch's output bit for bit.
+    assert_eq!(steps, 0.0, "q8_fire is {steps} output steps off");
+}
+
+#[test]
+fn q8_se_matches_executorch() {
+    // Squeeze-excitation: qint8 Multiply with a broadcast [1, 1, 1, c] operand.
+    let steps = run_q8_fixture("q8_se");
+    assert_eq!(steps, 0.0, "q8_se is {steps} output steps off");
+}
+
+#[test]
+fn q8_pool_matches_executorch() {
+    // fp32 AvgPooling2d between Converts (ExecuTorch lowers average pooling as fp32 only).
+    let steps = run_q8_fixture("q8_pool");
+    assert_eq!(steps, 0.0, "q8_pool is {steps} output steps off");
+}
+
 #[test]
 fn mlp_xnnpack_qd8_matches_executorch() {
     // Two linears on int8 weights with activations quantized per row at run time.
@@ -72,21 +118,17 @@ struct PayloadFacts {
     num_nodes: usize,
 }
 
-#[test]
-fn payload_node_kinds_match_the_fixture_table() {
+/// Checks each of `names`' payloads (in `dir`) against `dir`'s `xnnpack_nodes.yaml`;
+/// the number of payloads checked.
+fn check_node_kinds(dir: &std::path::Path, names: &[&str]) -> usize {
     let table: BTreeMap<String, Vec<PayloadFacts>> =
-        serde_yaml::from_str(&std::fs::read_to_string(fixture("xnnpack_nodes.yaml")).unwrap())
+        serde_yaml::from_str(&std::fs::read_to_string(dir.join("xnnpack_nodes.yaml")).unwrap())
             .unwrap();
     let mut checked = 0;
-    for name in [
-        "mlp_xnnpack",
-        "mv2_xnnpack",
-        "small_cnn_xnnpack",
-        "tiny_transformer_xnnpack",
-    ] {
-        let loader = FileLoader::open(fixture(&format!("{name}.pte"))).unwrap();
+    for name in names {
+        let loader = FileLoader::open(dir.join(format!("{name}.pte"))).unwrap();
         let program = Program::load(&loader).unwrap();
-        for facts in &table[name] {
+        for facts in &table[*name] {
             let delegate = program
                 .delegates(&facts.method)
                 .unwrap()
@@ -109,7 +151,20 @@ fn payload_node_kinds_match_the_fixture_table() {
             checked += 1;
         }
     }
-    assert_eq!(checked, 1 + 1 + 1 + 5);
+    checked
+}
+
+#[test]
+fn payload_node_kinds_match_the_fixture_table() {
+    let names = [
+        "mlp_xnnpack",
+        "mv2_xnnpack",
+        "small_cnn_xnnpack",
+        "tiny_transformer_xnnpack",
+    ];
+    assert_eq!(check_node_kinds(&fixtures_dir(), &names), 1 + 1 + 1 + 5);
+    let q8 = ["q8_fire", "q8_se", "q8_pool"];
+    assert_eq!(check_node_kinds(&fixtures_dir().join("q8"), &q8), 3);
 }
 
 /// The byte range of `name`'s first delegate payload inside the file.
@@ -150,10 +205,24 @@ fn corrupted_payloads_fail_cleanly() {
 
 #[test]
 fn corrupted_quantized_graphs_fail_cleanly() {
-    // Bytes of mv2_xnnpack_q8's flatbuffer graph (not its constant data, where a change
-    // is just another weight): quantization parameters, datatypes, shapes and node fields
-    // of the quantized kinds.
-    let original = std::fs::read(fixture("mv2_xnnpack_q8.pte")).unwrap();
+    corrupt_graph_bytes(&fixture("mv2_xnnpack_q8.pte"), 300, 0x9e37_79b9_7f4a_7c15);
+}
+
+#[test]
+fn corrupted_q8_graphs_fail_cleanly() {
+    // The int8 kinds beyond MobileNetV2's: MaxPooling2d, Concatenate2, Multiply,
+    // AvgPooling2d (fp32), Subtract, LeakyReLU, Sigmoid and Hardswish between Converts.
+    for (k, name) in ["q8_fire", "q8_se", "q8_pool"].into_iter().enumerate() {
+        let path = fixtures_dir().join("q8").join(format!("{name}.pte"));
+        corrupt_graph_bytes(&path, 600, 0x2545_f491_4f6c_dd1d ^ k as u64);
+    }
+}
+
+/// Loads and runs the program at `path` `cases` times with 1 to 4 random bytes of its
+/// first payload's flatbuffer graph changed (not its constant data, where a change is
+/// just another weight): quantization parameters, datatypes, shapes and node fields.
+fn corrupt_graph_bytes(path: &std::path::Path, cases: usize, seed: u64) {
+    let original = std::fs::read(path).unwrap();
     let payload = payload_range(&original);
     let le32 = |at: usize| {
         let b = &original[payload.start + at..payload.start + at + 4];
@@ -161,14 +230,14 @@ fn corrupted_quantized_graphs_fail_cleanly() {
     };
     // The XNNPACK header: flatbuffer offset at 10 and size at 14.
     let graph = payload.start + le32(10)..payload.start + le32(10) + le32(14);
-    let mut state = 0x9e37_79b9_7f4a_7c15u64;
+    let mut state = seed;
     let mut next = move || {
         state ^= state << 13;
         state ^= state >> 7;
         state ^= state << 17;
         state
     };
-    for _ in 0..300 {
+    for _ in 0..cases {
         let mut bytes = original.clone();
         for _ in 0..(1 + next() % 4) {
             let at = graph.start + (next() as usize) % graph.len();

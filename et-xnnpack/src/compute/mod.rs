@@ -10,6 +10,8 @@ pub(crate) mod qconv;
 pub(crate) mod qdepthwise_avx2;
 pub(crate) mod qelementwise;
 pub(crate) mod qgemm;
+pub(crate) mod qmul;
+pub(crate) mod qpool;
 pub(crate) mod requant;
 pub(crate) mod sweep;
 pub(crate) mod window;

@@ -18,8 +18,10 @@ use crate::exec::Frame;
 use crate::plan::Builder;
 
 mod activation;
+mod avg_pooling;
 mod batch_matmul;
 mod binary;
+mod binary_quantized;
 mod concatenate;
 mod conv2d;
 mod conv2d_quantized;
@@ -210,9 +212,12 @@ pub(crate) enum Params {
     FullyConnected(fully_connected::FullyConnected),
     QuantizedFc(fully_connected_quantized::QuantizedFc),
     QuantizedConv(conv2d_quantized::QuantizedConv),
+    QuantizedMul(binary_quantized::QuantizedMul),
     Quantized(quantized::Quantized),
     BatchMatmul(batch_matmul::BatchMatmul),
+    AvgPool(avg_pooling::AvgPool),
     MaxPool(max_pooling::MaxPool),
+    QuantizedMaxPool(max_pooling::QuantizedMaxPool),
     GlobalAvg(global_avg_pooling::GlobalAvg),
     Softmax(softmax::Softmax),
     Copy(copy::Copy),
