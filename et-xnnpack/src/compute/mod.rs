@@ -4,6 +4,7 @@
 pub(crate) mod broadcast;
 pub(crate) mod depthwise;
 pub(crate) mod direct;
+pub(crate) mod lut;
 pub(crate) mod permute;
 pub(crate) mod qconv;
 #[cfg(target_arch = "x86_64")]

@@ -31,6 +31,7 @@ mod depthwise_conv2d;
 mod fully_connected;
 mod fully_connected_quantized;
 mod global_avg_pooling;
+mod lut_activation;
 mod max_pooling;
 mod quantized;
 mod softmax;
@@ -214,6 +215,7 @@ pub(crate) enum Params {
     QuantizedConv(conv2d_quantized::QuantizedConv),
     QuantizedMul(binary_quantized::QuantizedMul),
     Quantized(quantized::Quantized),
+    QuantizedUnary(lut_activation::QuantizedUnary),
     BatchMatmul(batch_matmul::BatchMatmul),
     AvgPool(avg_pooling::AvgPool),
     MaxPool(max_pooling::MaxPool),
