@@ -5,6 +5,7 @@
 //! builds the same table. LeakyReLU has its own kernel (`qs8-vlrelu`): a fixed-point
 //! multiplier per sign with 8 fractional bits.
 
+use super::requant::round_half_even;
 use crate::plan::Quant;
 
 /// A function XNNPACK tabulates for int8, with its float reference's arithmetic.
@@ -51,7 +52,9 @@ fn round_to_i8(v: f32) -> i8 {
     if v.is_nan() {
         return 0;
     }
-    v.round_ties_even().clamp(-128.0, 127.0) as i8
+    // Clamping first gives the same integer (the bounds are integers) and keeps the
+    // value in `round_half_even`'s range.
+    round_half_even(v.clamp(-128.0, 127.0)) as i8
 }
 
 /// The table of `op` from input quantization `x` to output `y`, indexed by the input's
@@ -100,8 +103,8 @@ impl LeakyParams {
         if !ok {
             return None;
         }
-        let positive_multiplier = (256.0 * positive).round_ties_even() as i32;
-        let negative_multiplier = (256.0 * negative).round_ties_even() as i32;
+        let positive_multiplier = round_half_even(256.0 * positive);
+        let negative_multiplier = round_half_even(256.0 * negative);
         let in_range = (1..=32768).contains(&positive_multiplier)
             && (-32767..=32768).contains(&negative_multiplier)
             && negative_multiplier != 0;
