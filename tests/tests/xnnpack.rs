@@ -93,6 +93,98 @@ fn q8_pool_matches_executorch() {
     assert_eq!(steps, 0.0, "q8_pool is {steps} output steps off");
 }
 
+/// `q8/q8_se.pte` with fields of its first payload's nodes rewritten: each `(node,
+/// kind, input, output)` gives the node that kind (a tag of `_XNNNode1x1`'s kinds) and
+/// those value ids.
+fn patched_se(patches: &[(usize, u8, u32, u32)]) -> Vec<u8> {
+    use et_schema::reader::Table;
+    use et_schema::xnnpack::fields as xf;
+    type N<'a> = xf::_XNNNode1x1<'a>;
+    let mut bytes = std::fs::read(fixtures_dir().join("q8/q8_se.pte")).unwrap();
+    let payload = payload_range(&bytes);
+    let layout = et_schema::xnnpack::header::locate(&bytes[payload.clone()]).unwrap();
+    let base = payload.start + layout.graph.start;
+    let graph = bytes[base..payload.start + layout.graph.end].to_vec();
+    let root = Table::root(&graph).unwrap();
+    let nodes = root.vector(xf::XNNGraph::VT_XNODES).unwrap();
+    // A field's file position: the table's, plus the offset its vtable gives.
+    let field = |t: Table<'_>, vt: u16| {
+        let at = t.pos();
+        let soffset = i32::from_le_bytes(graph[at..at + 4].try_into().unwrap());
+        let vtable = (at as i64 - i64::from(soffset)) as usize + usize::from(vt);
+        let offset = u16::from_le_bytes(graph[vtable..vtable + 2].try_into().unwrap());
+        assert_ne!(offset, 0, "field {vt} absent");
+        base + at + usize::from(offset)
+    };
+    for &(i, kind, input, output) in patches {
+        let node = nodes.table(i).unwrap();
+        bytes[field(node, xf::XNode::VT_XNODE_UNION_TYPE)] = kind;
+        let inner = node.table(xf::XNode::VT_XNODE_UNION).unwrap();
+        for (vt, id) in [(N::VT_INPUT_ID, input), (N::VT_OUTPUT_ID, output)] {
+            let at = field(inner, vt);
+            bytes[at..at + 4].copy_from_slice(&id.to_le_bytes());
+        }
+    }
+    bytes
+}
+
+/// Runs patched `q8_se` bytes on the fixture's input; its output and largest error
+/// against ExecuTorch's, in output quantization steps.
+fn run_patched_se(bytes: &[u8], tag: &str) -> (Vec<f32>, f64) {
+    let dir = fixtures_dir().join("q8");
+    let mut spec = IoSpec::read(&dir, "q8_se");
+    let path = std::env::temp_dir().join(format!("etch_q8_se_{tag}_{}.pte", std::process::id()));
+    std::fs::write(&path, bytes).unwrap();
+    spec.program = path.to_str().unwrap().to_owned();
+    let got = run_case(&dir, &spec).unwrap_or_else(|e| panic!("{tag}: {e}"));
+    std::fs::remove_file(&path).unwrap();
+    let floats = |b: &[u8]| -> Vec<f32> {
+        b.chunks_exact(4)
+            .map(|c| f32::from_le_bytes([c[0], c[1], c[2], c[3]]))
+            .collect()
+    };
+    let want = floats(&std::fs::read(dir.join(&spec.outputs[0].file)).unwrap());
+    let got = floats(&got[0].bytes);
+    let worst = got
+        .iter()
+        .zip(&want)
+        .map(|(a, b)| f64::from((a - b).abs()))
+        .fold(0.0, f64::max);
+    (got, worst / (spec.atol / 2.0))
+}
+
+#[test]
+fn qint8_lookup_table_activations_run_in_a_graph() {
+    use et_schema::xnnpack::fields::XNodeUnion as U;
+    // q8_se runs its first Hardswish (node 4, values 6 -> 7) between Converts (node 3:
+    // 4 -> 6, node 5: 7 -> 8), and its Sigmoid (node 26, 40 -> 41) between nodes 25
+    // (38 -> 40) and 27 (41 -> 42). Rewired, each activation runs on qint8 (4 -> 8,
+    // 38 -> 42) and the Convert after it becomes the fp32 activation, on values nothing
+    // reads. The table quantizes the function once where the graph rounded twice, so
+    // the output stays within the fixture's two steps of ExecuTorch's.
+    let hswish = U::XNNHardswish.0;
+    let q8 = patched_se(&[(4, hswish, 4, 8), (5, hswish, 6, 7)]);
+    let (_, steps) = run_patched_se(&q8, "hardswish");
+    assert!(steps <= 2.0, "qint8 Hardswish: {steps} steps off");
+    let sigmoid = U::XNNSigmoid.0;
+    let q8 = patched_se(&[(26, sigmoid, 38, 42), (27, sigmoid, 40, 41)]);
+    let (_, steps) = run_patched_se(&q8, "sigmoid");
+    assert!(steps <= 2.0, "qint8 Sigmoid: {steps} steps off");
+    // Tanh in Sigmoid's place: the qint8 table against the fp32 function between the
+    // Converts (etch's fp32 Tanh), within the same two steps.
+    let tanh = U::XNNTanh.0;
+    let fp32 = patched_se(&[(26, tanh, 40, 41)]);
+    let q8 = patched_se(&[(26, tanh, 38, 42), (27, tanh, 40, 41)]);
+    let ((a, _), (b, _)) = (
+        run_patched_se(&fp32, "tanh32"),
+        run_patched_se(&q8, "tanh8"),
+    );
+    let atol = IoSpec::read(&fixtures_dir().join("q8"), "q8_se").atol as f32;
+    for (x, y) in a.iter().zip(&b) {
+        assert!((x - y).abs() <= atol, "qint8 Tanh {y} vs fp32 {x}");
+    }
+}
+
 #[test]
 fn mlp_xnnpack_qd8_matches_executorch() {
     // Two linears on int8 weights with activations quantized per row at run time.
