@@ -47,6 +47,144 @@ fn mv2_xnnpack_q8_matches_executorch() {
     assert!(got[0].bytes == want, "mv2_xnnpack_q8 is not bit-exact");
 }
 
+/// Runs `q8/NAME` (an int8 program from the XNNPACK quantizer, io in `fixtures/q8`),
+/// compares it within its io.yaml tolerance and returns its largest error in output
+/// quantization steps (the tolerance is two steps).
+fn run_q8_fixture(name: &str) -> f64 {
+    let dir = fixtures_dir().join("q8");
+    let spec = IoSpec::read(&dir, name);
+    let got = run_case(&dir, &spec).unwrap_or_else(|e| panic!("{name}: {e}"));
+    compare(&dir, &spec, &got).unwrap_or_else(|e| panic!("{name}: {e}"));
+    let want = std::fs::read(dir.join(&spec.outputs[0].file)).unwrap();
+    let floats = |b: &[u8]| -> Vec<f32> {
+        b.chunks_exact(4)
+            .map(|c| f32::from_le_bytes([c[0], c[1], c[2], c[3]]))
+            .collect()
+    };
+    let (g, w) = (floats(&got[0].bytes), floats(&want));
+    assert_eq!(g.len(), w.len(), "{name}");
+    let worst = g
+        .iter()
+        .zip(&w)
+        .map(|(a, b)| f64::from((a - b).abs()))
+        .fold(0.0, f64::max);
+    worst / (spec.atol / 2.0)
+}
+
+#[test]
+fn q8_fire_matches_executorch() {
+    // MaxPooling2d (3x3 stride 2 in ceil mode, as padding; 2x2) and Concatenate2, qint8.
+    let steps = run_q8_fixture("q8_fire");
+    // XNNPACK's integer arithmetic followed exactly gives ExecuTorch's output bit for bit.
+    assert_eq!(steps, 0.0, "q8_fire is {steps} output steps off");
+}
+
+#[test]
+fn q8_se_matches_executorch() {
+    // Squeeze-excitation: qint8 Multiply with a broadcast [1, 1, 1, c] operand.
+    let steps = run_q8_fixture("q8_se");
+    assert_eq!(steps, 0.0, "q8_se is {steps} output steps off");
+}
+
+#[test]
+fn q8_pool_matches_executorch() {
+    // fp32 AvgPooling2d between Converts (ExecuTorch lowers average pooling as fp32 only).
+    let steps = run_q8_fixture("q8_pool");
+    assert_eq!(steps, 0.0, "q8_pool is {steps} output steps off");
+}
+
+/// `q8/q8_se.pte` with fields of its first payload's nodes rewritten: each `(node,
+/// kind, input, output)` gives the node that kind (a tag of `_XNNNode1x1`'s kinds) and
+/// those value ids.
+fn patched_se(patches: &[(usize, u8, u32, u32)]) -> Vec<u8> {
+    use et_schema::reader::Table;
+    use et_schema::xnnpack::fields as xf;
+    type N<'a> = xf::_XNNNode1x1<'a>;
+    let mut bytes = std::fs::read(fixtures_dir().join("q8/q8_se.pte")).unwrap();
+    let payload = payload_range(&bytes);
+    let layout = et_schema::xnnpack::header::locate(&bytes[payload.clone()]).unwrap();
+    let base = payload.start + layout.graph.start;
+    let graph = bytes[base..payload.start + layout.graph.end].to_vec();
+    let root = Table::root(&graph).unwrap();
+    let nodes = root.vector(xf::XNNGraph::VT_XNODES).unwrap();
+    // A field's file position: the table's, plus the offset its vtable gives.
+    let field = |t: Table<'_>, vt: u16| {
+        let at = t.pos();
+        let soffset = i32::from_le_bytes(graph[at..at + 4].try_into().unwrap());
+        let vtable = (at as i64 - i64::from(soffset)) as usize + usize::from(vt);
+        let offset = u16::from_le_bytes(graph[vtable..vtable + 2].try_into().unwrap());
+        assert_ne!(offset, 0, "field {vt} absent");
+        base + at + usize::from(offset)
+    };
+    for &(i, kind, input, output) in patches {
+        let node = nodes.table(i).unwrap();
+        bytes[field(node, xf::XNode::VT_XNODE_UNION_TYPE)] = kind;
+        let inner = node.table(xf::XNode::VT_XNODE_UNION).unwrap();
+        for (vt, id) in [(N::VT_INPUT_ID, input), (N::VT_OUTPUT_ID, output)] {
+            let at = field(inner, vt);
+            bytes[at..at + 4].copy_from_slice(&id.to_le_bytes());
+        }
+    }
+    bytes
+}
+
+/// Runs patched `q8_se` bytes on the fixture's input; its output and largest error
+/// against ExecuTorch's, in output quantization steps.
+fn run_patched_se(bytes: &[u8], tag: &str) -> (Vec<f32>, f64) {
+    let dir = fixtures_dir().join("q8");
+    let mut spec = IoSpec::read(&dir, "q8_se");
+    let path = std::env::temp_dir().join(format!("etch_q8_se_{tag}_{}.pte", std::process::id()));
+    std::fs::write(&path, bytes).unwrap();
+    spec.program = path.to_str().unwrap().to_owned();
+    let got = run_case(&dir, &spec).unwrap_or_else(|e| panic!("{tag}: {e}"));
+    std::fs::remove_file(&path).unwrap();
+    let floats = |b: &[u8]| -> Vec<f32> {
+        b.chunks_exact(4)
+            .map(|c| f32::from_le_bytes([c[0], c[1], c[2], c[3]]))
+            .collect()
+    };
+    let want = floats(&std::fs::read(dir.join(&spec.outputs[0].file)).unwrap());
+    let got = floats(&got[0].bytes);
+    let worst = got
+        .iter()
+        .zip(&want)
+        .map(|(a, b)| f64::from((a - b).abs()))
+        .fold(0.0, f64::max);
+    (got, worst / (spec.atol / 2.0))
+}
+
+#[test]
+fn qint8_lookup_table_activations_run_in_a_graph() {
+    use et_schema::xnnpack::fields::XNodeUnion as U;
+    // q8_se runs its first Hardswish (node 4, values 6 -> 7) between Converts (node 3:
+    // 4 -> 6, node 5: 7 -> 8), and its Sigmoid (node 26, 40 -> 41) between nodes 25
+    // (38 -> 40) and 27 (41 -> 42). Rewired, each activation runs on qint8 (4 -> 8,
+    // 38 -> 42) and the Convert after it becomes the fp32 activation, on values nothing
+    // reads. The table quantizes the function once where the graph rounded twice, so
+    // the output stays within the fixture's two steps of ExecuTorch's.
+    let hswish = U::XNNHardswish.0;
+    let q8 = patched_se(&[(4, hswish, 4, 8), (5, hswish, 6, 7)]);
+    let (_, steps) = run_patched_se(&q8, "hardswish");
+    assert!(steps <= 2.0, "qint8 Hardswish: {steps} steps off");
+    let sigmoid = U::XNNSigmoid.0;
+    let q8 = patched_se(&[(26, sigmoid, 38, 42), (27, sigmoid, 40, 41)]);
+    let (_, steps) = run_patched_se(&q8, "sigmoid");
+    assert!(steps <= 2.0, "qint8 Sigmoid: {steps} steps off");
+    // Tanh in Sigmoid's place: the qint8 table against the fp32 function between the
+    // Converts (etch's fp32 Tanh), within the same two steps.
+    let tanh = U::XNNTanh.0;
+    let fp32 = patched_se(&[(26, tanh, 40, 41)]);
+    let q8 = patched_se(&[(26, tanh, 38, 42), (27, tanh, 40, 41)]);
+    let ((a, _), (b, _)) = (
+        run_patched_se(&fp32, "tanh32"),
+        run_patched_se(&q8, "tanh8"),
+    );
+    let atol = IoSpec::read(&fixtures_dir().join("q8"), "q8_se").atol as f32;
+    for (x, y) in a.iter().zip(&b) {
+        assert!((x - y).abs() <= atol, "qint8 Tanh {y} vs fp32 {x}");
+    }
+}
+
 #[test]
 fn mlp_xnnpack_qd8_matches_executorch() {
     // Two linears on int8 weights with activations quantized per row at run time.
@@ -72,21 +210,17 @@ struct PayloadFacts {
     num_nodes: usize,
 }
 
-#[test]
-fn payload_node_kinds_match_the_fixture_table() {
+/// Checks each of `names`' payloads (in `dir`) against `dir`'s `xnnpack_nodes.yaml`;
+/// the number of payloads checked.
+fn check_node_kinds(dir: &std::path::Path, names: &[&str]) -> usize {
     let table: BTreeMap<String, Vec<PayloadFacts>> =
-        serde_yaml::from_str(&std::fs::read_to_string(fixture("xnnpack_nodes.yaml")).unwrap())
+        serde_yaml::from_str(&std::fs::read_to_string(dir.join("xnnpack_nodes.yaml")).unwrap())
             .unwrap();
     let mut checked = 0;
-    for name in [
-        "mlp_xnnpack",
-        "mv2_xnnpack",
-        "small_cnn_xnnpack",
-        "tiny_transformer_xnnpack",
-    ] {
-        let loader = FileLoader::open(fixture(&format!("{name}.pte"))).unwrap();
+    for name in names {
+        let loader = FileLoader::open(dir.join(format!("{name}.pte"))).unwrap();
         let program = Program::load(&loader).unwrap();
-        for facts in &table[name] {
+        for facts in &table[*name] {
             let delegate = program
                 .delegates(&facts.method)
                 .unwrap()
@@ -109,7 +243,20 @@ fn payload_node_kinds_match_the_fixture_table() {
             checked += 1;
         }
     }
-    assert_eq!(checked, 1 + 1 + 1 + 5);
+    checked
+}
+
+#[test]
+fn payload_node_kinds_match_the_fixture_table() {
+    let names = [
+        "mlp_xnnpack",
+        "mv2_xnnpack",
+        "small_cnn_xnnpack",
+        "tiny_transformer_xnnpack",
+    ];
+    assert_eq!(check_node_kinds(&fixtures_dir(), &names), 1 + 1 + 1 + 5);
+    let q8 = ["q8_fire", "q8_se", "q8_pool"];
+    assert_eq!(check_node_kinds(&fixtures_dir().join("q8"), &q8), 3);
 }
 
 /// The byte range of `name`'s first delegate payload inside the file.
@@ -150,10 +297,24 @@ fn corrupted_payloads_fail_cleanly() {
 
 #[test]
 fn corrupted_quantized_graphs_fail_cleanly() {
-    // Bytes of mv2_xnnpack_q8's flatbuffer graph (not its constant data, where a change
-    // is just another weight): quantization parameters, datatypes, shapes and node fields
-    // of the quantized kinds.
-    let original = std::fs::read(fixture("mv2_xnnpack_q8.pte")).unwrap();
+    corrupt_graph_bytes(&fixture("mv2_xnnpack_q8.pte"), 300, 0x9e37_79b9_7f4a_7c15);
+}
+
+#[test]
+fn corrupted_q8_graphs_fail_cleanly() {
+    // The int8 kinds beyond MobileNetV2's: MaxPooling2d, Concatenate2, Multiply,
+    // AvgPooling2d (fp32), Subtract, LeakyReLU, Sigmoid and Hardswish between Converts.
+    for (k, name) in ["q8_fire", "q8_se", "q8_pool"].into_iter().enumerate() {
+        let path = fixtures_dir().join("q8").join(format!("{name}.pte"));
+        corrupt_graph_bytes(&path, 600, 0x2545_f491_4f6c_dd1d ^ k as u64);
+    }
+}
+
+/// Loads and runs the program at `path` `cases` times with 1 to 4 random bytes of its
+/// first payload's flatbuffer graph changed (not its constant data, where a change is
+/// just another weight): quantization parameters, datatypes, shapes and node fields.
+fn corrupt_graph_bytes(path: &std::path::Path, cases: usize, seed: u64) {
+    let original = std::fs::read(path).unwrap();
     let payload = payload_range(&original);
     let le32 = |at: usize| {
         let b = &original[payload.start + at..payload.start + at + 4];
@@ -161,14 +322,14 @@ fn corrupted_quantized_graphs_fail_cleanly() {
     };
     // The XNNPACK header: flatbuffer offset at 10 and size at 14.
     let graph = payload.start + le32(10)..payload.start + le32(10) + le32(14);
-    let mut state = 0x9e37_79b9_7f4a_7c15u64;
+    let mut state = seed;
     let mut next = move || {
         state ^= state << 13;
         state ^= state >> 7;
         state ^= state << 17;
         state
     };
-    for _ in 0..300 {
+    for _ in 0..cases {
         let mut bytes = original.clone();
         for _ in 0..(1 + next() % 4) {
             let at = graph.start + (next() as usize) % graph.len();

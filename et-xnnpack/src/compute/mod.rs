@@ -4,12 +4,15 @@
 pub(crate) mod broadcast;
 pub(crate) mod depthwise;
 pub(crate) mod direct;
+pub(crate) mod lut;
 pub(crate) mod permute;
 pub(crate) mod qconv;
 #[cfg(target_arch = "x86_64")]
 pub(crate) mod qdepthwise_avx2;
 pub(crate) mod qelementwise;
 pub(crate) mod qgemm;
+pub(crate) mod qmul;
+pub(crate) mod qpool;
 pub(crate) mod requant;
 pub(crate) mod sweep;
 pub(crate) mod window;

@@ -1,5 +1,6 @@
-//! XNNPACK's arithmetic for the int8 elementwise and pooling kinds: Add (fixed-point
-//! multipliers and a rounding shift, on qint8 or quint8, with NumPy broadcasting) and the
+//! XNNPACK's arithmetic for the int8 elementwise and pooling kinds: Add and Subtract
+//! (fixed-point multipliers and a rounding shift, on qint8 or quint8, with NumPy
+//! broadcasting; Subtract is an Add whose second input has its scale negated) and the
 //! mean over pixels (int32 sums converted with one float scale and an adjusted zero
 //! point).
 
@@ -56,17 +57,20 @@ pub(crate) struct AddParams {
 }
 
 impl AddParams {
-    /// The parameters for inputs `a`, `b` and output `y` clamped to the float range
-    /// `[min, max]`; `None` when a scale ratio is outside what XNNPACK accepts
-    /// (`[2^-10, 2^8)`).
-    /// (qint8 only; the tests' shorthand for [`new_in`](Self::new_in).)
+    /// qint8 `a + b` (the tests' shorthand for [`with_sign`](Self::with_sign)).
     #[cfg(test)]
     pub(crate) fn new(a: Quant, b: Quant, y: Quant, min: f32, max: f32) -> Option<AddParams> {
         AddParams::new_in(a, b, y, min, max, i8::RANGE)
     }
 
-    /// [`new`](Self::new) for an output type with integer range `range` (the quint8
-    /// parameters, `xnn_init_qu8_add_minmax_scalar_params`, differ only there).
+    /// qint8 `a - b` (the tests' shorthand for [`with_sign`](Self::with_sign)).
+    #[cfg(test)]
+    pub(crate) fn new_sub(a: Quant, b: Quant, y: Quant, min: f32, max: f32) -> Option<AddParams> {
+        AddParams::with_sign(a, b, y, (min, max), i8::RANGE, true)
+    }
+
+    /// `a + b` for an output type with integer range `range` (the tests' shorthand).
+    #[cfg(test)]
     pub(crate) fn new_in(
         a: Quant,
         b: Quant,
@@ -74,6 +78,24 @@ impl AddParams {
         min: f32,
         max: f32,
         range: (i32, i32),
+    ) -> Option<AddParams> {
+        AddParams::with_sign(a, b, y, (min, max), range, false)
+    }
+
+    /// The parameters of `a + b` (or, `subtract`, `a - b`) for inputs `a`, `b` and output
+    /// `y` clamped to the float range `[min, max]`, on an 8-bit type with integer range
+    /// `range` (the quint8 parameters, `xnn_init_qu8_add_minmax_scalar_params`, differ
+    /// only there); `None` when a scale ratio is outside what XNNPACK accepts
+    /// (`[2^-10, 2^8)`). XNNPACK runs a quantized Subtract as its Add with `b`'s scale
+    /// negated, which negates `b`'s multiplier (magnitudes, shift and rounding are the
+    /// Add's).
+    pub(crate) fn with_sign(
+        a: Quant,
+        b: Quant,
+        y: Quant,
+        (min, max): (f32, f32),
+        range: (i32, i32),
+        subtract: bool,
     ) -> Option<AddParams> {
         let a_ratio = a.scale / y.scale;
         let b_ratio = b.scale / y.scale;
@@ -87,7 +109,10 @@ impl AddParams {
         let shift = (20 - exponent) as u32;
         // `ratio * 2^shift`, exactly (an exponent increment), rounded half to even.
         let multiplier = |r: f32| round_half_even(f32::from_bits(r.to_bits() + (shift << 23)));
-        let (a_multiplier, b_multiplier) = (multiplier(a_ratio), multiplier(b_ratio));
+        let (a_multiplier, mut b_multiplier) = (multiplier(a_ratio), multiplier(b_ratio));
+        if subtract {
+            b_multiplier = -b_multiplier;
+        }
         let rounding = 1i32 << (shift - 1);
         let bias = rounding
             .wrapping_sub(a_multiplier.wrapping_mul(a.zero_point))
@@ -349,6 +374,38 @@ mod tests {
                 let real = 0.1 * (f32::from(a) + 5.0) + 0.07 * (f32::from(b) - 9.0);
                 let want = (real / 0.05 - 20.0).round().clamp(-20.0, 100.0);
                 assert!((f32::from(p.apply(a, b)) - want).abs() <= 1.0, "{a} + {b}");
+            }
+        }
+    }
+
+    #[test]
+    fn subtract_negates_the_second_multiplier() {
+        // Equal scales: the difference exactly, with the zero points.
+        let p = AddParams::new_sub(q(0.5, 3), q(0.5, -7), q(0.5, 1), -INF, INF).unwrap();
+        assert_eq!((p.a_multiplier, p.b_multiplier), (1 << 20, -(1 << 20)));
+        assert_eq!(p.apply(10, 20), (10 - 3) - (20 + 7) + 1);
+        // Halves round toward +inf, as the add's: 0.5 -> 1, -0.5 -> 0, -1.5 -> -1.
+        let p = AddParams::new_sub(q(0.5, 0), q(0.5, 0), q(1.0, 0), -INF, INF).unwrap();
+        assert_eq!((p.apply(1, 0), p.apply(0, 1), p.apply(0, 3)), (1, 0, -1));
+        // Saturation both ways.
+        let p = AddParams::new_sub(q(1.0, 0), q(1.0, 0), q(1.0, 0), -INF, INF).unwrap();
+        assert_eq!((p.apply(127, -128), p.apply(-128, 127)), (127, -128));
+        // Arbitrary scales and a clamp range: within one step of the real difference
+        // requantized, and equal to the fixed-point formula evaluated in i64.
+        let p = AddParams::new_sub(q(0.1, -5), q(0.07, 9), q(0.05, -20), 0.0, 6.0).unwrap();
+        for a in [-128i8, -77, -5, 0, 31, 127] {
+            for b in [-128i8, -3, 9, 64, 127] {
+                // Ratios 2 and 1.4: the larger's exponent 1 gives shift 19.
+                let (am, bm) = (
+                    1i64 << 20,
+                    ((0.07f32 / 0.05) * 524_288.0).round_ties_even() as i64,
+                );
+                let acc = (1 << 18) + am * (i64::from(a) + 5) - bm * (i64::from(b) - 9);
+                let fixed = ((acc >> 19) - 20).clamp(-20, 100);
+                assert_eq!(i64::from(p.apply(a, b)), fixed, "{a} - {b}");
+                let real = 0.1 * (f32::from(a) + 5.0) - 0.07 * (f32::from(b) - 9.0);
+                let want = (real / 0.05 - 20.0).round().clamp(-20.0, 100.0);
+                assert!((f32::from(p.apply(a, b)) - want).abs() <= 1.0, "{a} - {b}");
             }
         }
     }

@@ -75,6 +75,23 @@ impl Window {
             .filter(|&w| w < self.in_w)
     }
 
+    /// The input row XNNPACK's max pooling reads for tap `kh` of output row `oh`: the
+    /// tap's row when inside the input; a tap in the padding moves toward the input in
+    /// steps of the dilation (onto another tap of the same window when there is one, so
+    /// padding never wins), then clamps to the edge. The input must have rows.
+    #[inline(always)]
+    pub(crate) fn pool_row(&self, oh: usize, kh: usize) -> usize {
+        let at = oh * self.stride_h + kh * self.dilation_h;
+        toward_input(at, self.pad_top, self.in_h, self.dilation_h)
+    }
+
+    /// [`pool_row`](Self::pool_row) for columns.
+    #[inline(always)]
+    pub(crate) fn pool_col(&self, ow: usize, kw: usize) -> usize {
+        let at = ow * self.stride_w + kw * self.dilation_w;
+        toward_input(at, self.pad_left, self.in_w, self.dilation_w)
+    }
+
     /// A 1x1 window with unit stride and no padding: the output pixels are the input's.
     /// The 1x1 window over `pixels` one-pixel images: a matrix product, one row per
     /// pixel (a FullyConnected seen as a convolution).
@@ -105,5 +122,58 @@ impl Window {
             && self.pad_left == 0
             && self.out_h == self.in_h
             && self.out_w == self.in_w
+    }
+}
+
+/// Padded position `at` (before the `pad` leading positions come the input's `len`) moved
+/// into the input in steps of `step`, then clamped: XNNPACK's max-pooling indirection in
+/// closed form (its loops step one dilation at a time).
+#[inline(always)]
+fn toward_input(mut at: usize, pad: usize, len: usize, step: usize) -> usize {
+    if at < pad {
+        at += (pad - at).div_ceil(step) * step;
+    }
+    let end = len + pad;
+    if at >= end {
+        at = at.saturating_sub((at - end + 1).div_ceil(step) * step);
+    }
+    at.saturating_sub(pad).min(len - 1)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// XNNPACK's stepping, one dilation at a time.
+    fn stepping(mut at: usize, pad: usize, len: usize, step: usize) -> usize {
+        while at < pad {
+            at += step;
+        }
+        while at >= len + pad {
+            at = at.saturating_sub(step);
+        }
+        at.saturating_sub(pad).min(len - 1)
+    }
+
+    #[test]
+    fn padded_taps_move_into_the_input_as_xnnpack_steps_them() {
+        for len in 1..6 {
+            for pad in 0..5 {
+                for step in 1..5 {
+                    for at in 0..(len + 2 * pad + 3 * step) {
+                        assert_eq!(
+                            toward_input(at, pad, len, step),
+                            stepping(at, pad, len, step),
+                            "at {at} pad {pad} len {len} step {step}"
+                        );
+                    }
+                }
+            }
+        }
+        // Undilated: the nearest edge.
+        assert_eq!(toward_input(0, 2, 5, 1), 0);
+        assert_eq!(toward_input(8, 2, 5, 1), 4);
+        // Dilation 2 from -1 lands on input 1, the window's next tap.
+        assert_eq!(toward_input(1, 2, 5, 2), 1);
     }
 }

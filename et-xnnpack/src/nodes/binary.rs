@@ -85,7 +85,7 @@ fn prepare_add_qint8(b: &mut Builder<'_, '_>, node: &NodeView<'_>) -> Result<Ste
     if b.value(x).elem == Elem::F32 {
         return Err(super::other_family(b));
     }
-    super::quantized::prepare_add(b, node, x, y, output)
+    super::quantized::prepare_add(b, node, (x, y, output), false)
 }
 
 register! {

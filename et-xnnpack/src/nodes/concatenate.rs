@@ -1,4 +1,6 @@
-//! Concatenate2 to Concatenate5: the inputs joined along `axis`.
+//! Concatenate2 to Concatenate5: the inputs joined along `axis`. The qint8 family moves
+//! bytes: XNNPACK defines it only when every input has the output's scale and zero
+//! point (it refuses others at definition, so no program it runs requantizes here).
 
 use et_runtime::backend::DelegateError;
 use et_runtime::KernelResult;
@@ -7,8 +9,7 @@ use et_schema::xnnpack::NodeView;
 
 use super::{check_flags, register, wrong_params, Params, Step};
 use crate::exec::Frame;
-use crate::plan::Builder;
-use crate::plan::Shape;
+use crate::plan::{Builder, Elem, Shape};
 
 type C<'a> = xf::_XNNCat<'a>;
 
@@ -17,7 +18,8 @@ pub(crate) struct Concat {
     inputs: [u32; 5],
     count: usize,
     output: u32,
-    /// Elements before the axis (outer) and per input slab (its axis size times inner).
+    /// Elements before the axis (outer) and bytes per input slab (its axis size times
+    /// inner, times the element size).
     outer: usize,
     slabs: [usize; 5],
     axis: usize,
@@ -58,7 +60,8 @@ impl Concat {
     }
 }
 
-fn prepare(
+/// The fp32 family, or (`QUANTIZED`) the qint8 one.
+fn prepare<const QUANTIZED: bool>(
     b: &mut Builder<'_, '_>,
     node: &NodeView<'_>,
     count: usize,
@@ -73,9 +76,17 @@ fn prepare(
     ];
     let mut inputs = [0u32; 5];
     for k in 0..count {
-        inputs[k] = b.read(node.u32(fields[k]))?;
+        inputs[k] = b.read_any(node.u32(fields[k]))?;
     }
-    let output = b.write(node.u32(C::VT_OUTPUT_ID), &inputs[..count])?;
+    let output = b.write_any(node.u32(C::VT_OUTPUT_ID), &inputs[..count])?;
+    if (b.value(output).elem == Elem::F32) == QUANTIZED {
+        return Err(super::other_family(b));
+    }
+    let mut bytes = false;
+    for &input in &inputs[..count] {
+        bytes = super::copy::same_plain_elem(b, input, output)?;
+    }
+    let elem_size = if bytes { 1 } else { 4 };
     // Unused slots repeat the first input, so every slot names a value the step reads.
     for k in count..5 {
         inputs[k] = inputs[0];
@@ -95,7 +106,7 @@ fn prepare(
         if !same_elsewhere {
             return Err(b.invalid("an input differs from the output outside the axis"));
         }
-        slabs[k] = s.dims()[axis] * inner;
+        slabs[k] = s.dims()[axis] * inner * elem_size;
         total += s.dims()[axis];
     }
     if total != os.dims()[axis] {
@@ -116,8 +127,11 @@ fn prepare(
 
 macro_rules! kinds {
     ($($name:ident => $n:literal;)*) => {$(
-        fn $name(b: &mut Builder<'_, '_>, node: &NodeView<'_>) -> Result<Step, DelegateError> {
-            prepare(b, node, $n)
+        fn $name<const QUANTIZED: bool>(
+            b: &mut Builder<'_, '_>,
+            node: &NodeView<'_>,
+        ) -> Result<Step, DelegateError> {
+            prepare::<QUANTIZED>(b, node, $n)
         }
     )*};
 }
@@ -130,18 +144,26 @@ kinds! {
 }
 
 register! {
-    XNNConcatenate2: fp32 => prepare2;
-    XNNConcatenate3: fp32 => prepare3;
-    XNNConcatenate4: fp32 => prepare4;
-    XNNConcatenate5: fp32 => prepare5;
+    XNNConcatenate2: fp32 => prepare2::<false>;
+    XNNConcatenate2: qint8 => prepare2::<true>;
+    XNNConcatenate3: fp32 => prepare3::<false>;
+    XNNConcatenate3: qint8 => prepare3::<true>;
+    XNNConcatenate4: fp32 => prepare4::<false>;
+    XNNConcatenate4: qint8 => prepare4::<true>;
+    XNNConcatenate5: fp32 => prepare5::<false>;
+    XNNConcatenate5: qint8 => prepare5::<true>;
 }
 
 fn run(step: &Step, frame: &Frame<'_>) -> KernelResult {
     let Params::Concat(p) = step.params else {
         return Err(wrong_params());
     };
-    let ([a, b, c, d, e], out) = frame.operands(p.inputs, p.output)?;
-    let srcs = [a, b, c, d, e];
+    // Bytes, whatever the element type: the slabs are counted in bytes.
+    let mut srcs: [&[u8]; 5] = [&[]; 5];
+    for (src, &v) in srcs.iter_mut().zip(&p.inputs) {
+        *src = frame.input::<u8>(v)?;
+    }
+    let out = frame.output::<u8>(p.output)?;
     let row: usize = p.slabs[..p.count].iter().sum();
     // Fewer outer slabs than planned under a dynamic input.
     let outer = out.len().checked_div(row).unwrap_or(p.outer);

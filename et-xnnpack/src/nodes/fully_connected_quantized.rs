@@ -145,6 +145,14 @@ pub(crate) fn prepare<const DYNAMIC: bool>(
             "this combination of FullyConnected datatypes is not implemented (qint8 x qcint8 -> qint8, qdint8 x qcint8 or qbint4 -> fp32 are)",
         ));
     };
+    // One set of row parameters per row of the product: a qdint8 input quantized over
+    // more than its last dim has fewer sets than rows.
+    if b.value(input).rows() != rows {
+        return Err(b.fail(
+            Error::NotSupported,
+            "a qdint8 FullyConnected input quantized over more than its last dim",
+        ));
+    }
     if weight_scales.get().len() != out_features * blocks {
         return Err(b.invalid("the weights do not have one scale per channel or block"));
     }

@@ -1,16 +1,20 @@
 //! MaxPooling2d: the maximum over each window of an NHWC input; padding never wins (it
-//! counts as -inf).
+//! counts as -inf). The qint8 family is XNNPACK's `s8-maxpool` (`compute::qpool`): input
+//! and output share quantization, the output range clamps in int8.
 
 use et_runtime::backend::DelegateError;
-use et_runtime::KernelResult;
+use et_runtime::{Error, KernelResult};
 use et_schema::xnnpack::fields as xf;
 use et_schema::xnnpack::NodeView;
 
 use super::conv2d::Window;
 use super::global_avg_pooling::KEEP_DIMS;
+use super::quantized::{checked_range, qs8};
 use super::{check_flags, register, wrong_params, Clamp, Params, Step};
+use crate::compute::qpool;
+use crate::compute::requant::quantize_bound;
 use crate::exec::Frame;
-use crate::plan::Builder;
+use crate::plan::{Builder, Elem};
 
 type P<'a> = xf::_XNNPooling2D<'a>;
 
@@ -36,10 +40,24 @@ pub(crate) struct MaxPool {
     clamp: Clamp,
 }
 
-fn prepare(b: &mut Builder<'_, '_>, node: &NodeView<'_>) -> Result<Step, DelegateError> {
-    check_flags(b, node.u32(P::VT_FLAGS), KEEP_DIMS)?;
-    let input = b.read(node.u32(P::VT_INPUT_ID))?;
-    let output = b.write(node.u32(P::VT_OUTPUT_ID), &[input])?;
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct QuantizedMaxPool {
+    input: u32,
+    output: u32,
+    window: Window,
+    channels: usize,
+    min: i8,
+    max: i8,
+}
+
+/// The window of the node over `input`, checked against `output`'s sizes, and the
+/// channel count.
+fn geometry(
+    b: &Builder<'_, '_>,
+    node: &NodeView<'_>,
+    input: u32,
+    output: u32,
+) -> Result<(Window, usize), DelegateError> {
     let (is, os) = (b.shape(input), b.shape(output));
     if is.rank() != 4 {
         return Err(b.invalid("the input is not 4-D (NHWC)"));
@@ -50,6 +68,14 @@ fn prepare(b: &mut Builder<'_, '_>, node: &NodeView<'_>) -> Result<Step, Delegat
     if os.dims() != [batch, window.out_h, window.out_w, channels] {
         return Err(b.invalid("the output's sizes differ from what the window gives"));
     }
+    Ok((window, channels))
+}
+
+fn prepare(b: &mut Builder<'_, '_>, node: &NodeView<'_>) -> Result<Step, DelegateError> {
+    check_flags(b, node.u32(P::VT_FLAGS), KEEP_DIMS)?;
+    let input = b.read(node.u32(P::VT_INPUT_ID))?;
+    let output = b.write(node.u32(P::VT_OUTPUT_ID), &[input])?;
+    let (window, channels) = geometry(b, node, input, output)?;
     Ok(Step {
         run,
         params: Params::MaxPool(MaxPool {
@@ -62,8 +88,61 @@ fn prepare(b: &mut Builder<'_, '_>, node: &NodeView<'_>) -> Result<Step, Delegat
     })
 }
 
+/// The qint8 family: XNNPACK defines it only when input and output share scale and zero
+/// point, as this requires.
+fn prepare_qint8(b: &mut Builder<'_, '_>, node: &NodeView<'_>) -> Result<Step, DelegateError> {
+    check_flags(b, node.u32(P::VT_FLAGS), KEEP_DIMS)?;
+    let input = b.read_any(node.u32(P::VT_INPUT_ID))?;
+    if b.value(input).elem == Elem::F32 {
+        return Err(super::other_family(b));
+    }
+    let output = b.write_any(node.u32(P::VT_OUTPUT_ID), &[input])?;
+    let (x, y) = (qs8(b, input)?, qs8(b, output)?);
+    if x != y {
+        return Err(b.fail(
+            Error::NotSupported,
+            "a qint8 MaxPooling2d whose input and output quantization differ (XNNPACK refuses it too)",
+        ));
+    }
+    let (window, channels) = geometry(b, node, input, output)?;
+    if window.in_h == 0 || window.in_w == 0 {
+        return Err(b.invalid("the input has no pixels to pool"));
+    }
+    let clamp = checked_range(b, node)?;
+    Ok(Step {
+        run: run_qint8,
+        params: Params::QuantizedMaxPool(QuantizedMaxPool {
+            input,
+            output,
+            window,
+            channels,
+            min: quantize_bound(clamp.min, y.scale, y.zero_point) as i8,
+            max: quantize_bound(clamp.max, y.scale, y.zero_point) as i8,
+        }),
+    })
+}
+
 register! {
     XNNMaxPooling2d: fp32 => prepare;
+    XNNMaxPooling2d: qint8 => prepare_qint8;
+}
+
+fn run_qint8(step: &Step, frame: &Frame<'_>) -> KernelResult {
+    let Params::QuantizedMaxPool(p) = step.params else {
+        return Err(wrong_params());
+    };
+    let x = frame.input::<i8>(p.input)?;
+    let out = frame.output::<i8>(p.output)?;
+    let range = (p.min, p.max);
+    #[cfg(target_arch = "x86_64")]
+    if et_ops::gemm::avx2_fma_available() {
+        // SAFETY: the CPU supports AVX2 and FMA (checked just above); the function only
+        // compiles the same safe code for that instruction set.
+        unsafe { qpool::max_pool_s8_avx2(&p.window, p.channels, range, x, out) };
+        return Ok(());
+    }
+    qpool::max_pool_s8(&p.window, p.channels, range, x, out);
+    Ok(())
 }
 
 fn run(step: &Step, frame: &Frame<'_>) -> KernelResult {

@@ -18,8 +18,10 @@ use crate::exec::Frame;
 use crate::plan::Builder;
 
 mod activation;
+mod avg_pooling;
 mod batch_matmul;
 mod binary;
+mod binary_quantized;
 mod concatenate;
 mod conv2d;
 mod conv2d_quantized;
@@ -29,6 +31,7 @@ mod depthwise_conv2d;
 mod fully_connected;
 mod fully_connected_quantized;
 mod global_avg_pooling;
+mod lut_activation;
 mod max_pooling;
 mod quantized;
 mod softmax;
@@ -210,9 +213,13 @@ pub(crate) enum Params {
     FullyConnected(fully_connected::FullyConnected),
     QuantizedFc(fully_connected_quantized::QuantizedFc),
     QuantizedConv(conv2d_quantized::QuantizedConv),
+    QuantizedMul(binary_quantized::QuantizedMul),
     Quantized(quantized::Quantized),
+    QuantizedUnary(lut_activation::QuantizedUnary),
     BatchMatmul(batch_matmul::BatchMatmul),
+    AvgPool(avg_pooling::AvgPool),
     MaxPool(max_pooling::MaxPool),
+    QuantizedMaxPool(max_pooling::QuantizedMaxPool),
     GlobalAvg(global_avg_pooling::GlobalAvg),
     Softmax(softmax::Softmax),
     Copy(copy::Copy),

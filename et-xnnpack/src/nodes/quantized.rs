@@ -41,7 +41,7 @@ pub(crate) enum Quantized {
     },
 }
 
-fn qs8(b: &Builder<'_, '_>, v: u32) -> Result<Quant, DelegateError> {
+pub(crate) fn qs8(b: &Builder<'_, '_>, v: u32) -> Result<Quant, DelegateError> {
     match b.value(v).elem {
         Elem::Qs8(q) => Ok(q),
         _ => Err(b.fail(
@@ -51,7 +51,10 @@ fn qs8(b: &Builder<'_, '_>, v: u32) -> Result<Quant, DelegateError> {
     }
 }
 
-fn checked_range(b: &Builder<'_, '_>, node: &NodeView<'_>) -> Result<Clamp, DelegateError> {
+pub(crate) fn checked_range(
+    b: &Builder<'_, '_>,
+    node: &NodeView<'_>,
+) -> Result<Clamp, DelegateError> {
     let clamp = Clamp::of(node);
     if clamp.min.is_nan() || clamp.max.is_nan() || clamp.min > clamp.max {
         return Err(b.invalid("the output range is empty"));
@@ -93,14 +96,14 @@ pub(crate) fn prepare_clamp(
     }))
 }
 
-/// Add with inputs and output all qint8 or all quint8, the inputs' sizes broadcasting to
-/// the output's.
+/// Add (or, `subtract`, Subtract: XNNPACK's Add with the second input negated) with
+/// inputs and output all qint8 or all quint8, the inputs' sizes broadcasting to the
+/// output's.
 pub(crate) fn prepare_add(
     b: &mut Builder<'_, '_>,
     node: &NodeView<'_>,
-    x: u32,
-    z: u32,
-    output: u32,
+    (x, z, output): (u32, u32, u32),
+    subtract: bool,
 ) -> Result<Step, DelegateError> {
     let (qa, qb, qy, signed) = match (b.value(x).elem, b.value(z).elem, b.value(output).elem) {
         (Elem::Qs8(qa), Elem::Qs8(qb), Elem::Qs8(qy)) => (qa, qb, qy, true),
@@ -116,10 +119,11 @@ pub(crate) fn prepare_add(
         .map_err(|message| b.invalid(message))?;
     let clamp = checked_range(b, node)?;
     let range = if signed { i8::RANGE } else { u8::RANGE };
-    let params = AddParams::new_in(qa, qb, qy, clamp.min, clamp.max, range).ok_or_else(|| {
+    let range_of = (clamp.min, clamp.max);
+    let params = AddParams::with_sign(qa, qb, qy, range_of, range, subtract).ok_or_else(|| {
         b.fail(
             Error::NotSupported,
-            "a qint8 Add whose input to output scale ratio is outside [2^-10, 2^8) (XNNPACK's range)",
+            "a qint8 Add or Subtract whose input to output scale ratio is outside [2^-10, 2^8) (XNNPACK's range)",
         )
     })?;
     Ok(step(Quantized::Add {

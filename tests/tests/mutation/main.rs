@@ -43,7 +43,11 @@ fn divisor() -> usize {
 
 /// The inputs of fixture `name`'s io.yaml (none when it has no io.yaml).
 fn inputs_of(name: &str) -> Inputs {
-    let dir = fixtures_dir();
+    // A fixture in a subdirectory (`q8/q8_fire`) has its io there.
+    let (dir, name) = match name.rsplit_once('/') {
+        Some((sub, base)) => (fixtures_dir().join(sub), base),
+        None => (fixtures_dir(), name),
+    };
     if !dir.join(format!("{name}.io.yaml")).exists() {
         return Inputs::default();
     }
@@ -264,6 +268,15 @@ fn mv2_xnnpack_ptd_program() {
 #[test]
 fn mlp_xnnpack_qd8_delegated() {
     mutate_program("mlp_xnnpack_qd8", 5000);
+}
+
+/// The int8 kinds of the XNNPACK quantizer's CNNs: MaxPooling2d, Concatenate2 and
+/// Multiply on qint8, AvgPooling2d and the activations between Converts.
+#[test]
+fn q8_xnnpack_delegated() {
+    for name in ["q8/q8_fire", "q8/q8_se", "q8/q8_pool"] {
+        mutate_program(name, 2000);
+    }
 }
 
 /// A program with a `.ptd`: the data file mutated under the good program, and the
