@@ -32,6 +32,8 @@ mod global_avg_pooling;
 mod max_pooling;
 mod quantized;
 mod softmax;
+mod static_constant_pad;
+mod static_resize_bilinear;
 mod static_slice;
 mod static_transpose;
 
@@ -218,6 +220,8 @@ pub(crate) enum Params {
     Copy(copy::Copy),
     Convert(convert::Convert),
     Transpose(static_transpose::Transpose),
+    Pad(static_constant_pad::Pad),
+    Resize(static_resize_bilinear::Resize),
     Slice(static_slice::Slice),
     Concat(concatenate::Concat),
 }

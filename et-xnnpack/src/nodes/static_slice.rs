@@ -1,4 +1,6 @@
-//! StaticSlice: a box of the input (`out[i] = in[offsets + i]`, `sizes` = the output's).
+//! StaticSlice: a box of the input (`out[i] = in[offsets + i]`, `sizes` = the output's),
+//! on fp32 or 8-bit values (the quantized slice keeps its input's parameters: ExecuTorch
+//! lowers only a slice whose input and output quantization match).
 
 use et_runtime::backend::DelegateError;
 use et_runtime::KernelResult;
@@ -7,20 +9,22 @@ use et_schema::xnnpack::NodeView;
 
 use super::{check_flags, register, wrong_params, Params, Step};
 use crate::exec::Frame;
-use crate::plan::{Builder, MAX_RANK};
+use crate::plan::{Builder, Elem, Shape, MAX_RANK};
 
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct Slice {
     input: u32,
     output: u32,
     offsets: [usize; MAX_RANK],
+    bytes: bool,
 }
 
 fn prepare(b: &mut Builder<'_, '_>, node: &NodeView<'_>) -> Result<Step, DelegateError> {
     type S<'a> = xf::XNNStaticSlice<'a>;
     check_flags(b, node.u32(S::VT_FLAGS), 0)?;
-    let input = b.read(node.u32(S::VT_INPUT_ID))?;
-    let output = b.write(node.u32(S::VT_OUTPUT_ID), &[input])?;
+    let input = b.read_any(node.u32(S::VT_INPUT_ID))?;
+    let output = b.write_any(node.u32(S::VT_OUTPUT_ID), &[input])?;
+    let bytes = super::copy::same_plain_elem(b, input, output)?;
     let (is, os) = (b.shape(input), b.shape(output));
     let rank = is.rank();
     let (offsets_v, sizes_v) = (
@@ -56,12 +60,29 @@ fn prepare(b: &mut Builder<'_, '_>, node: &NodeView<'_>) -> Result<Step, Delegat
             input,
             output,
             offsets,
+            bytes,
         }),
     })
 }
 
+/// The fp32 family; the node's values must be fp32.
+fn prepare_fp32(b: &mut Builder<'_, '_>, node: &NodeView<'_>) -> Result<Step, DelegateError> {
+    b.read(node.u32(xf::XNNStaticSlice::VT_INPUT_ID))?;
+    prepare(b, node)
+}
+
+/// The qint8 family (8-bit values per tensor).
+fn prepare_qint8(b: &mut Builder<'_, '_>, node: &NodeView<'_>) -> Result<Step, DelegateError> {
+    let input = b.read_any(node.u32(xf::XNNStaticSlice::VT_INPUT_ID))?;
+    if b.value(input).elem == Elem::F32 {
+        return Err(super::other_family(b));
+    }
+    prepare(b, node)
+}
+
 register! {
-    XNNStaticSlice: fp32 => prepare;
+    XNNStaticSlice: fp32 => prepare_fp32;
+    XNNStaticSlice: qint8 => prepare_qint8;
 }
 
 fn run(step: &Step, frame: &Frame<'_>) -> KernelResult {
@@ -69,11 +90,28 @@ fn run(step: &Step, frame: &Frame<'_>) -> KernelResult {
         return Err(wrong_params());
     };
     let (is, os) = (frame.shape(p.input), frame.shape(p.output));
-    let ([x], out) = frame.operands([p.input], p.output)?;
+    if p.bytes {
+        slice(
+            frame.input::<u8>(p.input)?,
+            &is,
+            &p.offsets,
+            frame.output::<u8>(p.output)?,
+            &os,
+        );
+    } else {
+        let ([x], out) = frame.operands([p.input], p.output)?;
+        slice(x, &is, &p.offsets, out, &os);
+    }
+    Ok(())
+}
+
+/// Copies the box of `x` (sizes `is`) at `offsets` into `out` (sizes `os`), one innermost
+/// row at a time; the box was checked to fit at init.
+pub(crate) fn slice<T: Copy>(x: &[T], is: &Shape, offsets: &[usize], out: &mut [T], os: &Shape) {
     let rank = is.rank();
     if rank == 0 {
         out.copy_from_slice(x);
-        return Ok(());
+        return;
     }
     let mut strides = [0usize; MAX_RANK];
     let mut step_size = 1;
@@ -83,12 +121,12 @@ fn run(step: &Step, frame: &Frame<'_>) -> KernelResult {
     }
     let inner = os.last();
     if inner == 0 {
-        return Ok(());
+        return;
     }
     let mut index = [0usize; MAX_RANK];
     for run in out.chunks_exact_mut(inner) {
         let src: usize = (0..rank)
-            .map(|d| (p.offsets[d] + index[d]) * strides[d])
+            .map(|d| (offsets[d] + index[d]) * strides[d])
             .sum();
         run.copy_from_slice(&x[src..src + inner]);
         for d in (0..rank - 1).rev() {
@@ -99,5 +137,48 @@ fn run(step: &Step, frame: &Frame<'_>) -> KernelResult {
             index[d] = 0;
         }
     }
-    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    extern crate std;
+    use super::*;
+    use std::{vec, vec::Vec};
+
+    /// The box element by element: output coordinate plus offset, flattened in the input.
+    fn reference<T: Copy>(x: &[T], is: &[usize], offsets: &[usize], os: &[usize]) -> Vec<T> {
+        let total: usize = os.iter().product();
+        (0..total)
+            .map(|flat| {
+                let (mut rem, mut src, mut stride) = (flat, 0, 1);
+                for d in (0..os.len()).rev() {
+                    src += (rem % os[d] + offsets[d]) * stride;
+                    rem /= os[d];
+                    stride *= is[d];
+                }
+                x[src]
+            })
+            .collect()
+    }
+
+    #[test]
+    fn slices_boxes_of_floats_and_bytes() {
+        for (is, offsets, os) in [
+            (&[4, 5, 6][..], &[1, 0, 2][..], &[2, 5, 3][..]),
+            (&[7], &[3], &[4]),
+            (&[2, 3, 4, 5], &[1, 1, 0, 4], &[1, 2, 4, 1]),
+            (&[2, 3], &[0, 0], &[2, 3]),
+        ] {
+            let (ishape, oshape) = (Shape::new(is).unwrap(), Shape::new(os).unwrap());
+            let n: usize = is.iter().product();
+            let x: Vec<f32> = (0..n).map(|i| i as f32).collect();
+            let mut out = vec![0.0; os.iter().product()];
+            slice(&x, &ishape, offsets, &mut out, &oshape);
+            assert_eq!(out, reference(&x, is, offsets, os));
+            let xb: Vec<u8> = (0..n).map(|i| (i * 7) as u8).collect();
+            let mut outb = vec![0u8; os.iter().product()];
+            slice(&xb, &ishape, offsets, &mut outb, &oshape);
+            assert_eq!(outb, reference(&xb, is, offsets, os));
+        }
+    }
 }
