@@ -383,8 +383,10 @@ pub(crate) fn build<'n>(
 }
 
 /// An upper bound of the method memory [`build`] takes for `graph`: the tables, every
-/// value's bytes (constants may be packed once, intermediates may all be live), and the
-/// largest node scratch.
+/// value's bytes (intermediates may all be live; constants stay in program data, but
+/// their scales are copied), what each node's `prepare` allocates (its kind's
+/// [`PackedFn`](crate::nodes::PackedFn): a constant packed by several nodes is packed by
+/// each) and the largest node scratch.
 pub(crate) fn memory_bound(graph: &Graph<'_>) -> usize {
     let v = graph.num_values();
     let n = graph.num_nodes();
@@ -394,16 +396,17 @@ pub(crate) fn memory_bound(graph: &Graph<'_>) -> usize {
         + liveness::bookkeeping_bound(v);
     for i in 0..v {
         // A float value's bytes; a quantized one's bytes, its scales (at most one per
-        // element), a packed copy (at most 4 bytes per element) and run-time row
-        // parameters (at most 8 per element, for rows of 1): 17 bytes per element.
+        // element) and run-time row parameters (at most 8 per element, for rows of 1).
+        // A constant's data is read in place: only its scales are copied.
         let size = graph
             .value(i)
             .ok()
             .and_then(|view| {
-                let per_element: usize = if view.datatype == Datatype::FP32 {
-                    4
-                } else {
-                    17
+                let constant = view.constant_buffer_idx != 0;
+                let per_element: usize = match (view.datatype == Datatype::FP32, constant) {
+                    (true, true) => 0,
+                    (true, false) | (false, true) => 4,
+                    (false, false) => 13,
                 };
                 (0..view.rank())
                     .try_fold(per_element, |acc, d| acc.checked_mul(view.dim(d) as usize))
@@ -420,6 +423,7 @@ pub(crate) fn memory_bound(graph: &Graph<'_>) -> usize {
                 .and_then(|d| nodes::find(node.kind, d));
             if let Some(spec) = spec {
                 scratch = scratch.max((spec.scratch)(graph, &node));
+                bytes = bytes.saturating_add((spec.packed)(graph, &node));
             }
         }
     }
