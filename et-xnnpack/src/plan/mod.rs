@@ -382,6 +382,9 @@ pub(crate) fn build<'n>(
     })
 }
 
+const QDINT8: et_schema::xnnpack::fields::XNNDatatype =
+    et_schema::xnnpack::fields::XNNDatatype::xnn_datatype_qdint8;
+
 /// An upper bound of the method memory [`build`] takes for `graph`: the tables, every
 /// value's bytes (intermediates may all be live; constants stay in program data, but
 /// their scales are copied), what each node's `prepare` allocates (its kind's
@@ -395,18 +398,20 @@ pub(crate) fn memory_bound(graph: &Graph<'_>) -> usize {
         + n * (size_of::<Step>() + size_of::<NodeKind>())
         + liveness::bookkeeping_bound(v);
     for i in 0..v {
-        // A float value's bytes; a quantized one's bytes, its scales (at most one per
-        // element) and run-time row parameters (at most 8 per element, for rows of 1).
-        // A constant's data is read in place: only its scales are copied.
+        // A float value's bytes; a quantized one's bytes and its scales (at most one per
+        // element), or for qdint8 its run-time row parameters (at most 8 per element,
+        // for rows of 1). A constant's data is read in place: only its scales are copied.
         let size = graph
             .value(i)
             .ok()
             .and_then(|view| {
                 let constant = view.constant_buffer_idx != 0;
-                let per_element: usize = match (view.datatype == Datatype::FP32, constant) {
-                    (true, true) => 0,
-                    (true, false) | (false, true) => 4,
-                    (false, false) => 13,
+                let per_element: usize = match view.datatype {
+                    Datatype::FP32 if constant => 0,
+                    Datatype::FP32 => 4,
+                    _ if constant => 4,
+                    d if d.0 == QDINT8.0 => 9,
+                    _ => 5,
                 };
                 (0..view.rank())
                     .try_fold(per_element, |acc, d| acc.checked_mul(view.dim(d) as usize))
