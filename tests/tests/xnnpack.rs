@@ -338,3 +338,41 @@ op_fixtures! {
     conv_transpose_matches_executorch: "conv_transpose" => ["ConvTranspose2d:fp32"];
     shared_linear_matches_executorch: "shared_linear" => ["FullyConnected:fp32"];
 }
+
+#[test]
+fn every_single_byte_change_of_the_new_kinds_graphs_fails_cleanly() {
+    // Each byte of the flatbuffer graph (fields of StaticConstantPad, StaticResizeBilinear2D,
+    // ConvTranspose2d and qint8 StaticSlice, their values and shapes) set to values that
+    // make sizes, ids, offsets and flags large, zero, negative or off by one: load and
+    // run must return (an error or outputs), never panic or read out of bounds.
+    for name in [
+        "pad",
+        "resize_align_corners",
+        "conv_transpose",
+        "slice_qint8",
+    ] {
+        let original =
+            std::fs::read(fixtures_dir().join(format!("xnnpack_ops/{name}.pte"))).unwrap();
+        let payload = payload_range(&original);
+        let le32 = |at: usize| {
+            let b = &original[payload.start + at..payload.start + at + 4];
+            u32::from_le_bytes([b[0], b[1], b[2], b[3]]) as usize
+        };
+        // The XNNPACK header: flatbuffer offset at 10 and size at 14.
+        let graph = payload.start + le32(10)..payload.start + le32(10) + le32(14);
+        assert!(
+            graph.len() > 512 && graph.end <= payload.end,
+            "{name}: {graph:?}"
+        );
+        for at in graph {
+            for value in [0x00, 0x01, 0x02, 0x7f, 0x80, 0xff] {
+                if original[at] == value {
+                    continue;
+                }
+                let mut bytes = original.clone();
+                bytes[at] = value;
+                load_and_run_bytes(&bytes);
+            }
+        }
+    }
+}
