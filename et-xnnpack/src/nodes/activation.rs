@@ -207,6 +207,8 @@ mod tests {
     use super::*;
     use std::vec::Vec;
 
+    type Reference = fn(f64) -> f64;
+
     const INPUTS: [f32; 16] = [
         0.0,
         -0.0,
@@ -239,7 +241,7 @@ mod tests {
 
     #[test]
     fn math_kinds_match_the_f64_definitions() {
-        let ops: [(UnaryOp, fn(f64) -> f64); 11] = [
+        let ops: [(UnaryOp, Reference); 11] = [
             (UnaryOp::Negate, |v| -v),
             (UnaryOp::Square, |v| v * v),
             (UnaryOp::SquareRoot, f64::sqrt),

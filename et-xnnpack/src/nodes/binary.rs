@@ -141,6 +141,8 @@ mod tests {
     use crate::plan::Shape;
     use std::{vec, vec::Vec};
 
+    type Reference = fn(f32, f32) -> f32;
+
     /// Element `flat` of the output, read from an input of sizes `dims` broadcast to
     /// `out` (sizes aligned at the right; a size-1 dim repeats).
     fn pick(v: &[f32], dims: &[usize], out: &[usize], flat: usize) -> f32 {
@@ -165,7 +167,7 @@ mod tests {
             (&[1, 3, 1], &[2, 1, 5], &[2, 3, 5]),
             (&[1, 4, 3, 2], &[4, 1, 1], &[1, 4, 3, 2]),
         ];
-        let ops: [(BinaryOp, fn(f32, f32) -> f32); 3] = [
+        let ops: [(BinaryOp, Reference); 3] = [
             (BinaryOp::Minimum, |a, b| if a < b { a } else { b }),
             (BinaryOp::Maximum, |a, b| if a > b { a } else { b }),
             (BinaryOp::PRelu, |a, s| if a < 0.0 { a * s } else { a }),
