@@ -148,6 +148,70 @@ def quantized_slice_pad():
     return m, (x,)
 
 
+def quantized_pad():
+    """A PT2E-quantized conv -> pad -> conv whose pad shares its input's parameters (as
+    XNNPACK's byte-copying pad needs). ExecuTorch 1.5.1's ConstantPadConfig offers only
+    FP32, so while lowering this case the script lets it take STATIC_QUANT too: the pad
+    then runs on qint8 in ExecuTorch's XNNPACK, which gives the reference."""
+    from executorch.backends.xnnpack.quantizer.xnnpack_quantizer import (
+        XNNPACKQuantizer,
+        get_symmetric_quantization_config,
+    )
+    from torchao.quantization.pt2e.quantize_pt2e import convert_pt2e, prepare_pt2e
+    from torchao.quantization.pt2e.quantizer import (
+        QuantizationAnnotation,
+        SharedQuantizationSpec,
+    )
+
+    class Quantizer(XNNPACKQuantizer):
+        def annotate(self, model):
+            model = super().annotate(model)
+            for n in model.graph.nodes:
+                if n.target == torch.ops.aten.pad.default:
+                    src = n.args[0]
+                    n.meta["quantization_annotation"] = QuantizationAnnotation(
+                        input_qspec_map={src: SharedQuantizationSpec(src)},
+                        output_qspec=SharedQuantizationSpec((src, n)),
+                        _annotated=True,
+                    )
+            return model
+
+    class M(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.c1 = torch.nn.Conv2d(3, 8, 3)
+            self.c2 = torch.nn.Conv2d(8, 4, 1)
+
+        def forward(self, x):
+            return self.c2(F.pad(self.c1(x), (1, 2, 0, 1), value=0.3))
+
+    x = torch.randn(1, 3, 8, 8)
+    ep = torch.export.export(M().eval(), (x,))
+    q = Quantizer().set_global(get_symmetric_quantization_config(is_per_channel=True))
+    m = prepare_pt2e(ep.module(), q)
+    m(x)
+    return convert_pt2e(m), (x,)
+
+
+def lower_with_quantized_pad(module, inputs):
+    from executorch.backends.xnnpack.partition.config.generic_node_configs import (
+        ConstantPadConfig,
+    )
+    from executorch.backends.xnnpack.partition.config.xnnpack_config import (
+        ConfigPrecisionType,
+    )
+
+    original = ConstantPadConfig.supported_precision_types
+    ConstantPadConfig.supported_precision_types = lambda self: [
+        ConfigPrecisionType.FP32,
+        ConfigPrecisionType.STATIC_QUANT,
+    ]
+    try:
+        return lower(module, inputs, quantized=True)
+    finally:
+        ConstantPadConfig.supported_precision_types = original
+
+
 CASES = {
     "pad": (Pad(), lambda: (torch.randn(1, 3, 4, 5), torch.randn(2, 3, 4)), 1e-6),
     "pad_conv": (PadConv(), lambda: (torch.randn(1, 3, 6, 6),), 1e-4),
@@ -199,6 +263,10 @@ def main():
         module, inputs = quantized_slice_pad()
         # Integer arithmetic: within two output steps of ExecuTorch's.
         write_case(out_dir, "slice_qint8", lower(module, inputs, quantized=True), inputs, 0.05)
+    if not only or "pad_qint8" in only:
+        torch.manual_seed(0)
+        module, inputs = quantized_pad()
+        write_case(out_dir, "pad_qint8", lower_with_quantized_pad(module, inputs), inputs, 0.05)
 
 
 if __name__ == "__main__":

@@ -335,8 +335,22 @@ op_fixtures! {
     binary_math_matches_executorch: "binary_math" => ["Minimum:fp32", "Maximum:fp32", "PReLU:fp32"];
     slice_matches_executorch: "slice" => ["StaticSlice:fp32"];
     quantized_slice_matches_executorch: "slice_qint8" => ["StaticSlice:qint8", "Conv2d:qint8"];
+    quantized_pad_matches_executorch: "pad_qint8" => ["StaticConstantPad:qint8", "Conv2d:qint8"];
     conv_transpose_matches_executorch: "conv_transpose" => ["ConvTranspose2d:fp32"];
     shared_linear_matches_executorch: "shared_linear" => ["FullyConnected:fp32"];
+}
+
+#[test]
+fn quantized_slice_and_pad_are_bit_exact() {
+    // Integer arithmetic followed exactly: ExecuTorch's outputs to the bit (the padding
+    // value quantized with the output's parameters as XNNPACK rounds it).
+    let dir = fixtures_dir().join("xnnpack_ops");
+    for name in ["slice_qint8", "pad_qint8"] {
+        let spec = IoSpec::read(&dir, name);
+        let got = run_case(&dir, &spec).unwrap();
+        let want = std::fs::read(dir.join(&spec.outputs[0].file)).unwrap();
+        assert!(got[0].bytes == want, "{name} is not bit-exact");
+    }
 }
 
 #[test]
