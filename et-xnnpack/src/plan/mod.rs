@@ -78,6 +78,11 @@ pub(crate) struct Builder<'a, 'c> {
     node: u32,
     kind: NodeKind,
     scratch: usize,
+    /// What the node being prepared took: `alloc`'s bytes with their alignment padding,
+    /// and its scratch. Debug builds hold them against the kind's bounds, which size
+    /// the method memory estimate.
+    node_packed: core::cell::Cell<usize>,
+    node_scratch: usize,
 }
 
 impl Builder<'_, '_> {
@@ -205,6 +210,8 @@ impl Builder<'_, '_> {
         let bytes = n
             .checked_mul(size_of::<T>())
             .ok_or(self.invalid("packed weights overflow"))?;
+        self.node_packed
+            .set(self.node_packed.get().saturating_add(bytes.max(1) + ALIGN));
         let p = self
             .ctx
             .allocate(bytes.max(1), ALIGN)
@@ -221,6 +228,7 @@ impl Builder<'_, '_> {
     /// Records that the node's `run` takes `bytes` of scratch.
     pub(crate) fn scratch(&mut self, bytes: usize) {
         self.scratch = self.scratch.max(bytes);
+        self.node_scratch = self.node_scratch.max(bytes);
     }
 }
 
@@ -305,6 +313,8 @@ pub(crate) fn build<'n>(
         node: 0,
         kind: NodeKind(0),
         scratch: 0,
+        node_packed: core::cell::Cell::new(0),
+        node_scratch: 0,
     };
     for (i, kind) in kinds.iter_mut().enumerate() {
         let node = graph
@@ -325,7 +335,23 @@ pub(crate) fn build<'n>(
             }
             b.fail(Error::NotSupported, missing_datatype(datatype))
         })?;
+        b.node_packed.set(0);
+        b.node_scratch = 0;
         let step = (spec.prepare)(&mut b, &node)?;
+        debug_assert!(
+            b.node_packed.get() <= (spec.packed)(graph, &node),
+            "node {i} ({}) allocated {} bytes, over its kind's bound {}",
+            node.kind.name(),
+            b.node_packed.get(),
+            (spec.packed)(graph, &node)
+        );
+        debug_assert!(
+            b.node_scratch <= (spec.scratch)(graph, &node),
+            "node {i} ({}) takes {} scratch bytes, over its kind's bound {}",
+            node.kind.name(),
+            b.node_scratch,
+            (spec.scratch)(graph, &node)
+        );
         // SAFETY: `i < num_steps`, inside the table; steps are `Copy` (no drop needed for
         // the ones left unwritten when an error returns early).
         unsafe { steps.as_ptr().add(i).write(step) };
