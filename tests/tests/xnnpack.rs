@@ -450,3 +450,104 @@ fn an_unsupported_datatype_is_refused() {
         "{text}"
     );
 }
+
+/// The node-kind fixtures of `fixtures/xnnpack_ops` (written by
+/// `scripts/gen-xnnpack-op-fixtures.py`): each matches ExecuTorch's output within its
+/// io.yaml tolerance, and its delegate holds the (kind, datatype family) pairs the case
+/// is there for.
+fn run_op_fixture(name: &str, variants: &[&str]) {
+    let dir = fixtures_dir().join("xnnpack_ops");
+    let spec = IoSpec::read(&dir, name);
+    let bytes = std::fs::read(dir.join(&spec.program)).unwrap();
+    let loader = FileLoader::from_bytes(&bytes);
+    let program = Program::load(&loader).unwrap();
+    let mut found = std::collections::BTreeSet::new();
+    for delegate in program.delegates(&spec.method).unwrap() {
+        let graph = Graph::parse(delegate.unwrap().payload).unwrap();
+        for v in graph.node_variants() {
+            found.insert(v.unwrap().to_string());
+        }
+    }
+    for want in variants {
+        assert!(found.contains(*want), "{name}: no {want} in {found:?}");
+    }
+    let got = run_case(&dir, &spec).unwrap_or_else(|e| panic!("{name}: {e}"));
+    compare(&dir, &spec, &got).unwrap_or_else(|e| panic!("{name}: {e}"));
+}
+
+macro_rules! op_fixtures {
+    ($($test:ident: $name:literal => [$($variant:literal),*];)*) => {$(
+        #[test]
+        fn $test() {
+            run_op_fixture($name, &[$($variant),*]);
+        }
+    )*};
+}
+
+op_fixtures! {
+    constant_pad_matches_executorch: "pad" => ["StaticConstantPad:fp32"];
+    constant_pad_before_conv_matches_executorch: "pad_conv" => ["StaticConstantPad:fp32", "Conv2d:fp32"];
+    resize_half_pixel_matches_executorch: "resize_half_pixel" => ["StaticResizeBilinear2D:fp32"];
+    resize_align_corners_matches_executorch: "resize_align_corners" => ["StaticResizeBilinear2D:fp32"];
+    unary_math_matches_executorch: "unary_math" => [
+        "Negate:fp32", "Square:fp32", "SquareRoot:fp32", "ReciprocalSquareRoot:fp32", "Abs:fp32",
+        "Floor:fp32", "Ceiling:fp32", "Log:fp32", "Exp:fp32", "Sin:fp32", "Cos:fp32"
+    ];
+    binary_math_matches_executorch: "binary_math" => ["Minimum:fp32", "Maximum:fp32", "PReLU:fp32"];
+    slice_matches_executorch: "slice" => ["StaticSlice:fp32"];
+    quantized_slice_matches_executorch: "slice_qint8" => ["StaticSlice:qint8", "Conv2d:qint8"];
+    quantized_pad_matches_executorch: "pad_qint8" => ["StaticConstantPad:qint8", "Conv2d:qint8"];
+    conv_transpose_matches_executorch: "conv_transpose" => ["ConvTranspose2d:fp32"];
+    shared_linear_matches_executorch: "shared_linear" => ["FullyConnected:fp32"];
+}
+
+#[test]
+fn quantized_slice_and_pad_are_bit_exact() {
+    // Integer arithmetic followed exactly: ExecuTorch's outputs to the bit (the padding
+    // value quantized with the output's parameters as XNNPACK rounds it).
+    let dir = fixtures_dir().join("xnnpack_ops");
+    for name in ["slice_qint8", "pad_qint8"] {
+        let spec = IoSpec::read(&dir, name);
+        let got = run_case(&dir, &spec).unwrap();
+        let want = std::fs::read(dir.join(&spec.outputs[0].file)).unwrap();
+        assert!(got[0].bytes == want, "{name} is not bit-exact");
+    }
+}
+
+#[test]
+fn every_single_byte_change_of_the_new_kinds_graphs_fails_cleanly() {
+    // Each byte of the flatbuffer graph (fields of StaticConstantPad, StaticResizeBilinear2D,
+    // ConvTranspose2d and qint8 StaticSlice, their values and shapes) set to values that
+    // make sizes, ids, offsets and flags large, zero, negative or off by one: load and
+    // run must return (an error or outputs), never panic or read out of bounds.
+    for name in [
+        "pad",
+        "resize_align_corners",
+        "conv_transpose",
+        "slice_qint8",
+    ] {
+        let original =
+            std::fs::read(fixtures_dir().join(format!("xnnpack_ops/{name}.pte"))).unwrap();
+        let payload = payload_range(&original);
+        let le32 = |at: usize| {
+            let b = &original[payload.start + at..payload.start + at + 4];
+            u32::from_le_bytes([b[0], b[1], b[2], b[3]]) as usize
+        };
+        // The XNNPACK header: flatbuffer offset at 10 and size at 14.
+        let graph = payload.start + le32(10)..payload.start + le32(10) + le32(14);
+        assert!(
+            graph.len() > 512 && graph.end <= payload.end,
+            "{name}: {graph:?}"
+        );
+        for at in graph {
+            for value in [0x00, 0x01, 0x02, 0x7f, 0x80, 0xff] {
+                if original[at] == value {
+                    continue;
+                }
+                let mut bytes = original.clone();
+                bytes[at] = value;
+                load_and_run_bytes(&bytes);
+            }
+        }
+    }
+}

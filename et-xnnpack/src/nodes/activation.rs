@@ -169,8 +169,15 @@ fn run(step: &Step, frame: &Frame<'_>) -> KernelResult {
         return Err(wrong_params());
     };
     let ([x], out) = frame.operands([p.input], p.output)?;
+    compute(p.op, x, out);
+    p.clamp.apply(out);
+    Ok(())
+}
+
+/// `op` of each element of `x` into `out`, before the clamp.
+fn compute(op: UnaryOp, x: &[f32], out: &mut [f32]) {
     // One match outside the loop, so each op's loop is a plain (vectorizable) map.
-    match p.op {
+    match op {
         UnaryOp::Clamp => map(x, out, |v| v),
         UnaryOp::Abs => map(x, out, f32::abs),
         UnaryOp::Negate => map(x, out, |v| -v),
@@ -196,13 +203,81 @@ fn run(step: &Step, frame: &Frame<'_>) -> KernelResult {
         ),
         UnaryOp::LeakyRelu(slope) => map(x, out, |v| if v >= 0.0 { v } else { v * slope }),
     }
-    p.clamp.apply(out);
-    Ok(())
 }
 
 #[inline(always)]
 fn map(x: &[f32], out: &mut [f32], f: impl Fn(f32) -> f32) {
     for (o, &v) in out.iter_mut().zip(x) {
         *o = f(v);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    extern crate std;
+    use super::*;
+    use std::vec::Vec;
+
+    type Reference = fn(f64) -> f64;
+
+    const INPUTS: [f32; 16] = [
+        0.0,
+        -0.0,
+        0.5,
+        -0.5,
+        1.5,
+        -2.5,
+        3.0,
+        -7.25,
+        1e-30,
+        88.0,
+        89.0,
+        -100.0,
+        1e30,
+        0.1,
+        f32::INFINITY,
+        f32::NEG_INFINITY,
+    ];
+
+    fn same(got: f32, want: f64) -> bool {
+        if want.is_nan() {
+            return got.is_nan();
+        }
+        let want = want as f32;
+        if want.is_infinite() || want == 0.0 {
+            return got == want && got.is_sign_negative() == want.is_sign_negative();
+        }
+        (got - want).abs() <= 2e-7 * want.abs().max(f32::MIN_POSITIVE)
+    }
+
+    #[test]
+    fn math_kinds_match_the_f64_definitions() {
+        let ops: [(UnaryOp, Reference); 11] = [
+            (UnaryOp::Negate, |v| -v),
+            (UnaryOp::Square, |v| v * v),
+            (UnaryOp::SquareRoot, f64::sqrt),
+            (UnaryOp::ReciprocalSquareRoot, |v| 1.0 / v.sqrt()),
+            (UnaryOp::Abs, f64::abs),
+            (UnaryOp::Floor, f64::floor),
+            (UnaryOp::Ceiling, f64::ceil),
+            (UnaryOp::Log, f64::ln),
+            (UnaryOp::Exp, f64::exp),
+            (UnaryOp::Sin, f64::sin),
+            (UnaryOp::Cos, f64::cos),
+        ];
+        for (op, reference) in ops {
+            let mut out = [0.0f32; INPUTS.len()];
+            compute(op, &INPUTS, &mut out);
+            let bad: Vec<_> = INPUTS
+                .iter()
+                .zip(&out)
+                .filter(|&(&x, &y)| {
+                    // sin and cos of huge or infinite arguments: only NaN-ness is defined.
+                    let trig = matches!(op, UnaryOp::Sin | UnaryOp::Cos);
+                    !(same(y, reference(f64::from(x))) || trig && x.abs() > 1e6 && !x.is_infinite())
+                })
+                .collect();
+            assert!(bad.is_empty(), "{op:?}: {bad:?}");
+        }
     }
 }

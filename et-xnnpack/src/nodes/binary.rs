@@ -117,23 +117,22 @@ fn run(step: &Step, frame: &Frame<'_>) -> KernelResult {
     };
     let ([x, y], out) = frame.operands([p.a, p.b], p.output)?;
     let (sx, sy, so) = (frame.shape(p.a), frame.shape(p.b), frame.shape(p.output));
-    match p.op {
-        BinaryOp::Add => apply(x, y, out, (&sx, &sy, &so), |a, b| a + b),
-        BinaryOp::Subtract => apply(x, y, out, (&sx, &sy, &so), |a, b| a - b),
-        BinaryOp::Multiply => apply(x, y, out, (&sx, &sy, &so), |a, b| a * b),
-        BinaryOp::Div => apply(x, y, out, (&sx, &sy, &so), |a, b| a / b),
-        BinaryOp::Minimum => apply(x, y, out, (&sx, &sy, &so), f32::min),
-        BinaryOp::Maximum => apply(x, y, out, (&sx, &sy, &so), f32::max),
-        BinaryOp::PRelu => apply(
-            x,
-            y,
-            out,
-            (&sx, &sy, &so),
-            |a, s| if a >= 0.0 { a } else { a * s },
-        ),
-    }
+    compute(p.op, x, y, out, (&sx, &sy, &so));
     p.clamp.apply(out);
     Ok(())
+}
+
+/// `op` of the broadcast inputs into `out`, before the clamp.
+fn compute(op: BinaryOp, x: &[f32], y: &[f32], out: &mut [f32], shapes: Shapes<'_>) {
+    match op {
+        BinaryOp::Add => apply(x, y, out, shapes, |a, b| a + b),
+        BinaryOp::Subtract => apply(x, y, out, shapes, |a, b| a - b),
+        BinaryOp::Multiply => apply(x, y, out, shapes, |a, b| a * b),
+        BinaryOp::Div => apply(x, y, out, shapes, |a, b| a / b),
+        BinaryOp::Minimum => apply(x, y, out, shapes, f32::min),
+        BinaryOp::Maximum => apply(x, y, out, shapes, f32::max),
+        BinaryOp::PRelu => apply(x, y, out, shapes, |a, s| if a >= 0.0 { a } else { a * s }),
+    }
 }
 
 type Shapes<'s> = (
@@ -145,4 +144,64 @@ type Shapes<'s> = (
 #[inline(always)]
 fn apply(x: &[f32], y: &[f32], out: &mut [f32], shapes: Shapes<'_>, f: impl Fn(f32, f32) -> f32) {
     zip_broadcast(x, y, out, shapes, f);
+}
+
+#[cfg(test)]
+mod tests {
+    extern crate std;
+    use super::*;
+    use crate::plan::Shape;
+    use std::{vec, vec::Vec};
+
+    type Reference = fn(f32, f32) -> f32;
+
+    /// Element `flat` of the output, read from an input of sizes `dims` broadcast to
+    /// `out` (sizes aligned at the right; a size-1 dim repeats).
+    fn pick(v: &[f32], dims: &[usize], out: &[usize], flat: usize) -> f32 {
+        let (mut rem, mut index, mut stride) = (flat, 0, 1);
+        for d in (0..out.len()).rev() {
+            let c = rem % out[d];
+            rem /= out[d];
+            let Some(k) = (d + dims.len()).checked_sub(out.len()) else {
+                continue;
+            };
+            index += if dims[k] == 1 { 0 } else { c * stride };
+            stride *= dims[k];
+        }
+        v[index]
+    }
+
+    #[test]
+    fn minimum_maximum_and_prelu_broadcast_like_numpy() {
+        let cases: [(&[usize], &[usize], &[usize]); 4] = [
+            (&[2, 3, 4], &[2, 3, 4], &[2, 3, 4]),
+            (&[2, 3, 4], &[4], &[2, 3, 4]),
+            (&[1, 3, 1], &[2, 1, 5], &[2, 3, 5]),
+            (&[1, 4, 3, 2], &[4, 1, 1], &[1, 4, 3, 2]),
+        ];
+        let ops: [(BinaryOp, Reference); 3] = [
+            (BinaryOp::Minimum, |a, b| if a < b { a } else { b }),
+            (BinaryOp::Maximum, |a, b| if a > b { a } else { b }),
+            (BinaryOp::PRelu, |a, s| if a < 0.0 { a * s } else { a }),
+        ];
+        for (xs, ys, os) in cases {
+            let nx: usize = xs.iter().product();
+            let ny: usize = ys.iter().product();
+            let x: Vec<f32> = (0..nx).map(|i| (i as f32 * 0.37).sin() * 3.0).collect();
+            let y: Vec<f32> = (0..ny).map(|i| (i as f32 * 0.91).cos() * 2.0).collect();
+            let shapes = (
+                Shape::new(xs).unwrap(),
+                Shape::new(ys).unwrap(),
+                Shape::new(os).unwrap(),
+            );
+            for (op, reference) in ops {
+                let mut out = vec![f32::NAN; os.iter().product()];
+                compute(op, &x, &y, &mut out, (&shapes.0, &shapes.1, &shapes.2));
+                for (i, &got) in out.iter().enumerate() {
+                    let want = reference(pick(&x, xs, os, i), pick(&y, ys, os, i));
+                    assert_eq!(got, want, "{op:?} {xs:?} {ys:?} at {i}");
+                }
+            }
+        }
+    }
 }

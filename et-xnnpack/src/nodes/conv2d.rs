@@ -239,9 +239,15 @@ fn prepare_qint8(b: &mut Builder<'_, '_>, node: &NodeView<'_>) -> Result<Step, D
     super::conv2d_quantized::prepare_conv(b, node, &c)
 }
 
+/// The packed-memory bound of an fp32 Conv2d: its filter, repacked once.
+fn packed(graph: &Graph<'_>, node: &NodeView<'_>) -> usize {
+    super::alloc_bound(super::graph_numel(graph, node.u32(N::VT_FILTER_ID)), 4)
+}
+
 register! {
-    XNNConv2d: fp32 => prepare, scratch = scratch;
-    XNNConv2d: qint8 => prepare_qint8, scratch = scratch;
+    XNNConv2d: fp32 => prepare, scratch = scratch, packed = packed;
+    XNNConv2d: qint8 => prepare_qint8, scratch = scratch,
+        packed = super::conv2d_quantized::conv_packed;
 }
 
 fn run(step: &Step, frame: &Frame<'_>) -> KernelResult {

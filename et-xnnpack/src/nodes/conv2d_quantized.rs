@@ -9,11 +9,11 @@ use et_runtime::{Error, KernelResult};
 use et_schema::xnnpack::{Graph, NodeView};
 
 use super::conv2d::{ConvNode, Window, N};
-use super::{wrong_params, Clamp, Params, Step};
+use super::{alloc_bound, graph_numel, wrong_params, Clamp, Params, Step};
 use crate::compute::qconv::{fold_zero_point, QConv, QDepthwise};
 #[cfg(target_arch = "x86_64")]
 use crate::compute::qdepthwise_avx2::{interleave, interleaved_len, MAX_TAPS};
-use crate::compute::qgemm::{pack, pack_quads, packed_len, padded, vnni_available, QGemm};
+use crate::compute::qgemm::{pack, pack_quads, packed_len, padded, vnni_available, QGemm, NR};
 use crate::compute::requant::Requant;
 use crate::exec::Frame;
 use crate::plain::cast_mut;
@@ -257,6 +257,43 @@ pub(crate) fn prepare_depthwise(
 pub(crate) fn depthwise_scratch(graph: &Graph<'_>, node: &NodeView<'_>) -> usize {
     let channels = graph_shape(graph, node.u32(N::VT_OUTPUT_ID)).map_or(0, |s| s.last());
     QDepthwise::scratch_bytes(channels)
+}
+
+/// The bound of what `prepare_dense` allocates for `cout` output channels of `k`
+/// weights: the bias and scales (padded to the GEMM's tile), and either the packed
+/// int16 panels (one group) or a copy of the int8 filter (groups).
+pub(crate) fn dense_packed(cout: usize, k: usize) -> usize {
+    let padded = cout.div_ceil(NR).saturating_mul(NR);
+    let panels = padded.saturating_mul(k.div_ceil(2)).saturating_mul(2);
+    let copy = alloc_bound(cout.saturating_mul(k), 1);
+    alloc_bound(padded, 4)
+        .saturating_mul(2)
+        .saturating_add(alloc_bound(panels, 2).max(copy))
+}
+
+/// The packed-memory bound of a qint8 Conv2d: [`dense_packed`] of its filter
+/// (`[cout, kh, kw, group_in]`).
+pub(crate) fn conv_packed(graph: &Graph<'_>, node: &NodeView<'_>) -> usize {
+    let filter = graph_shape(graph, node.u32(N::VT_FILTER_ID));
+    let cout = filter.map_or(0, |s| s.dims().first().copied().unwrap_or(0));
+    let k = graph_numel(graph, node.u32(N::VT_FILTER_ID)) / cout.max(1);
+    dense_packed(cout, k)
+}
+
+/// The packed-memory bound of a qint8 DepthwiseConv2d (filter `[1, kh, kw, cout]`): bias
+/// and scales, the int8 copy of the filter and its interleaved int16 form.
+pub(crate) fn depthwise_packed(graph: &Graph<'_>, node: &NodeView<'_>) -> usize {
+    let filter = graph_shape(graph, node.u32(N::VT_FILTER_ID));
+    let numel = graph_numel(graph, node.u32(N::VT_FILTER_ID));
+    let cout = filter.map_or(0, |s| s.last());
+    let taps = numel / cout.max(1);
+    let interleaved = (cout / 16)
+        .saturating_mul(taps.div_ceil(2))
+        .saturating_mul(32);
+    alloc_bound(cout, 4)
+        .saturating_mul(2)
+        .saturating_add(alloc_bound(numel, 1))
+        .saturating_add(alloc_bound(interleaved, 2))
 }
 
 fn run(step: &Step, frame: &Frame<'_>) -> KernelResult {

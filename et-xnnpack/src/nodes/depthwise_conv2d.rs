@@ -69,7 +69,8 @@ fn prepare_qint8(b: &mut Builder<'_, '_>, node: &NodeView<'_>) -> Result<Step, D
 
 register! {
     XNNDepthwiseConv2d: fp32 => prepare;
-    XNNDepthwiseConv2d: qint8 => prepare_qint8, scratch = super::conv2d_quantized::depthwise_scratch;
+    XNNDepthwiseConv2d: qint8 => prepare_qint8, scratch = super::conv2d_quantized::depthwise_scratch,
+        packed = super::conv2d_quantized::depthwise_packed;
 }
 
 fn run(step: &Step, frame: &Frame<'_>) -> KernelResult {

@@ -216,10 +216,42 @@ fn prepare_quantized<const DYNAMIC: bool>(
     super::fully_connected_quantized::prepare::<DYNAMIC>(b, node, input, flags)
 }
 
+/// The filter's `(out_features, in_features)` by its sizes and the transpose flag.
+fn filter_dims(graph: &Graph<'_>, node: &NodeView<'_>) -> (usize, usize) {
+    match graph_shape(graph, node.u32(F::VT_FILTER_ID)) {
+        Some(f) if f.rank() == 2 && node.u32(F::VT_FLAGS) & TRANSPOSE_WEIGHTS != 0 => {
+            (f.dims()[1], f.dims()[0])
+        }
+        Some(f) if f.rank() == 2 => (f.dims()[0], f.dims()[1]),
+        _ => (0, 0),
+    }
+}
+
+/// The packed-memory bound of an fp32 FullyConnected: its filter as `[in, out]`. Every
+/// node packs its own copy, so filters shared by several nodes (an unrolled recurrence)
+/// count once per node.
+fn packed(graph: &Graph<'_>, node: &NodeView<'_>) -> usize {
+    let (n, k) = filter_dims(graph, node);
+    super::alloc_bound(n.saturating_mul(k), 4)
+}
+
+/// The packed-memory bound of a quantized FullyConnected: whichever of its two paths
+/// takes more, the pointwise convolution's (qint8) or the int8 weights and per-block
+/// sums of `fully_connected_quantized` (qdint8, 4-bit blocks: at most one sum per
+/// weight).
+fn packed_quantized(graph: &Graph<'_>, node: &NodeView<'_>) -> usize {
+    let (n, k) = filter_dims(graph, node);
+    let weights = n.saturating_mul(k);
+    let own = super::alloc_bound(weights, 1).saturating_add(super::alloc_bound(weights, 4));
+    super::conv2d_quantized::dense_packed(n, k).max(own)
+}
+
 register! {
-    XNNFullyConnected: fp32 => prepare, scratch = scratch;
-    XNNFullyConnected: qint8 => prepare_quantized::<false>, scratch = scratch;
-    XNNFullyConnected: qdint8 => prepare_quantized::<true>, scratch = scratch;
+    XNNFullyConnected: fp32 => prepare, scratch = scratch, packed = packed;
+    XNNFullyConnected: qint8 => prepare_quantized::<false>, scratch = scratch,
+        packed = packed_quantized;
+    XNNFullyConnected: qdint8 => prepare_quantized::<true>, scratch = scratch,
+        packed = packed_quantized;
 }
 
 impl FullyConnected {

@@ -25,6 +25,7 @@ mod binary_quantized;
 mod concatenate;
 mod conv2d;
 mod conv2d_quantized;
+mod conv_transpose2d;
 mod convert;
 mod copy;
 mod depthwise_conv2d;
@@ -35,6 +36,8 @@ mod lut_activation;
 mod max_pooling;
 mod quantized;
 mod softmax;
+mod static_constant_pad;
+mod static_resize_bilinear;
 mod static_slice;
 mod static_transpose;
 
@@ -44,6 +47,11 @@ pub(crate) type PrepareFn = fn(&mut Builder<'_, '_>, &NodeView<'_>) -> Result<St
 pub(crate) type RunFn = fn(&Step, &Frame<'_>) -> KernelResult;
 /// An upper bound of the scratch bytes a node's `run` takes (see `Builder::scratch`).
 pub(crate) type ScratchFn = fn(&Graph<'_>, &NodeView<'_>) -> usize;
+/// An upper bound of the method memory a node's `prepare` takes with `Builder::alloc`
+/// (packed weights, folded biases, requantization scales), each allocation's alignment
+/// padding included. Read from the payload before `prepare` checks it, so it saturates
+/// rather than trusting sizes.
+pub(crate) type PackedFn = fn(&Graph<'_>, &NodeView<'_>) -> usize;
 
 /// A node kind and datatype family this build runs: an element of [`NODES`].
 #[derive(Debug)]
@@ -54,6 +62,7 @@ pub struct NodeSpec {
     pub datatype: NodeDatatype,
     pub(crate) prepare: PrepareFn,
     pub(crate) scratch: ScratchFn,
+    pub(crate) packed: PackedFn,
 }
 
 /// Every (node kind, datatype family) linked into the binary.
@@ -87,13 +96,35 @@ pub(crate) fn no_scratch(_: &Graph<'_>, _: &NodeView<'_>) -> usize {
     0
 }
 
+/// A node kind's packed-memory bound when its `prepare` allocates nothing.
+pub(crate) fn no_packed(_: &Graph<'_>, _: &NodeView<'_>) -> usize {
+    0
+}
+
+/// What `Builder::alloc` takes for `n` elements of `size` bytes: the bytes and at most
+/// one alignment's padding (saturating).
+pub(crate) fn alloc_bound(n: usize, size: usize) -> usize {
+    n.saturating_mul(size)
+        .max(1)
+        .saturating_add(crate::plan::ALIGN)
+}
+
+/// The element count of value `id` of `graph` (0 when it cannot be read).
+pub(crate) fn graph_numel(graph: &Graph<'_>, id: u32) -> usize {
+    crate::plan::graph_shape(graph, id)
+        .and_then(|s| s.numel())
+        .unwrap_or(0)
+}
+
 /// Registers node kinds, one element per datatype family: `register!(XNNAdd: fp32 =>
 /// prepare_add, ...)`, with an optional scratch bound per element (`XNNConv2d: fp32 =>
-/// prepare, scratch = conv_scratch`). An element the build's selection does not keep is
+/// prepare, scratch = conv_scratch`) and, for a kind whose `prepare` allocates, a bound
+/// of that (`..., packed = conv_packed`; see [`PackedFn`]). An element the build's selection does not keep is
 /// left out of [`NODES`] (`#[xnnpack_node]`), so its code is not linked and a payload
 /// that needs it is refused at init, naming the node, its kind and datatype.
 macro_rules! register {
-    ($($kind:ident : $datatype:ident => $prepare:path $(, scratch = $scratch:path)?;)*) => {$(
+    ($($kind:ident : $datatype:ident => $prepare:path $(, scratch = $scratch:path)?
+        $(, packed = $packed:path)?;)*) => {$(
         const _: () = {
             #[et_macros::xnnpack_node($kind: $datatype)]
             #[linkme::distributed_slice($crate::nodes::NODES)]
@@ -104,6 +135,7 @@ macro_rules! register {
                 datatype: $crate::nodes::register!(@datatype $datatype),
                 prepare: $prepare,
                 scratch: $crate::nodes::register!(@scratch $($scratch)?),
+                packed: $crate::nodes::register!(@packed $($packed)?),
             };
         };
     )*};
@@ -112,6 +144,8 @@ macro_rules! register {
     (@datatype qdint8) => { et_schema::xnnpack::NodeDatatype::Qdint8 };
     (@scratch) => { $crate::nodes::no_scratch };
     (@scratch $scratch:path) => { $scratch };
+    (@packed) => { $crate::nodes::no_packed };
+    (@packed $packed:path) => { $packed };
 }
 pub(crate) use register;
 
@@ -210,6 +244,7 @@ pub(crate) enum Params {
     Binary(binary::Binary),
     Conv(conv2d::Conv),
     Depthwise(depthwise_conv2d::Depthwise),
+    Deconv(conv_transpose2d::Deconv),
     FullyConnected(fully_connected::FullyConnected),
     QuantizedFc(fully_connected_quantized::QuantizedFc),
     QuantizedConv(conv2d_quantized::QuantizedConv),
@@ -225,6 +260,8 @@ pub(crate) enum Params {
     Copy(copy::Copy),
     Convert(convert::Convert),
     Transpose(static_transpose::Transpose),
+    Pad(static_constant_pad::Pad),
+    Resize(static_resize_bilinear::Resize),
     Slice(static_slice::Slice),
     Concat(concatenate::Concat),
 }

@@ -1,6 +1,6 @@
-//! StaticSlice: a box of the input (`out[i] = in[offsets + i]`, `sizes` = the output's).
-//! The qint8 family moves the same bytes: input and output share quantization, as XNNPACK
-//! requires.
+//! StaticSlice: a box of the input (`out[i] = in[offsets + i]`, `sizes` = the output's),
+//! on fp32 or 8-bit values (the quantized slice keeps its input's parameters: ExecuTorch
+//! lowers only a slice whose input and output quantization match).
 
 use et_runtime::backend::DelegateError;
 use et_runtime::KernelResult;
@@ -16,21 +16,13 @@ pub(crate) struct Slice {
     input: u32,
     output: u32,
     offsets: [usize; MAX_RANK],
-    /// The elements are single bytes (qint8, quint8), not floats.
     bytes: bool,
 }
 
-/// The fp32 family, or (`QUANTIZED`) the qint8 one.
-fn prepare<const QUANTIZED: bool>(
-    b: &mut Builder<'_, '_>,
-    node: &NodeView<'_>,
-) -> Result<Step, DelegateError> {
+fn prepare(b: &mut Builder<'_, '_>, node: &NodeView<'_>) -> Result<Step, DelegateError> {
     type S<'a> = xf::XNNStaticSlice<'a>;
     check_flags(b, node.u32(S::VT_FLAGS), 0)?;
     let input = b.read_any(node.u32(S::VT_INPUT_ID))?;
-    if (b.value(input).elem == Elem::F32) == QUANTIZED {
-        return Err(super::other_family(b));
-    }
     let output = b.write_any(node.u32(S::VT_OUTPUT_ID), &[input])?;
     let bytes = super::copy::same_plain_elem(b, input, output)?;
     let (is, os) = (b.shape(input), b.shape(output));
@@ -73,9 +65,24 @@ fn prepare<const QUANTIZED: bool>(
     })
 }
 
+/// The fp32 family; the node's values must be fp32.
+fn prepare_fp32(b: &mut Builder<'_, '_>, node: &NodeView<'_>) -> Result<Step, DelegateError> {
+    b.read(node.u32(xf::XNNStaticSlice::VT_INPUT_ID))?;
+    prepare(b, node)
+}
+
+/// The qint8 family (8-bit values per tensor).
+fn prepare_qint8(b: &mut Builder<'_, '_>, node: &NodeView<'_>) -> Result<Step, DelegateError> {
+    let input = b.read_any(node.u32(xf::XNNStaticSlice::VT_INPUT_ID))?;
+    if b.value(input).elem == Elem::F32 {
+        return Err(super::other_family(b));
+    }
+    prepare(b, node)
+}
+
 register! {
-    XNNStaticSlice: fp32 => prepare::<false>;
-    XNNStaticSlice: qint8 => prepare::<true>;
+    XNNStaticSlice: fp32 => prepare_fp32;
+    XNNStaticSlice: qint8 => prepare_qint8;
 }
 
 fn run(step: &Step, frame: &Frame<'_>) -> KernelResult {
@@ -84,17 +91,23 @@ fn run(step: &Step, frame: &Frame<'_>) -> KernelResult {
     };
     let (is, os) = (frame.shape(p.input), frame.shape(p.output));
     if p.bytes {
-        let x = frame.input::<u8>(p.input)?;
-        slice(x, frame.output::<u8>(p.output)?, (&is, &os), &p.offsets);
+        slice(
+            frame.input::<u8>(p.input)?,
+            &is,
+            &p.offsets,
+            frame.output::<u8>(p.output)?,
+            &os,
+        );
     } else {
         let ([x], out) = frame.operands([p.input], p.output)?;
-        slice(x, out, (&is, &os), &p.offsets);
+        slice(x, &is, &p.offsets, out, &os);
     }
     Ok(())
 }
 
-/// Copies the box of `x` (sizes `is`) at `offsets` with `out`'s sizes `os` into `out`.
-fn slice<T: Copy>(x: &[T], out: &mut [T], (is, os): (&Shape, &Shape), offsets: &[usize]) {
+/// Copies the box of `x` (sizes `is`) at `offsets` into `out` (sizes `os`), one innermost
+/// row at a time; the box was checked to fit at init.
+pub(crate) fn slice<T: Copy>(x: &[T], is: &Shape, offsets: &[usize], out: &mut [T], os: &Shape) {
     let rank = is.rank();
     if rank == 0 {
         out.copy_from_slice(x);
@@ -129,26 +142,43 @@ fn slice<T: Copy>(x: &[T], out: &mut [T], (is, os): (&Shape, &Shape), offsets: &
 #[cfg(test)]
 mod tests {
     extern crate std;
-
     use super::*;
     use std::{vec, vec::Vec};
 
-    #[test]
-    fn byte_slices_take_the_box_at_the_offsets() {
-        // A [2, 3, 4, 5] int8 tensor, the box at [1, 0, 1, 2] of sizes [1, 3, 2, 3].
-        let is = Shape::new(&[2, 3, 4, 5]).unwrap();
-        let os = Shape::new(&[1, 3, 2, 3]).unwrap();
-        let x: Vec<u8> = (0..120).collect();
-        let mut out = vec![0u8; 18];
-        slice(&x, &mut out, (&is, &os), &[1, 0, 1, 2]);
-        let mut want = Vec::new();
-        for c in 0..3 {
-            for h in 1..3 {
-                for w in 2..5 {
-                    want.push((((3 + c) * 4 + h) * 5 + w) as u8);
+    /// The box element by element: output coordinate plus offset, flattened in the input.
+    fn reference<T: Copy>(x: &[T], is: &[usize], offsets: &[usize], os: &[usize]) -> Vec<T> {
+        let total: usize = os.iter().product();
+        (0..total)
+            .map(|flat| {
+                let (mut rem, mut src, mut stride) = (flat, 0, 1);
+                for d in (0..os.len()).rev() {
+                    src += (rem % os[d] + offsets[d]) * stride;
+                    rem /= os[d];
+                    stride *= is[d];
                 }
-            }
+                x[src]
+            })
+            .collect()
+    }
+
+    #[test]
+    fn slices_boxes_of_floats_and_bytes() {
+        for (is, offsets, os) in [
+            (&[4, 5, 6][..], &[1, 0, 2][..], &[2, 5, 3][..]),
+            (&[7], &[3], &[4]),
+            (&[2, 3, 4, 5], &[1, 1, 0, 4], &[1, 2, 4, 1]),
+            (&[2, 3], &[0, 0], &[2, 3]),
+        ] {
+            let (ishape, oshape) = (Shape::new(is).unwrap(), Shape::new(os).unwrap());
+            let n: usize = is.iter().product();
+            let x: Vec<f32> = (0..n).map(|i| i as f32).collect();
+            let mut out = vec![0.0; os.iter().product()];
+            slice(&x, &ishape, offsets, &mut out, &oshape);
+            assert_eq!(out, reference(&x, is, offsets, os));
+            let xb: Vec<u8> = (0..n).map(|i| (i * 7) as u8).collect();
+            let mut outb = vec![0u8; os.iter().product()];
+            slice(&xb, &ishape, offsets, &mut outb, &oshape);
+            assert_eq!(outb, reference(&xb, is, offsets, os));
         }
-        assert_eq!(out, want);
     }
 }

@@ -78,6 +78,11 @@ pub(crate) struct Builder<'a, 'c> {
     node: u32,
     kind: NodeKind,
     scratch: usize,
+    /// What the node being prepared took: `alloc`'s bytes with their alignment padding,
+    /// and its scratch. Debug builds hold them against the kind's bounds, which size
+    /// the method memory estimate.
+    node_packed: core::cell::Cell<usize>,
+    node_scratch: usize,
 }
 
 impl Builder<'_, '_> {
@@ -205,6 +210,8 @@ impl Builder<'_, '_> {
         let bytes = n
             .checked_mul(size_of::<T>())
             .ok_or(self.invalid("packed weights overflow"))?;
+        self.node_packed
+            .set(self.node_packed.get().saturating_add(bytes.max(1) + ALIGN));
         let p = self
             .ctx
             .allocate(bytes.max(1), ALIGN)
@@ -221,6 +228,7 @@ impl Builder<'_, '_> {
     /// Records that the node's `run` takes `bytes` of scratch.
     pub(crate) fn scratch(&mut self, bytes: usize) {
         self.scratch = self.scratch.max(bytes);
+        self.node_scratch = self.node_scratch.max(bytes);
     }
 }
 
@@ -306,6 +314,8 @@ pub(crate) fn build<'n>(
         node: 0,
         kind: NodeKind(0),
         scratch: 0,
+        node_packed: core::cell::Cell::new(0),
+        node_scratch: 0,
     };
     for (i, kind) in kinds.iter_mut().enumerate() {
         let node = graph
@@ -326,7 +336,23 @@ pub(crate) fn build<'n>(
             }
             b.fail(Error::NotSupported, missing_datatype(datatype))
         })?;
+        b.node_packed.set(0);
+        b.node_scratch = 0;
         let step = (spec.prepare)(&mut b, &node)?;
+        debug_assert!(
+            b.node_packed.get() <= (spec.packed)(graph, &node),
+            "node {i} ({}) allocated {} bytes, over its kind's bound {}",
+            node.kind.name(),
+            b.node_packed.get(),
+            (spec.packed)(graph, &node)
+        );
+        debug_assert!(
+            b.node_scratch <= (spec.scratch)(graph, &node),
+            "node {i} ({}) takes {} scratch bytes, over its kind's bound {}",
+            node.kind.name(),
+            b.node_scratch,
+            (spec.scratch)(graph, &node)
+        );
         // SAFETY: `i < num_steps`, inside the table; steps are `Copy` (no drop needed for
         // the ones left unwritten when an error returns early).
         unsafe { steps.as_ptr().add(i).write(step) };
@@ -383,9 +409,14 @@ pub(crate) fn build<'n>(
     })
 }
 
+const QDINT8: et_schema::xnnpack::fields::XNNDatatype =
+    et_schema::xnnpack::fields::XNNDatatype::xnn_datatype_qdint8;
+
 /// An upper bound of the method memory [`build`] takes for `graph`: the tables, every
-/// value's bytes (constants may be packed once, intermediates may all be live), and the
-/// largest node scratch.
+/// value's bytes (intermediates may all be live; constants stay in program data, but
+/// their scales are copied), what each node's `prepare` allocates (its kind's
+/// [`PackedFn`](crate::nodes::PackedFn): a constant packed by several nodes is packed by
+/// each) and the largest node scratch.
 pub(crate) fn memory_bound(graph: &Graph<'_>) -> usize {
     let v = graph.num_values();
     let n = graph.num_nodes();
@@ -394,17 +425,20 @@ pub(crate) fn memory_bound(graph: &Graph<'_>) -> usize {
         + n * (size_of::<Step>() + size_of::<NodeKind>())
         + liveness::bookkeeping_bound(v);
     for i in 0..v {
-        // A float value's bytes; a quantized one's bytes, its scales (at most one per
-        // element), a packed copy (at most 4 bytes per element) and run-time row
-        // parameters (at most 8 per element, for rows of 1): 17 bytes per element.
+        // A float value's bytes; a quantized one's bytes and its scales (at most one per
+        // element), or for qdint8 its run-time row parameters (at most 8 per element,
+        // for rows of 1). A constant's data is read in place: only its scales are copied.
         let size = graph
             .value(i)
             .ok()
             .and_then(|view| {
-                let per_element: usize = if view.datatype == Datatype::FP32 {
-                    4
-                } else {
-                    17
+                let constant = view.constant_buffer_idx != 0;
+                let per_element: usize = match view.datatype {
+                    Datatype::FP32 if constant => 0,
+                    Datatype::FP32 => 4,
+                    _ if constant => 4,
+                    d if d.0 == QDINT8.0 => 9,
+                    _ => 5,
                 };
                 (0..view.rank())
                     .try_fold(per_element, |acc, d| acc.checked_mul(view.dim(d) as usize))
@@ -421,6 +455,7 @@ pub(crate) fn memory_bound(graph: &Graph<'_>) -> usize {
                 .and_then(|d| nodes::find(node.kind, d));
             if let Some(spec) = spec {
                 scratch = scratch.max((spec.scratch)(graph, &node));
+                bytes = bytes.saturating_add((spec.packed)(graph, &node));
             }
         }
     }
