@@ -4,6 +4,8 @@ mod bundled;
 mod data;
 mod delegates;
 mod format;
+#[cfg(feature = "llm")]
+mod generate;
 mod input;
 mod pool;
 mod profile;
@@ -20,6 +22,9 @@ use et_ops as _;
 // Registers the XNNPACK backend.
 #[cfg(feature = "xnnpack")]
 use et_xnnpack as _;
+// Registers ExecuTorch's LLM custom operators (`llama::custom_sdpa.out`, ...).
+#[cfg(feature = "llm")]
+use et_llm as _;
 
 #[derive(Parser)]
 #[command(
@@ -104,6 +109,10 @@ enum Command {
         #[arg(long, default_value_t = 4096)]
         max_memory_mib: usize,
     },
+    /// Generate text with an LLM program written by ExecuTorch's export_llm: prefill the
+    /// prompt, then decode a token per call, streaming the text.
+    #[cfg(feature = "llm")]
+    Generate(generate::GenerateArgs),
     /// List methods, their operators with kernel keys, planned memory, the program's named
     /// data and the external tensors it expects from data files.
     Ops {
@@ -210,6 +219,8 @@ fn main() -> ExitCode {
             atol,
             max_memory_mib,
         }),
+        #[cfg(feature = "llm")]
+        Command::Generate(args) => generate::generate(&args),
         Command::Ops { model, data, json } => ops(&model, &data, json),
         Command::Select {
             models,
@@ -301,10 +312,11 @@ fn ops(model: &Path, data: &[PathBuf], json: bool) -> Result<(), Failure> {
             let dels: Vec<String> = delegates.iter().map(|d| d.json()).collect();
             let ext: Vec<String> = external.iter().map(ExternalListing::json).collect();
             methods_json.push(format!(
-                "{{\"name\":{},\"inputs\":{},\"inputs_preserved\":{:?},\"outputs\":{},\"instructions\":{},\"planned_buffers\":{:?},\"operators\":[{}],\"delegates\":[{}],\"external_tensors\":[{}]}}",
+                "{{\"name\":{},\"inputs\":{},\"inputs_preserved\":{:?},\"mutable_buffers\":{},\"outputs\":{},\"instructions\":{},\"planned_buffers\":{:?},\"operators\":[{}],\"delegates\":[{}],\"external_tensors\":[{}]}}",
                 format::json_str(name),
                 meta.num_inputs(),
                 preserved,
+                meta.num_mutable_buffers(),
                 meta.num_outputs(),
                 meta.num_instructions(),
                 planned,
@@ -320,6 +332,10 @@ fn ops(model: &Path, data: &[PathBuf], json: bool) -> Result<(), Failure> {
                 meta.num_instructions()
             );
             println!("  planned buffers (bytes): {planned:?}");
+            let state = meta.num_mutable_buffers();
+            if state > 0 {
+                println!("  mutable buffers (state kept between executes): {state}");
+            }
             let overwritten: Vec<usize> = (0..preserved.len()).filter(|&i| !preserved[i]).collect();
             if !overwritten.is_empty() {
                 println!(

@@ -87,9 +87,11 @@ pub fn run(req: &RunRequest<'_>) -> Result<(), Failure> {
 
     // The memory plan may reuse an input's bytes for intermediates (see
     // `MethodMeta::input_is_preserved`), so every run starts by copying the inputs in, as
-    // ExecuTorch's `Module::forward` does; only `execute` is timed. Every run must then
-    // reproduce the first run's outputs bit for bit: anything else is state leaking
-    // between executes.
+    // ExecuTorch's `Module::forward` does; only `execute` is timed. Every run of a
+    // stateless method must then reproduce the first run's outputs bit for bit: anything
+    // else is state leaking between executes. A stateful one (mutable buffers, a KV
+    // cache) carries its state from run to run by design: its runs are not compared.
+    let stateful = is_stateful(&program, &meta, model);
     let mut times = Vec::with_capacity(req.iterations as usize);
     let mut first: Vec<OutputBits> = Vec::new();
     for run in 1..=req.iterations {
@@ -101,7 +103,7 @@ pub fn run(req: &RunRequest<'_>) -> Result<(), Failure> {
         let outputs = output_bits(&method)?;
         if run == 1 {
             first = outputs;
-        } else {
+        } else if !stateful {
             check_same(&first, &outputs, run)?;
         }
     }
@@ -142,7 +144,7 @@ pub fn run(req: &RunRequest<'_>) -> Result<(), Failure> {
             .map(|p| format!(",\"profile\":{}", p.json()))
             .unwrap_or_default();
         println!(
-            "{{\"model\":{},\"method\":{},\"iterations\":{iterations},\"load_method_us\":{load_us:.1},\"execute_us\":{{\"min\":{min:.1},\"median\":{median:.1},\"max\":{max:.1}}},\"outputs\":[{}]{profile}}}",
+            "{{\"model\":{},\"method\":{},\"iterations\":{iterations},\"stateful\":{stateful},\"load_method_us\":{load_us:.1},\"execute_us\":{{\"min\":{min:.1},\"median\":{median:.1},\"max\":{max:.1}}},\"outputs\":[{}]{profile}}}",
             format::json_str(&model.display().to_string()),
             format::json_str(name),
             outputs.join(",")
@@ -164,8 +166,14 @@ pub fn run(req: &RunRequest<'_>) -> Result<(), Failure> {
             }
         }
         if iterations > 1 {
+            let outputs = if stateful {
+                "the method keeps state (mutable buffers, a KV cache), which carries over from \
+                 run to run: outputs not compared; shown: the last run's"
+            } else {
+                "outputs identical"
+            };
             println!(
-                "load_method: {load_us:.1} us; execute over {iterations} runs (inputs set before each, outputs identical): min {min:.1} us, median {median:.1} us, max {max:.1} us"
+                "load_method: {load_us:.1} us; execute over {iterations} runs (inputs set before each, {outputs}): min {min:.1} us, median {median:.1} us, max {max:.1} us"
             );
         }
         if let Some(profile) = profile {
@@ -173,6 +181,21 @@ pub fn run(req: &RunRequest<'_>) -> Result<(), Failure> {
         }
     }
     Ok(())
+}
+
+/// Whether the method keeps state between executes: it has mutable buffers initialized
+/// from the program, or the program says it keeps a KV cache (ExecuTorch's LLM exporter
+/// plans the caches as ordinary zeroed buffers and writes a `use_kv_cache` method).
+fn is_stateful(program: &Program<'_>, meta: &MethodMeta<'_>, model: &Path) -> bool {
+    if meta.num_mutable_buffers() > 0 {
+        return true;
+    }
+    if program.method_meta("use_kv_cache").is_err() {
+        return false;
+    }
+    et_runtime::Module::from_file(model)
+        .and_then(|mut m| m.execute("use_kv_cache", &[]))
+        .is_ok_and(|out| out.first().and_then(et_runtime::Output::to_i64) == Some(1))
 }
 
 /// The node kinds of the method's delegates this build lacks, one line per delegate

@@ -7,8 +7,13 @@ mod sdpa;
 
 pub mod ops;
 
-#[cfg(test)]
+#[cfg(any(test, feature = "std"))]
 extern crate std;
+
+#[cfg(feature = "std")]
+pub mod runner;
+#[cfg(feature = "std")]
+pub mod tokenizer;
 
 #[cfg(test)]
 mod tests;

@@ -12,6 +12,7 @@ mod external;
 mod input_reuse;
 mod kernel_key;
 pub mod key_text;
+mod state;
 mod tags;
 mod tensor;
 
