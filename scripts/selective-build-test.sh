@@ -9,6 +9,10 @@
 #   ET_SELECT_OPS_MODEL=mv2_xnnpack.pte  (XNNPACK node kinds, fp32 only)
 #   ET_SELECT_OPS_MODEL=mv2_xnnpack_q8.pte  (XNNPACK node kinds, qint8 only)
 #   ET_SELECT_OPS_MODEL=mv2_q8_portable.pte  (the quantized operator library)
+#   ET_SELECT_OPS_MODEL=llama_tiny_8da4w.pte  (an LLM: et-llm's custom ops, 8da4w nodes)
+#
+# The builds leave out the CLI's `llm` feature (`etch generate`, the tokenizers) but
+# the last, which is the one that needs it.
 #
 # Also checks that editing the selection file rebuilds with the new selection.
 set -euo pipefail
@@ -21,7 +25,13 @@ work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 fail() { echo "FAIL: $*" >&2; exit 1; }
 
-build() { # mode-name env... -> path of etch
+build() { # mode-name env... -> path of etch (without the `llm` feature)
+  local name=$1; shift
+  env "$@" CARGO_TARGET_DIR="$target_root/select-$name" \
+    cargo build --quiet --profile release-size -p et-cli --no-default-features --features xnnpack,threads >&2
+  echo "$target_root/select-$name/release-size/etch"
+}
+build_llm() { # mode-name env... -> path of etch with `etch generate`
   local name=$1; shift
   env "$@" CARGO_TARGET_DIR="$target_root/select-$name" \
     cargo build --quiet --profile release-size -p et-cli >&2
@@ -75,7 +85,8 @@ list=$(build list ET_SELECT_OPS_LIST=aten::add.out)
 xnnpack=$(build xnnpack ET_SELECT_OPS_MODEL="$fx/mv2_xnnpack.pte")
 xnnpack_q8=$(build xnnpack_q8 ET_SELECT_OPS_MODEL="$fx/mv2_xnnpack_q8.pte")
 quantized=$(build quantized ET_SELECT_OPS_MODEL="$fx/mv2_q8_portable.pte")
-for m in all yaml model list xnnpack xnnpack_q8 quantized; do
+llm=$(build_llm llm ET_SELECT_OPS_MODEL="$fx/llm/llama_tiny_8da4w.pte")
+for m in all yaml model list xnnpack xnnpack_q8 quantized llm; do
   bin=${!m}
   size[$m]=$(stat -c %s "$bin")
   count[$m]=$(kernel_total "$bin")
@@ -132,6 +143,20 @@ expect_missing "$quantized" "$fx/mv2.pte" aten::_native_batch_norm_legit_no_trai
 # A program needing other node kinds is refused at load, naming each of them.
 expect_missing "$xnnpack" "$fx/tiny_transformer_xnnpack.pte" BatchMatrixMultiply Div Softmax Gelu aten::native_layer_norm.out
 
+# The LLM program's build holds exactly its operators (et-llm's `llama::` ops among them)
+# and its payloads' node kinds with their datatypes, and generates ExecuTorch's greedy
+# tokens; the float LLM (fp32 FullyConnected) is refused naming the pair it lacks.
+"$llm" select "$fx/llm/llama_tiny_8da4w.pte" -o "$work/llm.yaml" > /dev/null
+llm_ops=$(grep -E '^  [a-z_]+::' "$work/llm.yaml" | sed 's/^  //; s/:$//' | sort -u | prim_ops -v)
+[ "$(kernel_names "$llm" | prim_ops -v | sort -u)" = "$llm_ops" ] || fail "llm build registers $(kernel_names "$llm" | prim_ops -v)"
+llm_kinds="Add Concatenate2 Convert FullyConnected Multiply ReciprocalSquareRoot Sigmoid StaticReshape Subtract"
+[ "$(node_kinds "$llm")" = "$llm_kinds" ] || fail "llm build holds node kinds $(node_kinds "$llm")"
+greedy=$(sed -n '/^greedy_tokens:/,/^[a-z]/p' "$fx/llm/llama_tiny_8da4w.llm.yaml" | sed -n 's/^- //p' | paste -sd,)
+got=$("$llm" generate "$fx/llm/llama_tiny_8da4w.pte" --prompt-tokens 1,45,99,300,17,250 --temperature 0 --max-new-tokens 17 --json \
+  | python3 -c 'import json,sys; print(",".join(map(str, json.load(sys.stdin)["generated_tokens"])))')
+[ "$got" = "$greedy" ] || fail "llm build generated $got, ExecuTorch $greedy"
+expect_missing "$llm" "$fx/llm/llama_tiny_fp32.pte" FullyConnected:fp32
+
 # The model-based build instantiated only float32: an int64 add is refused at load with
 # the operator and its kernel key, not run with the wrong types.
 expect_missing "$model" "$fx/opcases/add_int64.pte" "aten::add.out (kernel key v1/4;"
@@ -161,4 +186,5 @@ echo "| ET_SELECT_OPS_LIST=aten::add.out | ${size[list]} | ${count[list]} |"
 echo "| ET_SELECT_OPS_MODEL=mv2_xnnpack.pte | ${size[xnnpack]} | ${count[xnnpack]} (+ 7 XNNPACK node kinds, fp32) |"
 echo "| ET_SELECT_OPS_MODEL=mv2_xnnpack_q8.pte | ${size[xnnpack_q8]} | ${count[xnnpack_q8]} (+ 9 XNNPACK node kinds, qint8) |"
 echo "| ET_SELECT_OPS_MODEL=mv2_q8_portable.pte | ${size[quantized]} | ${count[quantized]} |"
+echo "| ET_SELECT_OPS_MODEL=llama_tiny_8da4w.pte (with \`etch generate\`) | ${size[llm]} | ${count[llm]} (+ 9 XNNPACK node kinds) |"
 echo "selective builds: all checks passed (rebuild on edit: $before -> $after kernels)"

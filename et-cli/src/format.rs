@@ -34,8 +34,52 @@ pub fn element_formatter(dtype: ScalarType) -> Result<fn(&[u8]) -> String, Strin
         ScalarType::Int => |b| i32::from_le_bytes(array(b)).to_string(),
         ScalarType::Long => |b| i64::from_le_bytes(array(b)).to_string(),
         ScalarType::Bool => |b| (b[0] != 0).to_string(),
+        ScalarType::ComplexFloat => |b| {
+            let part = |i: usize| f32::from_le_bytes(array(&b[4 * i..]));
+            fmt_complex(part(0), part(1))
+        },
+        ScalarType::ComplexDouble => |b| {
+            let part = |i: usize| f64::from_le_bytes(array(&b[8 * i..]));
+            fmt_complex(part(0), part(1))
+        },
+        ScalarType::ComplexHalf => |b| {
+            let part = |i: usize| et_runtime::f16::from_le_bytes(array(&b[2 * i..]));
+            let text = |v: et_runtime::f16| {
+                shortest_narrow(v.to_f32(), |x| et_runtime::f16::from_f32(x) == v)
+            };
+            let im = part(1);
+            let sign = if im.is_sign_negative() && !im.is_nan() {
+                '-'
+            } else {
+                '+'
+            };
+            format!(
+                "{}{sign}{}j",
+                text(part(0)),
+                text(if sign == '-' { -im } else { im })
+            )
+        },
         other => return Err(format!("cannot print {other} tensors")),
     })
+}
+
+/// A complex number as PyTorch prints one: `1.5+2j`, `-0.5-1j` (the imaginary part with
+/// its sign, then `j`).
+fn fmt_complex<F>(re: F, im: F) -> String
+where
+    F: Into<f64> + std::fmt::Display + Copy + std::ops::Neg<Output = F>,
+{
+    let negative = im.into() < 0.0 || (im.into() == 0.0 && im.into().is_sign_negative());
+    let (sign, abs) = if negative { ('-', -im) } else { ('+', im) };
+    format!("{}{sign}{}j", fmt_float(re), fmt_float(abs))
+}
+
+/// Whether elements of `dtype` print as text that JSON must quote.
+fn quoted_in_json(dtype: ScalarType) -> bool {
+    matches!(
+        dtype,
+        ScalarType::ComplexHalf | ScalarType::ComplexFloat | ScalarType::ComplexDouble
+    )
 }
 
 /// One element's bytes as an array (chunks are exactly the element size).
@@ -209,6 +253,7 @@ pub fn json_value(v: &EValue<'_>) -> Result<String, String> {
                 .into_iter()
                 .map(|e| match e.as_str() {
                     "nan" | "inf" | "-inf" => json_str(&e),
+                    _ if quoted_in_json(t.dtype()) => json_str(&e),
                     _ => e,
                 })
                 .collect();
@@ -239,6 +284,24 @@ mod tests {
             *d = v;
         }
         t
+    }
+
+    #[test]
+    fn complex_numbers_print_as_pytorch_prints_them() {
+        let mut t = TensorBuf::zeros(ScalarType::ComplexFloat, &[3]).unwrap();
+        let parts = [1.5f32, 2.0, -0.5, -1.0, 0.1, -0.0];
+        let bytes: Vec<u8> = parts.iter().flat_map(|v| v.to_le_bytes()).collect();
+        t.bytes_mut().unwrap().copy_from_slice(&bytes);
+        let shown = describe(&EValue::Tensor(&t), Printing::Summary).unwrap();
+        assert_eq!(
+            shown,
+            "tensor(sizes=[3], dtype=complex64, [1.5+2j, -0.5-1j, 0.1-0j])"
+        );
+        let json = json_value(&EValue::Tensor(&t)).unwrap();
+        assert!(
+            json.contains("\"data\":[\"1.5+2j\",\"-0.5-1j\",\"0.1-0j\"]"),
+            "{json}"
+        );
     }
 
     #[test]
