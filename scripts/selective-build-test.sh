@@ -147,7 +147,7 @@ expect_missing "$xnnpack" "$fx/tiny_transformer_xnnpack.pte" BatchMatrixMultiply
 # and its payloads' node kinds with their datatypes, and generates ExecuTorch's greedy
 # tokens; the float LLM (fp32 FullyConnected) is refused naming the pair it lacks.
 "$llm" select "$fx/llm/llama_tiny_8da4w.pte" -o "$work/llm.yaml" > /dev/null
-llm_ops=$(grep -E '^  [a-z_]+::' "$work/llm.yaml" | sed 's/^  //; s/:$//' | sort -u | prim_ops -v)
+llm_ops=$(sed -n '/^operators:/,$p' "$work/llm.yaml" | grep -E '^  [a-z_]+::' | sed 's/^  //; s/:$//' | sort -u | prim_ops -v)
 [ "$(kernel_names "$llm" | prim_ops -v | sort -u)" = "$llm_ops" ] || fail "llm build registers $(kernel_names "$llm" | prim_ops -v)"
 llm_kinds="Add Concatenate2 Convert FullyConnected Multiply ReciprocalSquareRoot Sigmoid StaticReshape Subtract"
 [ "$(node_kinds "$llm")" = "$llm_kinds" ] || fail "llm build holds node kinds $(node_kinds "$llm")"
