@@ -35,6 +35,7 @@ pub struct NamedData<'a> {
 
 /// Where a [`NamedData`] was found.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum DataSource<'a> {
     /// The program's own `named_data` (its segments).
     Program,

@@ -35,6 +35,7 @@ pub(crate) fn zeroed_words(bytes: usize) -> Option<Vec<u128>> {
 
 /// One of a method's buffers.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum BufferName {
     /// The method arena (tables, tensor metadata, backend plans).
     Method,
@@ -129,6 +130,7 @@ impl MethodBufferSizes {
 
 /// Why a method's buffers were not allocated.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum BufferError {
     /// The method's metadata could not give the sizes.
     Metadata(Error),

@@ -134,6 +134,7 @@ impl From<ProgramError> for Error {
 /// difference is when a malformed file is found: up front, or when the damaged part is
 /// read (an `Err` from `load_method` or a metadata call).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum Verification {
     /// The header, identifier, version and constant segment only (ExecuTorch's
     /// default). Saves the structural check's time and, in a binary that never asks for

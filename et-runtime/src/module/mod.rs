@@ -165,8 +165,9 @@ impl Module {
         self.memory_limit = bytes;
     }
 
-    /// Runs kernels (and XNNPACK nodes) on `threads` threads, this one included; 1 runs
-    /// everything on the calling thread. Outputs are the same for any count.
+    /// Runs kernels on `threads` threads, this one included; 1 runs everything on the
+    /// calling thread. Outputs are the same for any count. (The XNNPACK backend's nodes
+    /// run on the calling thread.)
     #[cfg(feature = "threads")]
     pub fn set_threads(&mut self, threads: usize) -> Result<(), ModuleError> {
         self.pool = if threads > 1 {

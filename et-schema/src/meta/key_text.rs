@@ -70,6 +70,7 @@ impl<'a> KeyEntry<'a> {
 
 /// What is wrong with a kernel key's text.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum KeyTextError<'a> {
     /// Neither `default` nor `v...`.
     NotAKey,
@@ -88,6 +89,7 @@ pub enum KeyTextError<'a> {
 
 /// What is wrong with one tensor entry.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum EntryProblem<'a> {
     /// No `;` between dtype and dim order.
     NoSemicolon,

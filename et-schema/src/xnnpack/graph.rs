@@ -91,6 +91,7 @@ pub enum ConstantRef<'a> {
 
 /// How a quantized value's real numbers relate to its integers.
 #[derive(Clone, Copy, Debug)]
+#[non_exhaustive]
 pub enum QuantParams<'a> {
     /// One scale and zero point for the whole value.
     PerTensor {
