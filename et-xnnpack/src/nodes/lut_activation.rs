@@ -6,7 +6,7 @@
 use et_runtime::backend::DelegateError;
 use et_runtime::{Error, KernelResult};
 use et_schema::xnnpack::fields as xf;
-use et_schema::xnnpack::NodeView;
+use et_schema::xnnpack::{Graph, NodeView};
 
 use super::quantized::{checked_range, qs8};
 use super::{check_flags, register, wrong_params, Params, Step};
@@ -126,11 +126,17 @@ fn prepare_leaky_relu(b: &mut Builder<'_, '_>, node: &NodeView<'_>) -> Result<St
 }
 
 register! {
-    XNNELU: qint8 => prepare_elu;
-    XNNHardswish: qint8 => prepare_hardswish;
-    XNNLeakyReLU: qint8 => prepare_leaky_relu;
-    XNNSigmoid: qint8 => prepare_sigmoid;
-    XNNTanh: qint8 => prepare_tanh;
+    XNNELU: qint8 => prepare_elu, packed = table_bytes;
+    XNNHardswish: qint8 => prepare_hardswish, packed = table_bytes;
+    XNNLeakyReLU: qint8 => prepare_leaky_relu, packed = table_bytes;
+    XNNSigmoid: qint8 => prepare_sigmoid, packed = table_bytes;
+    XNNTanh: qint8 => prepare_tanh, packed = table_bytes;
+}
+
+/// The method memory a node's lookup table takes (LeakyReLU's fixed-point kernel takes
+/// none; the bound covers every kind alike).
+fn table_bytes(_: &Graph<'_>, _: &NodeView<'_>) -> usize {
+    256 + crate::plan::ALIGN
 }
 
 fn run(step: &Step, frame: &Frame<'_>) -> KernelResult {
