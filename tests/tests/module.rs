@@ -158,3 +158,19 @@ fn threads_give_the_same_outputs() {
     };
     assert_eq!(run(1), run(2));
 }
+
+/// `ndarray` in and out (feature `ndarray`): the same logits as slices give.
+#[test]
+fn ndarray_inputs_and_outputs() {
+    let image = ndarray::Array::from_shape_vec((1, 3, 224, 224), f32s("mv2.in0.bin")).unwrap();
+    let mut module = Module::from_file(fixture("mv2.pte")).unwrap();
+    let input = TensorRef::from_ndarray(&image).unwrap();
+    assert_eq!(input.sizes(), [1, 3, 224, 224]);
+    let out = module.forward(&[input.into()]).unwrap();
+    let logits = out[0].to_ndarray::<f32>().unwrap();
+    assert_eq!(logits.shape(), [1, 1000]);
+    assert!(max_diff(logits.as_slice().unwrap(), &f32s("mv2.out0.bin")) <= 1e-4);
+    assert!(out[0].to_ndarray::<i64>().is_none());
+    // A transposed view is not row-major: refused rather than read in the wrong order.
+    assert!(TensorRef::from_ndarray(&image.t()).is_none());
+}

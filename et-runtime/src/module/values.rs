@@ -45,6 +45,18 @@ impl<'a> TensorRef<'a> {
         }
     }
 
+    /// A tensor over an `ndarray` array in standard (row-major, contiguous) layout; `None`
+    /// for any other layout (`as_standard_layout()` makes one).
+    #[cfg(feature = "ndarray")]
+    pub fn from_ndarray<S, D>(array: &'a ndarray::ArrayBase<S, D>) -> Option<TensorRef<'a>>
+    where
+        S: ndarray::Data,
+        S::Elem: Element,
+        D: ndarray::Dimension,
+    {
+        Some(TensorRef::from_slice(array.as_slice()?, array.shape()))
+    }
+
     /// The element type.
     pub fn dtype(&self) -> ScalarType {
         self.dtype
@@ -162,6 +174,14 @@ impl Output {
             },
             _ => None,
         }
+    }
+
+    /// The tensor as an `ndarray` array of its sizes, if this output is a tensor of `T`.
+    #[cfg(feature = "ndarray")]
+    pub fn to_ndarray<T: Element>(&self) -> Option<ndarray::ArrayD<T>> {
+        let t = self.as_tensor()?;
+        let data = t.data::<T>().ok()?;
+        ndarray::ArrayD::from_shape_vec(t.sizes(), data.to_vec()).ok()
     }
 
     /// The tensor, consumed.
