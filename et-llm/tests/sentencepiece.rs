@@ -213,13 +213,32 @@ fn malformed_files_say_what_is_wrong() {
     assert!(err(&[0x0a, 5, 0x0a, 1, b'a', 0x18, 9]).contains("unknown type 9"));
     // One NORMAL piece but no specs: cut short.
     assert!(err(&[0x0a, 3, 0x0a, 1, b'a']).contains("incomplete"));
-    // One NORMAL piece, empty specs and the default unk_id 0: not an UNKNOWN piece.
-    assert!(err(&[0x0a, 3, 0x0a, 1, b'a', 0x12, 0, 0x1a, 0]).contains("unk_id"));
+    // One NORMAL piece and empty specs: no UNKNOWN piece.
+    assert!(err(&[0x0a, 3, 0x0a, 1, b'a', 0x12, 0, 0x1a, 0]).contains("UNKNOWN"));
+    // A BYTE piece (type 6) but byte_fallback not set.
+    let byte = [
+        0x0a, 5, 0x0a, 1, b'u', 0x18, 2, 0x0a, 10, 0x0a, 6, b'<', b'0', b'x', b'4', b'1', b'>',
+        0x18, 6, 0x12, 0, 0x1a, 0,
+    ];
+    assert!(
+        err(&byte).contains("pieces[1] is a BYTE piece but byte_fallback"),
+        "{}",
+        err(&byte)
+    );
+    // byte_fallback (TrainerSpec field 35) set but 255 byte pieces missing.
+    let mut fallback = byte;
+    fallback[20] = 3;
+    let fallback = [&fallback[..21], &[0x98, 0x02, 1], &fallback[21..]].concat();
+    assert!(
+        err(&fallback).contains("<0x00> is missing"),
+        "{}",
+        err(&fallback)
+    );
     // WORD models: TrainerSpec { model_type: 3 }.
     let word = [0x0a, 5, 0x0a, 1, b'a', 0x18, 2, 0x12, 2, 0x18, 3, 0x1a, 0];
     assert!(err(&word).contains("model_type 3"));
     // The smallest valid model: one UNKNOWN piece; every text is unknown.
-    // bos_id and eos_id -1: ten-byte varints.
+    // TrainerSpec bos_id and eos_id -1 (ten-byte varints, fields the reader skips).
     let minus_one = [0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x01];
     let mut trainer = vec![0xc8, 0x02];
     trainer.extend_from_slice(&minus_one);

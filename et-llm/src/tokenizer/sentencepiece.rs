@@ -27,7 +27,7 @@ use core::cmp::{Ordering, Reverse};
 use std::collections::{BinaryHeap, HashMap, HashSet};
 use std::fmt;
 
-use proto::PieceType;
+use proto::{CharsMap, PieceType};
 
 /// What was wrong with a `.model` file: the field, piece index or byte offset.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -197,26 +197,38 @@ impl SentencePiece {
                 kind: p.kind,
             });
         }
-        let id_of = |value: i32, name: &str| -> Result<Option<u32>, SentencePieceError> {
-            match u32::try_from(value) {
-                Err(_) => Ok(None), // -1 means "none"
-                Ok(id) if (id as usize) < count => Ok(Some(id)),
-                Ok(id) => Err(SentencePieceError::new(format!(
-                    "TrainerSpec.{name} {id} is not below the vocabulary size {count}"
-                ))),
+        // As the library: the unknown id is that of the one UNKNOWN piece, BOS and EOS
+        // those of the CONTROL pieces named by TrainerSpec.bos_piece and eos_piece (the
+        // trainer's unk_id, bos_id and eos_id fields are not read at load).
+        let mut unknown = s
+            .pieces
+            .iter()
+            .enumerate()
+            .filter(|(_, p)| p.kind == PieceType::Unknown);
+        s.unk_id = match (unknown.next(), unknown.next()) {
+            (Some((id, _)), None) => id as u32,
+            (None, _) => return err("no piece is of type UNKNOWN".into()),
+            (Some(_), Some((id, _))) => {
+                return err(format!("pieces[{id}] is a second UNKNOWN piece"))
             }
         };
-        s.unk_id = match id_of(raw.unk_id, "unk_id")? {
-            Some(id) if s.pieces[id as usize].kind == PieceType::Unknown => id,
-            _ => {
+        let control = |name: &str| {
+            let id = *s.reserved.get(name)?;
+            (s.pieces[id as usize].kind == PieceType::Control).then_some(id)
+        };
+        s.bos_id = control(&raw.bos_piece);
+        s.eos_id = control(&raw.eos_piece);
+        if s.byte_fallback {
+            if let Some(b) = s.byte_ids.iter().position(Option::is_none) {
                 return err(format!(
-                    "TrainerSpec.unk_id {} is not an UNKNOWN piece",
-                    raw.unk_id
-                ))
+                    "byte_fallback is set but piece <0x{b:02X}> is missing"
+                ));
             }
-        };
-        s.bos_id = id_of(raw.bos_id, "bos_id")?;
-        s.eos_id = id_of(raw.eos_id, "eos_id")?;
+        } else if let Some(i) = s.pieces.iter().position(|p| p.kind == PieceType::Byte) {
+            return err(format!(
+                "pieces[{i}] is a BYTE piece but byte_fallback is not set"
+            ));
+        }
         if !raw.precompiled_charsmap.is_empty() {
             s.charsmap = Some(CharsMap::new(raw.precompiled_charsmap)?);
         }
@@ -256,6 +268,7 @@ impl SentencePiece {
             let unk = id == self.unk_id;
             if unk && self.byte_fallback {
                 for &b in &normalized.as_bytes()[start..end] {
+                    // All 256 byte pieces exist when byte_fallback is set (checked at load).
                     ids.push(self.byte_ids[usize::from(b)].unwrap_or(self.unk_id));
                 }
             } else if !(unk && prev_unk) {
@@ -556,72 +569,4 @@ fn parse_byte_piece(text: &str) -> Option<u8> {
         return None;
     }
     u8::from_str_radix(hex, 16).ok()
-}
-
-/// A precompiled character map (`NormalizerSpec.precompiled_charsmap`): a little-endian
-/// u32 byte size of a darts-clone double-array trie, the trie's u32 units, then the
-/// NUL-terminated replacement strings that the trie's values are offsets into.
-#[derive(Debug)]
-struct CharsMap {
-    units: Vec<u32>,
-    strings: Vec<u8>,
-}
-
-impl CharsMap {
-    fn new(blob: Vec<u8>) -> Result<CharsMap, SentencePieceError> {
-        let err = |m: &str| {
-            Err(SentencePieceError::new(format!(
-                "NormalizerSpec.precompiled_charsmap: {m}"
-            )))
-        };
-        let Some(size) = blob.get(..4) else {
-            return err("shorter than 4 bytes");
-        };
-        let size = u32::from_le_bytes([size[0], size[1], size[2], size[3]]) as usize;
-        if !size.is_multiple_of(4) || size == 0 || size > blob.len() - 4 {
-            return err(&format!(
-                "trie size {size} is not a positive multiple of 4 within {} bytes",
-                blob.len() - 4
-            ));
-        }
-        let units = blob[4..4 + size]
-            .chunks_exact(4)
-            .map(|u| u32::from_le_bytes([u[0], u[1], u[2], u[3]]))
-            .collect();
-        Ok(CharsMap {
-            units,
-            strings: blob[4 + size..].to_vec(),
-        })
-    }
-
-    /// The replacement of the longest key `text` starts with, and the key's length. A
-    /// malformed trie or replacement yields no match rather than an error: the blob was
-    /// checked only for its framing.
-    fn longest_match<'s>(&'s self, text: &str) -> Option<(&'s str, usize)> {
-        // darts-clone unit layout: bit 8 has-leaf, bits 0-7 (and 31) the label, bits
-        // 10-31 the offset (shifted left 8 more if bit 9), bits 0-30 a leaf's value.
-        let offset = |u: u32| ((u >> 10) << ((u & (1 << 9)) >> 6)) as usize;
-        let mut node = offset(*self.units.first()?);
-        let mut found = None;
-        for (i, &byte) in text.as_bytes().iter().enumerate() {
-            node ^= usize::from(byte);
-            let unit = *self.units.get(node)?;
-            if unit & ((1 << 31) | 0xff) != u32::from(byte) {
-                break;
-            }
-            node ^= offset(unit);
-            if unit & (1 << 8) != 0 {
-                let value = self.units.get(node)? & 0x7fff_ffff;
-                found = Some((value as usize, i + 1));
-            }
-        }
-        let (value, len) = found?;
-        // A key that ends inside a character cannot be replaced without splitting it.
-        if !text.is_char_boundary(len) {
-            return None;
-        }
-        let tail = self.strings.get(value..)?;
-        let nul = tail.iter().position(|&b| b == 0)?;
-        Some((core::str::from_utf8(&tail[..nul]).ok()?, len))
-    }
 }

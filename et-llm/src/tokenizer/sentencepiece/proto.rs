@@ -1,4 +1,5 @@
-//! A bounded reader for the few protobuf messages of a SentencePiece `.model` file.
+//! A bounded reader for the few protobuf messages of a SentencePiece `.model` file,
+//! and for the precompiled character map one of them holds.
 //!
 //! The file is a `ModelProto` (sentencepiece_model.proto). Only the fields the tokenizer
 //! uses are decoded; every other field is skipped by its wire type. The reader never
@@ -36,9 +37,9 @@ pub(super) struct RawModel {
     pub(super) model_type: u64,
     pub(super) byte_fallback: bool,
     pub(super) treat_whitespace_as_suffix: bool,
-    pub(super) unk_id: i32,
-    pub(super) bos_id: i32,
-    pub(super) eos_id: i32,
+    /// `TrainerSpec.bos_piece` and `eos_piece`: the texts of the BOS and EOS pieces.
+    pub(super) bos_piece: String,
+    pub(super) eos_piece: String,
     pub(super) unk_surface: String,
     pub(super) add_dummy_prefix: bool,
     pub(super) remove_extra_whitespaces: bool,
@@ -154,12 +155,6 @@ impl<'a> Reader<'a> {
         }
     }
 
-    /// An `int32`: negative values are sign-extended to 64 bits on the wire, so the low
-    /// 32 bits are the value.
-    fn int32_of(&self, v: Value, at: usize, name: &str) -> Result<i32, SentencePieceError> {
-        Ok(self.varint_of(v, at, name)? as u32 as i32)
-    }
-
     fn bytes_of(
         &self,
         v: Value<'a>,
@@ -189,9 +184,8 @@ pub(super) fn parse_model(bytes: &[u8]) -> Result<RawModel, SentencePieceError> 
         model_type: 1,
         byte_fallback: false,
         treat_whitespace_as_suffix: false,
-        unk_id: 0,
-        bos_id: 1,
-        eos_id: 2,
+        bos_piece: "<s>".to_owned(),
+        eos_piece: "</s>".to_owned(),
         unk_surface: " \u{2047} ".to_owned(),
         add_dummy_prefix: true,
         remove_extra_whitespaces: true,
@@ -276,9 +270,8 @@ fn parse_trainer(
                     r.varint_of(value, at, "TrainerSpec.treat_whitespace_as_suffix")? != 0
             }
             35 => model.byte_fallback = r.varint_of(value, at, "TrainerSpec.byte_fallback")? != 0,
-            40 => model.unk_id = r.int32_of(value, at, "TrainerSpec.unk_id")?,
-            41 => model.bos_id = r.int32_of(value, at, "TrainerSpec.bos_id")?,
-            42 => model.eos_id = r.int32_of(value, at, "TrainerSpec.eos_id")?,
+            46 => model.bos_piece = r.string_of(value, at, "TrainerSpec.bos_piece")?,
+            47 => model.eos_piece = r.string_of(value, at, "TrainerSpec.eos_piece")?,
             44 => model.unk_surface = r.string_of(value, at, "TrainerSpec.unk_surface")?,
             _ => {}
         }
@@ -314,4 +307,72 @@ fn parse_normalizer(
         }
     }
     Ok(())
+}
+
+/// A precompiled character map (`NormalizerSpec.precompiled_charsmap`): a little-endian
+/// u32 byte size of a darts-clone double-array trie, the trie's u32 units, then the
+/// NUL-terminated replacement strings that the trie's values are offsets into.
+#[derive(Debug)]
+pub(super) struct CharsMap {
+    units: Vec<u32>,
+    strings: Vec<u8>,
+}
+
+impl CharsMap {
+    pub(super) fn new(blob: Vec<u8>) -> Result<CharsMap, SentencePieceError> {
+        let err = |m: &str| {
+            Err(SentencePieceError::new(format!(
+                "NormalizerSpec.precompiled_charsmap: {m}"
+            )))
+        };
+        let Some(size) = blob.get(..4) else {
+            return err("shorter than 4 bytes");
+        };
+        let size = u32::from_le_bytes([size[0], size[1], size[2], size[3]]) as usize;
+        if !size.is_multiple_of(4) || size == 0 || size > blob.len() - 4 {
+            return err(&format!(
+                "trie size {size} is not a positive multiple of 4 within {} bytes",
+                blob.len() - 4
+            ));
+        }
+        let units = blob[4..4 + size]
+            .chunks_exact(4)
+            .map(|u| u32::from_le_bytes([u[0], u[1], u[2], u[3]]))
+            .collect();
+        Ok(CharsMap {
+            units,
+            strings: blob[4 + size..].to_vec(),
+        })
+    }
+
+    /// The replacement of the longest key `text` starts with, and the key's length. A
+    /// malformed trie or replacement yields no match rather than an error: the blob was
+    /// checked only for its framing.
+    pub(super) fn longest_match<'s>(&'s self, text: &str) -> Option<(&'s str, usize)> {
+        // darts-clone unit layout: bit 8 has-leaf, bits 0-7 (and 31) the label, bits
+        // 10-31 the offset (shifted left 8 more if bit 9), bits 0-30 a leaf's value.
+        let offset = |u: u32| ((u >> 10) << ((u & (1 << 9)) >> 6)) as usize;
+        let mut node = offset(*self.units.first()?);
+        let mut found = None;
+        for (i, &byte) in text.as_bytes().iter().enumerate() {
+            node ^= usize::from(byte);
+            let unit = *self.units.get(node)?;
+            if unit & ((1 << 31) | 0xff) != u32::from(byte) {
+                break;
+            }
+            node ^= offset(unit);
+            if unit & (1 << 8) != 0 {
+                let value = self.units.get(node)? & 0x7fff_ffff;
+                found = Some((value as usize, i + 1));
+            }
+        }
+        let (value, len) = found?;
+        // A key that ends inside a character cannot be replaced without splitting it.
+        if !text.is_char_boundary(len) {
+            return None;
+        }
+        let tail = self.strings.get(value..)?;
+        let nul = tail.iter().position(|&b| b == 0)?;
+        Some((core::str::from_utf8(&tail[..nul]).ok()?, len))
+    }
 }
