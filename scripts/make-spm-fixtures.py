@@ -10,6 +10,8 @@ tests/fixtures/llm/spm/:
   unigram.model  UNIGRAM like T5's: the default nmt_nfkc normalizer (so a precompiled
                  charsmap, which maps e.g. full-width letters, ligatures and newlines),
                  remove_extra_whitespaces, no byte fallback (unknown characters -> unk).
+  gemma.model    UNIGRAM like Gemma's: identity normalizer, no dummy prefix, extra
+                 whitespace kept, byte fallback.
   cases.yaml     for each model: every text -> the ids `sp.encode(text)` gives, and
                  those ids -> `sp.decode(ids)`; plus some hand-picked id lists.
 
@@ -134,6 +136,10 @@ def main():
                 hard_vocab_limit=False)
     uni = train('unigram', model_type='unigram', vocab_size=300, character_coverage=1.0,
                 hard_vocab_limit=False)
+    gemma = train('gemma', model_type='unigram', vocab_size=400, byte_fallback=True,
+                  character_coverage=1.0, normalization_rule_name='identity',
+                  remove_extra_whitespaces=False, add_dummy_prefix=False, split_digits=True,
+                  allow_whitespace_only_pieces=True, hard_vocab_limit=False)
     doc = {
         'version': spm.__version__,
         'models': [
@@ -143,6 +149,9 @@ def main():
             {'file': 'unigram.model', 'vocab_size': uni.get_piece_size(),
              'bos': uni.bos_id(), 'eos': uni.eos_id(), 'unk': uni.unk_id(),
              'encode': cases(uni), 'decode': id_cases(uni)},
+            {'file': 'gemma.model', 'vocab_size': gemma.get_piece_size(),
+             'bos': gemma.bos_id(), 'eos': gemma.eos_id(), 'unk': gemma.unk_id(),
+             'encode': cases(gemma), 'decode': id_cases(gemma)},
         ],
     }
     with open(os.path.join(OUT, 'cases.yaml'), 'w', encoding='utf-8') as f:

@@ -155,10 +155,10 @@ impl Rng {
 
 #[test]
 fn every_truncation_of_a_model_is_an_error() {
-    for file in ["bpe.model", "unigram.model"] {
+    for file in ["bpe.model", "unigram.model", "gemma.model"] {
         let bytes = model_bytes(file);
         // The unigram model is larger (its character map): every 61st prefix of it.
-        let step = if file == "bpe.model" { 1 } else { 61 };
+        let step = if file == "unigram.model" { 61 } else { 1 };
         for len in (0..bytes.len()).step_by(step) {
             // Even a prefix that ends between two pieces is an error: it has no
             // trainer_spec or normalizer_spec, which follow the pieces.
@@ -177,9 +177,9 @@ fn every_truncation_of_a_model_is_an_error() {
 #[test]
 fn random_corruption_never_panics() {
     let mut rng = Rng(0x9e37_79b9_7f4a_7c15);
-    for file in ["bpe.model", "unigram.model"] {
+    for file in ["bpe.model", "unigram.model", "gemma.model"] {
         let original = model_bytes(file);
-        let rounds = if file == "bpe.model" { 3000 } else { 300 };
+        let rounds = if file == "unigram.model" { 300 } else { 3000 };
         for _ in 0..rounds {
             let mut bytes = original.clone();
             for _ in 0..1 + rng.next() % 4 {

@@ -1,7 +1,8 @@
 //! SentencePiece `.model` tokenizers (Llama 2, Gemma, T5 style `tokenizer.model`).
 //!
-//! Reads the protobuf `ModelProto` (see [`proto`]) and tokenizes as the sentencepiece
-//! library does, checked id for id against it by `et-llm/tests/sentencepiece.rs`:
+//! Reads the protobuf `ModelProto` (the `proto` submodule) and tokenizes as the
+//! sentencepiece library does, checked id for id against it by
+//! `et-llm/tests/sentencepiece.rs` on Llama 2, T5 and Gemma style models:
 //!
 //! - Normalization: the precompiled character map when the model has one (nmt_nfkc and
 //!   the like: a darts-clone double-array trie of replacements), user-defined pieces
@@ -17,9 +18,10 @@
 //!   fallback, the unknown id otherwise (one per run of unknown characters).
 //!
 //! Not supported: WORD and CHAR models and `treat_whitespace_as_suffix` (rejected by
-//! [`SentencePiece::from_bytes`]); UNUSED pieces are never produced but BPE does not
-//! re-split a merge into one (sentencepiece does); the denormalizer spec is ignored
-//! (decoding replaces "▁" only), as no released LLM tokenizer sets one.
+//! [`SentencePiece::from_bytes`]); a BPE merge that makes an UNUSED piece is kept
+//! where the library splits it again (unigram skips UNUSED pieces, as the library
+//! does); the denormalizer spec is ignored (decoding replaces "▁" only). No released
+//! LLM tokenizer has UNUSED pieces or a denormalizer.
 
 mod proto;
 
@@ -250,7 +252,7 @@ impl SentencePiece {
         self.eos_id
     }
 
-    /// The text of piece `id` ("▁the", "<0x0A>", "<s>"), `None` past the vocabulary.
+    /// The text of piece `id` (`"▁the"`, `"<0x0A>"`, `"<s>"`), `None` past the vocabulary.
     pub fn piece(&self, id: u32) -> Option<&str> {
         self.pieces.get(id as usize).map(|p| p.text.as_str())
     }
