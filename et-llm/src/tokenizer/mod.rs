@@ -9,6 +9,7 @@
 
 #[cfg(feature = "tokenizers")]
 mod hf;
+pub mod sentencepiece;
 mod stream;
 
 use std::boxed::Box;
@@ -68,11 +69,10 @@ impl Tokenizer {
         let first = bytes.iter().find(|b| !b.is_ascii_whitespace());
         let codec: Box<dyn Codec> = match first {
             Some(b'{') => Self::json(bytes)?,
-            Some(_) => {
-                return Err(TokenizerError::new(
-                    "not a tokenizer.json, and SentencePiece models are not read yet",
-                ))
-            }
+            Some(_) => Box::new(
+                sentencepiece::SentencePiece::from_bytes(bytes)
+                    .map_err(|e| TokenizerError::new(format!("not a SentencePiece model: {e}")))?,
+            ),
             None => return Err(TokenizerError::new("the tokenizer file is empty")),
         };
         Ok(Tokenizer { codec })
@@ -114,5 +114,23 @@ impl Tokenizer {
     /// The id of a token's text (`"<s>"`), if it is one token.
     pub fn token_id(&self, text: &str) -> Option<u32> {
         self.codec.token_id(text)
+    }
+}
+
+impl Codec for sentencepiece::SentencePiece {
+    fn encode(&self, text: &str) -> Result<Vec<u32>, TokenizerError> {
+        Ok(sentencepiece::SentencePiece::encode(self, text))
+    }
+
+    fn decode_bytes(&self, ids: &[u32]) -> Result<Vec<u8>, TokenizerError> {
+        Ok(self.decode(ids))
+    }
+
+    fn vocab_size(&self) -> usize {
+        sentencepiece::SentencePiece::vocab_size(self)
+    }
+
+    fn token_id(&self, text: &str) -> Option<u32> {
+        (0..self.vocab_size() as u32).find(|&id| self.piece(id) == Some(text))
     }
 }
