@@ -6,7 +6,7 @@ with ExecuTorch's XnnpackPartitioner (to_edge_transform_and_lower) and run by Ex
 own runtime (executorch.runtime) for the expected outputs. Run with the venv that has
 executorch 1.5.1 and torch:
 
-    /work/etvenv/bin/python scripts/gen-xnnpack-op-fixtures.py tests/fixtures/xnnpack_ops
+    python scripts/gen-xnnpack-op-fixtures.py tests/fixtures/xnnpack_ops
 
 Inputs come from a fixed seed, so reruns give the same files (up to the exporter's
 version).

@@ -90,9 +90,16 @@ CASES = [
 
 def train(name, **options):
     prefix = os.path.join(OUT, name)
-    spm.SentencePieceTrainer.train(
-        sentence_iterator=iter(TEXT.splitlines()), model_prefix=prefix,
-        num_threads=1, shuffle_input_sentence=False, minloglevel=2, **options)
+    # The trainer records its model prefix in the model: a bare name, not this machine's
+    # path, so the files are the same wherever they are made.
+    cwd = os.getcwd()
+    os.chdir(OUT)
+    try:
+        spm.SentencePieceTrainer.train(
+            sentence_iterator=iter(TEXT.splitlines()), model_prefix=name,
+            num_threads=1, shuffle_input_sentence=False, minloglevel=2, **options)
+    finally:
+        os.chdir(cwd)
     os.remove(prefix + '.vocab')
     return spm.SentencePieceProcessor(model_file=prefix + '.model')
 
