@@ -11,24 +11,12 @@ use et_schema::xnnpack::NodeView;
 
 use super::conv2d::Window;
 use super::global_avg_pooling::KEEP_DIMS;
+use super::pooling::geometry;
 use super::{check_flags, register, wrong_params, Clamp, Params, Step};
 use crate::exec::Frame;
 use crate::plan::Builder;
 
 type P<'a> = xf::_XNNPooling2D<'a>;
-
-const POOL_WINDOW: [u16; 10] = [
-    P::VT_PADDING_TOP,
-    P::VT_PADDING_RIGHT,
-    P::VT_PADDING_BOTTOM,
-    P::VT_PADDING_LEFT,
-    P::VT_POOLING_HEIGHT,
-    P::VT_POOLING_WIDTH,
-    P::VT_STRIDE_HEIGHT,
-    P::VT_STRIDE_WIDTH,
-    P::VT_DILATION_HEIGHT,
-    P::VT_DILATION_WIDTH,
-];
 
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct AvgPool {
@@ -43,13 +31,7 @@ fn prepare(b: &mut Builder<'_, '_>, node: &NodeView<'_>) -> Result<Step, Delegat
     check_flags(b, node.u32(P::VT_FLAGS), KEEP_DIMS)?;
     let input = b.read(node.u32(P::VT_INPUT_ID))?;
     let output = b.write(node.u32(P::VT_OUTPUT_ID), &[input])?;
-    let (is, os) = (b.shape(input), b.shape(output));
-    if is.rank() != 4 {
-        return Err(b.invalid("the input is not 4-D (NHWC)"));
-    }
-    let [batch, in_h, in_w, channels] = [is.dims()[0], is.dims()[1], is.dims()[2], is.dims()[3]];
-    let window = Window::new(node, POOL_WINDOW, batch, in_h, in_w)
-        .ok_or_else(|| b.invalid("the pooling window is empty or larger than the padded input"))?;
+    let (window, channels) = geometry(b, node, input, output)?;
     if window.dilation_h != 1 || window.dilation_w != 1 {
         return Err(b.fail(
             Error::NotSupported,
@@ -67,9 +49,6 @@ fn prepare(b: &mut Builder<'_, '_>, node: &NodeView<'_>) -> Result<Step, Delegat
             Error::NotSupported,
             "an AvgPooling2d whose padding is as wide as its window (a window could hold no pixel)",
         ));
-    }
-    if os.dims() != [batch, window.out_h, window.out_w, channels] {
-        return Err(b.invalid("the output's sizes differ from what the window gives"));
     }
     let clamp = Clamp::of(node);
     if clamp.min.is_nan() || clamp.max.is_nan() || clamp.min > clamp.max {

@@ -9,6 +9,7 @@ use et_schema::xnnpack::NodeView;
 
 use super::conv2d::Window;
 use super::global_avg_pooling::KEEP_DIMS;
+use super::pooling::geometry;
 use super::quantized::{checked_range, qs8};
 use super::{check_flags, register, wrong_params, Clamp, Params, Step};
 use crate::compute::qpool;
@@ -17,19 +18,6 @@ use crate::exec::Frame;
 use crate::plan::{Builder, Elem};
 
 type P<'a> = xf::_XNNPooling2D<'a>;
-
-const POOL_WINDOW: [u16; 10] = [
-    P::VT_PADDING_TOP,
-    P::VT_PADDING_RIGHT,
-    P::VT_PADDING_BOTTOM,
-    P::VT_PADDING_LEFT,
-    P::VT_POOLING_HEIGHT,
-    P::VT_POOLING_WIDTH,
-    P::VT_STRIDE_HEIGHT,
-    P::VT_STRIDE_WIDTH,
-    P::VT_DILATION_HEIGHT,
-    P::VT_DILATION_WIDTH,
-];
 
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct MaxPool {
@@ -48,27 +36,6 @@ pub(crate) struct QuantizedMaxPool {
     channels: usize,
     min: i8,
     max: i8,
-}
-
-/// The window of the node over `input`, checked against `output`'s sizes, and the
-/// channel count.
-fn geometry(
-    b: &Builder<'_, '_>,
-    node: &NodeView<'_>,
-    input: u32,
-    output: u32,
-) -> Result<(Window, usize), DelegateError> {
-    let (is, os) = (b.shape(input), b.shape(output));
-    if is.rank() != 4 {
-        return Err(b.invalid("the input is not 4-D (NHWC)"));
-    }
-    let [batch, in_h, in_w, channels] = [is.dims()[0], is.dims()[1], is.dims()[2], is.dims()[3]];
-    let window = Window::new(node, POOL_WINDOW, batch, in_h, in_w)
-        .ok_or_else(|| b.invalid("the pooling window is empty or larger than the padded input"))?;
-    if os.dims() != [batch, window.out_h, window.out_w, channels] {
-        return Err(b.invalid("the output's sizes differ from what the window gives"));
-    }
-    Ok((window, channels))
 }
 
 fn prepare(b: &mut Builder<'_, '_>, node: &NodeView<'_>) -> Result<Step, DelegateError> {

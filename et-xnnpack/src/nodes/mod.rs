@@ -34,6 +34,7 @@ mod fully_connected_quantized;
 mod global_avg_pooling;
 mod lut_activation;
 mod max_pooling;
+mod pooling;
 mod quantized;
 mod softmax;
 mod static_constant_pad;
