@@ -91,7 +91,7 @@ pub fn run(req: &RunRequest<'_>) -> Result<(), Failure> {
     // stateless method must then reproduce the first run's outputs bit for bit: anything
     // else is state leaking between executes. A stateful one (mutable buffers, a KV
     // cache) carries its state from run to run by design: its runs are not compared.
-    let stateful = is_stateful(&program, &meta, model);
+    let stateful = is_stateful(&program, &meta);
     let mut times = Vec::with_capacity(req.iterations as usize);
     let mut first: Vec<OutputBits> = Vec::new();
     for run in 1..=req.iterations {
@@ -186,16 +186,21 @@ pub fn run(req: &RunRequest<'_>) -> Result<(), Failure> {
 /// Whether the method keeps state between executes: it has mutable buffers initialized
 /// from the program, or the program says it keeps a KV cache (ExecuTorch's LLM exporter
 /// plans the caches as ordinary zeroed buffers and writes a `use_kv_cache` method).
-fn is_stateful(program: &Program<'_>, meta: &MethodMeta<'_>, model: &Path) -> bool {
+fn is_stateful(program: &Program<'_>, meta: &MethodMeta<'_>) -> bool {
+    const KV_CACHE: &str = "use_kv_cache";
     if meta.num_mutable_buffers() > 0 {
         return true;
     }
-    if program.method_meta("use_kv_cache").is_err() {
+    // A constant method: loaded from the program already open, in buffers of its own.
+    let Ok(mut buffers) = MethodBuffers::for_program_method(program, KV_CACHE, 0) else {
         return false;
-    }
-    et_runtime::Module::from_file(model)
-        .and_then(|mut m| m.execute("use_kv_cache", &[]))
-        .is_ok_and(|out| out.first().and_then(et_runtime::Output::to_i64) == Some(1))
+    };
+    let (method_mem, mut planned, scratch) = buffers.split();
+    let mut memory = MemoryManager::new(method_mem, &mut planned, scratch);
+    let Ok(mut method) = program.load_method(KV_CACHE, &mut memory) else {
+        return false;
+    };
+    method.execute().is_ok() && matches!(method.output(0), Ok(EValue::Bool(true) | EValue::Int(1)))
 }
 
 /// The node kinds of the method's delegates this build lacks, one line per delegate

@@ -65,7 +65,7 @@ impl LlmConfig {
             let outputs = module.execute(name, &[])?;
             outputs
                 .iter()
-                .map(|o| scalar(o).ok_or_else(|| not_an_int(name, o)))
+                .map(|o| o.to_i64().ok_or_else(|| not_an_int(name, o)))
                 .collect::<Result<Vec<_>, _>>()
                 .map(Some)
         };
@@ -117,12 +117,6 @@ impl LlmConfig {
             enable_dynamic_shape,
         })
     }
-}
-
-/// An integer or boolean constant (ExecuTorch returns both as scalars or 1-element
-/// tensors).
-fn scalar(o: &Output) -> Option<i64> {
-    o.to_i64()
 }
 
 fn not_an_int(name: &str, o: &Output) -> GenerateError {

@@ -163,6 +163,10 @@ pub struct TextGenerator {
     pos: usize,
     /// Tokens of the current sequence, for programs without a KV cache.
     history: Vec<u32>,
+    /// The tokens of the call being made, in the program's integer type (kept to reuse
+    /// their allocation from call to call).
+    long: Vec<i64>,
+    int: Vec<i32>,
     logits: Vec<f32>,
 }
 
@@ -219,6 +223,8 @@ impl TextGenerator {
             chunk,
             pos: 0,
             history: Vec::new(),
+            long: Vec::new(),
+            int: Vec::new(),
             logits: Vec::new(),
         })
     }
@@ -353,17 +359,17 @@ impl TextGenerator {
             self.history.extend_from_slice(tokens);
             &self.history
         };
-        let long: Vec<i64>;
-        let int: Vec<i32>;
         let sizes = [1, fed.len()];
         let tokens_input = match self.token_dtype {
             ScalarType::Int => {
-                int = fed.iter().map(|&t| t as i32).collect();
-                TensorRef::from_slice(&int, &sizes)
+                self.int.clear();
+                self.int.extend(fed.iter().map(|&t| t as i32));
+                TensorRef::from_slice(&self.int, &sizes)
             }
             _ => {
-                long = fed.iter().map(|&t| i64::from(t)).collect();
-                TensorRef::from_slice(&long, &sizes)
+                self.long.clear();
+                self.long.extend(fed.iter().map(|&t| i64::from(t)));
+                TensorRef::from_slice(&self.long, &sizes)
             }
         };
         let pos = [self.pos as i64];
