@@ -3,9 +3,9 @@
 use et_runtime::kernel;
 use et_runtime::{DtypeSelection, KernelContext, KernelError, KernelResult, Tensor, MAX_DIM};
 
+use super::index_tensor::resolve;
 use crate::util::accumulate::Accumulator;
 use crate::util::elementwise::broadcast_shapes;
-use super::index_tensor::resolve;
 use crate::util::layout::{check_same_dtype, copy_same_shape, istrides, wrap_index, Walk};
 
 /// `out = self.index_put(indices, values, accumulate)`: a copy of `self` where the

@@ -107,8 +107,7 @@ mod tests {
         with_ctx(|ctx| {
             // self [2], mask [2, 2]: the result is [2, 2], self repeated per row.
             let x = TensorBuf::from_slice(&[2], &[1i32, 2]).unwrap();
-            let m = TensorBuf::from_slice(&[2, 2], &[Bool(0), Bool(1), Bool(1), Bool(0)])
-                .unwrap();
+            let m = TensorBuf::from_slice(&[2, 2], &[Bool(0), Bool(1), Bool(1), Bool(0)]).unwrap();
             let src = TensorBuf::from_slice(&[2], &[8i32, 9]).unwrap();
             let mut o = TensorBuf::zeros(ScalarType::Int, &[2, 2]).unwrap();
             masked_scatter_out(ctx, &x, &m, &src, &mut o).unwrap();

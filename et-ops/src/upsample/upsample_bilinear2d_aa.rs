@@ -115,7 +115,14 @@ impl Axis {
         let w = |j: usize| r.r(triangle(r.r((r.r(j as f64 - centre) + 0.5) * inv)));
         let total = (lo..lo + n).fold(0.0, |t, j| r.r(t + w(j)));
         for j in lo..lo + n {
-            f(j, if total != 0.0 { r.r(w(j) / total) } else { w(j) });
+            f(
+                j,
+                if total != 0.0 {
+                    r.r(w(j) / total)
+                } else {
+                    w(j)
+                },
+            );
         }
     }
 }
