@@ -109,9 +109,9 @@ fn a_program_newer_than_etch_reads_is_refused_naming_the_version() {
     let version = patch_version(aligned.bytes_mut());
     assert!(version > 0);
     let loader = BufferLoader::new(aligned.bytes()).unwrap();
-    let err = Program::load(&loader)
-        .err()
-        .expect("a newer program is refused");
+    let Err(err) = Program::load(&loader) else {
+        panic!("a newer program is refused");
+    };
     assert_eq!(err.error, Error::InvalidProgram);
     let text = err.to_string();
     assert!(
