@@ -223,9 +223,13 @@ pub fn root(data: &[u8], verification: Verification) -> Result<Table<'_>, Progra
     }
     let root = Table::root(data).ok_or_else(|| malformed(Error::InvalidProgram))?;
     if root.uint(fb::Program::VT_VERSION, 4) > MAX_SUPPORTED_VERSION as u64 {
+        // The reason is static text (it costs nothing without the `messages` feature), so
+        // it spells out the version etch reads; the assertion keeps the two in step.
+        const _: () = assert!(MAX_SUPPORTED_VERSION == 0, "update the message below");
         return Err(ProgramError::new(
             Error::InvalidProgram,
-            "program schema version is newer than this runtime supports",
+            "program schema version is newer than etch reads: etch reads Program.version 0 \
+             (ExecuTorch 1.x programs); re-export the model with a matching ExecuTorch",
         ));
     }
     Ok(root)

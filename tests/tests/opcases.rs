@@ -1,6 +1,7 @@
-//! The operator conformance suite: every case in `tests/fixtures/opcases` (379 programs
-//! over 101 operators, expected outputs from eager PyTorch) runs through the real loader
-//! and the kernel library and must match within the case's tolerance.
+//! The operator conformance suite: every case in `tests/fixtures/opcases/index.yaml` (428
+//! programs, expected outputs from eager PyTorch: 379 original cases and 49 `compat_*`
+//! cases from PyTorch's OpInfo samples) runs through the real loader and the kernel
+//! library and must match within the case's tolerance, except the [`KNOWN_GAPS`].
 //!
 //! `ETCH_OPCASE_FILTER=substring` limits the run to matching case names.
 
@@ -9,6 +10,22 @@ use serde::Deserialize;
 
 // Link the kernel library: nothing else in this test names it.
 use et_ops as _;
+
+/// Cases etch does not pass yet, with why: they run and are reported, and the test fails
+/// if one starts passing, so the list can only shrink.
+///
+/// float32 `scaled_dot_product_attention` decomposed into `mul.Scalar`/`bmm`/`_softmax`/
+/// `bmm`: etch lands up to 1.3e-5 from eager PyTorch's fused CPU kernel, just outside the
+/// default tolerance (atol 1e-5, rtol 1.3e-6); ExecuTorch's portable kernels land inside on
+/// s8, s17 and s24 and outside on s9 and s13. The accumulation order that closes the gap is
+/// not found yet.
+const KNOWN_GAPS: &[&str] = &[
+    "compat_sdpa_s8_float32",
+    "compat_sdpa_s9_float32",
+    "compat_sdpa_s13_float32",
+    "compat_sdpa_s17_float32",
+    "compat_sdpa_s24_float32",
+];
 
 #[derive(Deserialize)]
 struct IndexEntry {
@@ -22,7 +39,7 @@ fn every_opcase_matches_pytorch() {
     let dir = fixtures_dir().join("opcases");
     let index: Vec<IndexEntry> =
         serde_yaml::from_str(&std::fs::read_to_string(dir.join("index.yaml")).unwrap()).unwrap();
-    assert_eq!(index.len(), 379, "the suite has 379 cases");
+    assert_eq!(index.len(), 428, "the suite has 428 cases");
     let filter = std::env::var("ETCH_OPCASE_FILTER").unwrap_or_default();
     let mut failures = Vec::new();
     let mut ran = 0;
@@ -30,6 +47,16 @@ fn every_opcase_matches_pytorch() {
         ran += 1;
         let spec = IoSpec::read(&dir, &entry.case);
         let result = run_case(&dir, &spec).and_then(|got| compare(&dir, &spec, &got));
+        if KNOWN_GAPS.contains(&entry.case.as_str()) {
+            match result {
+                Ok(()) => failures.push(format!(
+                    "{} passes now: remove it from KNOWN_GAPS",
+                    entry.case
+                )),
+                Err(e) => eprintln!("known gap {}: {e}", entry.case),
+            }
+            continue;
+        }
         if let Err(e) = result {
             let note = if entry.executorch_agrees {
                 ""

@@ -1,25 +1,24 @@
 //! `aten::index_put.out`: write values at advanced-index positions.
 
 use et_runtime::kernel;
-use et_runtime::{
-    DtypeSelection, KernelContext, KernelError, KernelResult, ScalarType, Tensor, MAX_DIM,
-};
+use et_runtime::{DtypeSelection, KernelContext, KernelError, KernelResult, Tensor, MAX_DIM};
 
+use super::index_tensor::resolve;
 use crate::util::accumulate::Accumulator;
 use crate::util::elementwise::broadcast_shapes;
-use crate::util::layout::{
-    check_same_dtype, copy_same_shape, istrides, wrap_index, IndexData, Walk,
-};
+use crate::util::layout::{check_same_dtype, copy_same_shape, istrides, wrap_index, Walk};
 
 /// `out = self.index_put(indices, values, accumulate)`: a copy of `self` where the
 /// positions `self[indices]` selects (PyTorch's advanced indexing with integer index
 /// tensors; `None` keeps a dim whole) receive `values`, broadcast to the shape of
 /// `self[indices]`. With `accumulate` the values are added (repeated positions add up);
 /// without it a repeated position keeps the last value written. `values` must have
-/// `self`'s dtype. Bool-mask indices are not supported.
+/// `self`'s dtype. A k-dim bool (or uint8) mask indexes the next k dims at the positions
+/// where it is true (its `nonzero()` as k int64 indices), broadcasting with the other
+/// indices, so `x[mask] = v` writes every true position.
 #[kernel("aten::index_put.out")]
 pub fn index_put_out<Sel: DtypeSelection>(
-    _ctx: &KernelContext<'_>,
+    ctx: &KernelContext<'_>,
     input: &Tensor,
     indices: &[Option<&Tensor>],
     values: &Tensor,
@@ -29,20 +28,13 @@ pub fn index_put_out<Sel: DtypeSelection>(
     check_same_dtype(input, out)?;
     out.resize(input.sizes())?;
     copy_same_shape(out, input, None, None)?;
-    put::<Sel>(out, indices, values, accumulate)
-}
-
-/// One integer index tensor and the dim of the target it indexes.
-#[derive(Clone, Copy)]
-struct Source<'a> {
-    dim: usize,
-    data: IndexData<'a>,
-    tensor: &'a Tensor,
+    put::<Sel>(ctx, out, indices, values, accumulate)
 }
 
 /// Writes (or adds) `values` at `target[indices]`: the body of `index_put` and
 /// `index_put_`.
 pub(super) fn put<Sel: DtypeSelection>(
+    ctx: &KernelContext<'_>,
     target: &mut Tensor,
     indices: &[Option<&Tensor>],
     values: &Tensor,
@@ -50,25 +42,7 @@ pub(super) fn put<Sel: DtypeSelection>(
 ) -> KernelResult {
     check_same_dtype(target, values)?;
     let n = target.dim();
-    let mut sources = [None::<Source<'_>>; MAX_DIM];
-    let mut count = 0;
-    for (dim, entry) in indices.iter().enumerate() {
-        let Some(t) = entry else { continue };
-        if dim >= n {
-            return Err(KernelError::invalid("too many indices for the tensor"));
-        }
-        if matches!(t.dtype(), ScalarType::Bool | ScalarType::Byte) {
-            return Err(KernelError::unsupported(
-                "index_put with a mask index is not supported",
-            ));
-        }
-        sources[count] = Some(Source {
-            dim,
-            data: IndexData::of(t)?,
-            tensor: t,
-        });
-        count += 1;
-    }
+    let (sources, count) = resolve(ctx, target, indices)?;
     let sources = &sources[..count];
     if count == 0 {
         return Err(KernelError::invalid(
@@ -77,7 +51,7 @@ pub(super) fn put<Sel: DtypeSelection>(
     }
     let mut shapes: [&[usize]; MAX_DIM] = [&[]; MAX_DIM];
     for (sh, s) in shapes.iter_mut().zip(sources.iter().flatten()) {
-        *sh = s.tensor.sizes();
+        *sh = &s.sizes[..s.rank];
     }
     let bshape = broadcast_shapes(&shapes[..count])?;
     let bshape = bshape.as_slice();
@@ -85,10 +59,9 @@ pub(super) fn put<Sel: DtypeSelection>(
     // Each index's strides over the broadcast shape (0 where it repeats).
     let mut bstrides = [[0usize; MAX_DIM]; MAX_DIM];
     for (bs, s) in bstrides.iter_mut().zip(sources.iter().flatten()) {
-        let rank = s.tensor.dim();
-        for j in 0..rank {
-            if s.tensor.size(j) != 1 {
-                bs[brank - rank + j] = s.tensor.strides()[j];
+        for j in 0..s.rank {
+            if s.sizes[j] != 1 {
+                bs[brank - s.rank + j] = s.strides[j];
             }
         }
     }
@@ -204,7 +177,7 @@ mod tests {
     use super::*;
     use crate::util::elementwise::with_ctx;
     use et_runtime::AllDtypes;
-    use et_runtime::TensorBuf;
+    use et_runtime::{ScalarType, TensorBuf};
 
     #[test]
     fn puts_rows_and_elements() {
@@ -230,6 +203,40 @@ mod tests {
             let bad = TensorBuf::from_slice(&[1], &[3i64]).unwrap();
             assert!(
                 index_put_out::<AllDtypes>(ctx, &x, &[Some(&bad)], &nine, false, &mut o).is_err()
+            );
+        });
+    }
+
+    #[test]
+    fn puts_through_bool_masks() {
+        use et_runtime::Bool;
+        with_ctx(|ctx| {
+            let x = TensorBuf::from_slice(&[3, 2], &[0i32; 6]).unwrap();
+            // x[mask] = [7, 8]: rows 0 and 2.
+            let rows = TensorBuf::from_slice(&[3], &[Bool(1), Bool(0), Bool(1)]).unwrap();
+            let v = TensorBuf::from_slice(&[2], &[7i32, 8]).unwrap();
+            let mut o = TensorBuf::zeros(ScalarType::Int, &[3, 2]).unwrap();
+            index_put_out::<AllDtypes>(ctx, &x, &[Some(&rows)], &v, false, &mut o).unwrap();
+            assert_eq!(o.data::<i32>().unwrap(), &[7, 8, 0, 0, 7, 8]);
+            // A 2-D mask over both dims, accumulating a broadcast value.
+            let m = TensorBuf::from_slice(
+                &[3, 2],
+                &[Bool(0), Bool(1), Bool(1), Bool(0), Bool(0), Bool(1)],
+            )
+            .unwrap();
+            let one = TensorBuf::from_slice(&[1], &[1i32]).unwrap();
+            index_put_out::<AllDtypes>(ctx, &x, &[Some(&m)], &one, true, &mut o).unwrap();
+            assert_eq!(o.data::<i32>().unwrap(), &[0, 1, 1, 0, 0, 1]);
+            // A mask broadcasting with an integer index: x[rows, [1]] = 5.
+            let col = TensorBuf::from_slice(&[1], &[1i64]).unwrap();
+            let five = TensorBuf::from_slice(&[], &[5i32]).unwrap();
+            index_put_out::<AllDtypes>(ctx, &x, &[Some(&rows), Some(&col)], &five, false, &mut o)
+                .unwrap();
+            assert_eq!(o.data::<i32>().unwrap(), &[0, 5, 0, 0, 0, 5]);
+            // A mask whose shape differs from the dims it covers is refused.
+            let bad = TensorBuf::from_slice(&[2], &[Bool(1), Bool(0)]).unwrap();
+            assert!(
+                index_put_out::<AllDtypes>(ctx, &x, &[Some(&bad)], &five, false, &mut o).is_err()
             );
         });
     }

@@ -10,13 +10,13 @@ use super::index_put::put;
 /// call this after the reinplace pass, e.g. for a KV-cache update.
 #[kernel("aten::index_put_")]
 pub fn index_put_inplace<Sel: DtypeSelection>(
-    _ctx: &KernelContext<'_>,
+    ctx: &KernelContext<'_>,
     target: &mut Tensor,
     indices: &[Option<&Tensor>],
     values: &Tensor,
     accumulate: bool,
 ) -> KernelResult {
-    put::<Sel>(target, indices, values, accumulate)
+    put::<Sel>(ctx, target, indices, values, accumulate)
 }
 
 #[cfg(test)]

@@ -8,13 +8,13 @@ use crate::util::layout::{check_same_dtype, istrides, wrap_index, IndexData, Wal
 
 /// One integer index source, laid out against the broadcast index shape.
 #[derive(Clone, Copy)]
-struct Source<'a> {
+pub(super) struct Source<'a> {
     /// The `self` dim it indexes.
-    dim: usize,
-    data: IndexData<'a>,
-    sizes: [usize; MAX_DIM],
-    strides: [usize; MAX_DIM],
-    rank: usize,
+    pub(super) dim: usize,
+    pub(super) data: IndexData<'a>,
+    pub(super) sizes: [usize; MAX_DIM],
+    pub(super) strides: [usize; MAX_DIM],
+    pub(super) rank: usize,
 }
 
 /// `out = self[indices]` with PyTorch's advanced-indexing rules: each entry indexes one
@@ -32,67 +32,7 @@ pub fn index_tensor_out(
 ) -> KernelResult {
     check_same_dtype(input, out)?;
     let n = input.dim();
-    let mut sources = [None::<Source<'_>>; MAX_DIM];
-    let mut count = 0usize;
-    let mut dim = 0usize;
-    for entry in indices {
-        let Some(t) = entry else {
-            dim += 1;
-            continue;
-        };
-        match t.dtype() {
-            ScalarType::Bool | ScalarType::Byte => {
-                let k = t.dim();
-                if dim + k > n {
-                    return Err(KernelError::invalid("too many indices for the tensor"));
-                }
-                if t.sizes() != &input.sizes()[dim..dim + k] {
-                    return Err(KernelError::invalid(
-                        "mask shape does not match the indexed dims",
-                    ));
-                }
-                // A 0-dim mask (`x[True]`) indexes no dim and adds one of size 1 or 0;
-                // exported programs do not produce it.
-                if k == 0 {
-                    return Err(KernelError::unsupported("0-dim masks are not supported"));
-                }
-                for (c, coords) in mask_coords(ctx, t)?.into_iter().enumerate().take(k) {
-                    let nnz = coords.len();
-                    let src = push(&mut sources, &mut count)?;
-                    let mut sizes = [0usize; MAX_DIM];
-                    let mut strides = [0usize; MAX_DIM];
-                    sizes[0] = nnz;
-                    strides[0] = 1;
-                    *src = Some(Source {
-                        dim: dim + c,
-                        data: IndexData::Long(coords),
-                        sizes,
-                        strides,
-                        rank: 1,
-                    });
-                }
-                dim += k;
-            }
-            _ => {
-                if dim >= n {
-                    return Err(KernelError::invalid("too many indices for the tensor"));
-                }
-                let mut sizes = [0usize; MAX_DIM];
-                let mut strides = [0usize; MAX_DIM];
-                sizes[..t.dim()].copy_from_slice(t.sizes());
-                strides[..t.dim()].copy_from_slice(t.strides());
-                let src = push(&mut sources, &mut count)?;
-                *src = Some(Source {
-                    dim,
-                    data: IndexData::of(t)?,
-                    sizes,
-                    strides,
-                    rank: t.dim(),
-                });
-                dim += 1;
-            }
-        }
-    }
+    let (sources, count) = resolve(ctx, input, indices)?;
     let sources: &[Option<Source<'_>>] = &sources[..count];
     if count == 0 {
         // Only `None`s: a plain copy.
@@ -190,6 +130,81 @@ pub fn index_tensor_out(
         }
     }
     Ok(())
+}
+
+/// Resolves `indices` against `input`'s dims as PyTorch's advanced indexing does: `None`
+/// skips one dim, an integer tensor indexes one dim, and a k-dim bool (or uint8) mask
+/// indexes the next k dims and becomes k int64 sources, the coordinates of its true
+/// elements (its `nonzero()`), which then broadcast with the other indices like any 1-D
+/// index. Returns the sources and how many there are.
+pub(super) fn resolve<'a>(
+    ctx: &'a KernelContext<'_>,
+    input: &Tensor,
+    indices: &[Option<&'a Tensor>],
+) -> KernelResult<([Option<Source<'a>>; MAX_DIM], usize)> {
+    let n = input.dim();
+    let mut sources = [None::<Source<'a>>; MAX_DIM];
+    let mut count = 0usize;
+    let mut dim = 0usize;
+    for entry in indices {
+        let Some(t) = entry else {
+            dim += 1;
+            continue;
+        };
+        match t.dtype() {
+            ScalarType::Bool | ScalarType::Byte => {
+                let k = t.dim();
+                if dim + k > n {
+                    return Err(KernelError::invalid("too many indices for the tensor"));
+                }
+                if t.sizes() != &input.sizes()[dim..dim + k] {
+                    return Err(KernelError::invalid(
+                        "mask shape does not match the indexed dims",
+                    ));
+                }
+                // A 0-dim mask (`x[True]`) indexes no dim and adds one of size 1 or 0;
+                // exported programs do not produce it.
+                if k == 0 {
+                    return Err(KernelError::unsupported("0-dim masks are not supported"));
+                }
+                for (c, coords) in mask_coords(ctx, t)?.into_iter().enumerate().take(k) {
+                    let nnz = coords.len();
+                    let src = push(&mut sources, &mut count)?;
+                    let mut sizes = [0usize; MAX_DIM];
+                    let mut strides = [0usize; MAX_DIM];
+                    sizes[0] = nnz;
+                    strides[0] = 1;
+                    *src = Some(Source {
+                        dim: dim + c,
+                        data: IndexData::Long(coords),
+                        sizes,
+                        strides,
+                        rank: 1,
+                    });
+                }
+                dim += k;
+            }
+            _ => {
+                if dim >= n {
+                    return Err(KernelError::invalid("too many indices for the tensor"));
+                }
+                let mut sizes = [0usize; MAX_DIM];
+                let mut strides = [0usize; MAX_DIM];
+                sizes[..t.dim()].copy_from_slice(t.sizes());
+                strides[..t.dim()].copy_from_slice(t.strides());
+                let src = push(&mut sources, &mut count)?;
+                *src = Some(Source {
+                    dim,
+                    data: IndexData::of(t)?,
+                    sizes,
+                    strides,
+                    rank: t.dim(),
+                });
+                dim += 1;
+            }
+        }
+    }
+    Ok((sources, count))
 }
 
 fn push<'s, 'a>(

@@ -4,13 +4,15 @@ use et_runtime::kernel;
 use et_runtime::{KernelContext, KernelError, KernelResult, ScalarType, Tensor};
 
 use super::broadcast_strides;
+use crate::util::elementwise::broadcast_shapes;
 use crate::util::layout::{check_same_dtype, copy_same_shape, istrides, LogicalOffsets};
 use crate::util::reduction::Space;
 
 /// `out = self.masked_scatter(mask, source)`: a copy of `self` where the positions at
-/// which the bool `mask` (broadcast to `self`'s shape) is true receive the elements of
+/// which the bool `mask` is true receive the elements of
 /// `source` one after another, in row-major order (`source` needs at least as many
-/// elements as there are true positions).
+/// elements as there are true positions). `self` and `mask` broadcast together: the
+/// result has their broadcast shape, whichever of the two has the higher rank.
 #[kernel("aten::masked_scatter.out")]
 pub fn masked_scatter_out(
     _ctx: &KernelContext<'_>,
@@ -24,13 +26,32 @@ pub fn masked_scatter_out(
     }
     check_same_dtype(input, out)?;
     check_same_dtype(input, source)?;
-    out.resize(input.sizes())?;
-    copy_same_shape(out, input, None, None)?;
-    let sizes = input.sizes();
+    // `self` and `mask` broadcast together (PyTorch's `expand_outplace`), so a mask of
+    // higher rank than `self` gives a higher-rank result.
+    let shape = broadcast_shapes(&[input.sizes(), mask.sizes()])?;
+    let sizes = shape.as_slice();
     let n = sizes.len();
-    let ms = broadcast_strides(mask, sizes)?;
+    out.resize(sizes)?;
     let os = istrides(out)?;
     let out_strides: [usize; et_runtime::MAX_DIM] = core::array::from_fn(|d| os[d] as usize);
+    if input.sizes() == sizes {
+        copy_same_shape(out, input, None, None)?;
+    } else {
+        // `self` repeats along the broadcast dims.
+        let is = broadcast_strides(input, sizes)?;
+        let elem = input.dtype().element_size();
+        let from = input.bytes()?;
+        let to = out.bytes_mut()?;
+        Space::new(sizes, [&out_strides[..n], &is[..n]]).for_each([0, 0], |[o, i]| {
+            if let (Some(d), Some(v)) = (
+                to.get_mut(o * elem..(o + 1) * elem),
+                from.get(i * elem..(i + 1) * elem),
+            ) {
+                d.copy_from_slice(v);
+            }
+        });
+    }
+    let ms = broadcast_strides(mask, sizes)?;
     let space = Space::new(sizes, [&out_strides[..n], &ms[..n]]);
     let m = mask.bytes()?;
     let elem = input.dtype().element_size();
@@ -78,6 +99,22 @@ mod tests {
             assert_eq!(o.data::<i32>().unwrap(), &[7, 0, 8, 0]);
             let one = TensorBuf::from_slice(&[1], &[5i32]).unwrap();
             assert!(masked_scatter_out(ctx, &x, &m, &one, &mut o).is_err());
+        });
+    }
+
+    #[test]
+    fn mask_of_higher_rank_broadcasts_self() {
+        with_ctx(|ctx| {
+            // self [2], mask [2, 2]: the result is [2, 2], self repeated per row.
+            let x = TensorBuf::from_slice(&[2], &[1i32, 2]).unwrap();
+            let m = TensorBuf::from_slice(&[2, 2], &[Bool(0), Bool(1), Bool(1), Bool(0)]).unwrap();
+            let src = TensorBuf::from_slice(&[2], &[8i32, 9]).unwrap();
+            let mut o = TensorBuf::zeros(ScalarType::Int, &[2, 2]).unwrap();
+            masked_scatter_out(ctx, &x, &m, &src, &mut o).unwrap();
+            assert_eq!(o.data::<i32>().unwrap(), &[1, 8, 9, 2]);
+            // Shapes that do not broadcast are refused.
+            let m3 = TensorBuf::from_slice(&[3], &[Bool(0); 3]).unwrap();
+            assert!(masked_scatter_out(ctx, &x, &m3, &src, &mut o).is_err());
         });
     }
 }

@@ -29,7 +29,9 @@ enum Interpolation {
 /// `[N, C, H, W]` and `grid` `[N, OH, OW, 2]` holding `(x, y)` in `[-1, 1]` (-1 the left /
 /// top edge: the first pixel's centre with `align_corners`, its outer edge without).
 /// `interpolation_mode` 0/1/2 is bilinear/nearest (ties to even)/bicubic (A = -0.75);
-/// `padding_mode` 0/1/2 is zeros/border/reflection. Computed in f64, rounded once.
+/// `padding_mode` 0/1/2 is zeros/border/reflection. float32/float64 compute in f64 and
+/// round once; float16/bfloat16 round every intermediate to their type, as PyTorch's
+/// scalar kernel does (so coordinates and weights match eager PyTorch's).
 #[kernel("aten::grid_sampler_2d.out", accepts = [floats])]
 pub fn grid_sampler_2d_out<Sel: DtypeSelection>(
     _ctx: &KernelContext<'_>,
@@ -75,6 +77,11 @@ pub fn grid_sampler_2d_out<Sel: DtypeSelection>(
         align: align_corners,
         h: input.size(2),
         w: input.size(3),
+        r: match input.dtype() {
+            et_runtime::ScalarType::Half => to_half,
+            et_runtime::ScalarType::BFloat16 => to_bfloat,
+            _ => exact,
+        },
     };
     et_switch!(Sel, input.dtype(), @floats, T => sample::<T>(&s, input, grid, out))
 }
@@ -85,36 +92,61 @@ struct Sampler {
     align: bool,
     h: usize,
     w: usize,
+    /// Rounds an intermediate to the element type: PyTorch samples float16 and bfloat16
+    /// with its scalar kernel in that type, rounding after every operation (a nearest
+    /// coordinate or a cubic weight lands elsewhere than in f32); identity for
+    /// float32/float64, computed in f64 (PyTorch's vectorized kernel is within rounding of
+    /// it).
+    r: fn(f64) -> f64,
 }
 
-/// Maps a normalized coordinate to pixel space.
-fn unnormalize(c: f64, size: usize, align: bool) -> f64 {
-    let size = size as f64;
-    if align {
-        (c + 1.0) / 2.0 * (size - 1.0)
-    } else {
-        ((c + 1.0) * size - 1.0) / 2.0
-    }
+fn exact(v: f64) -> f64 {
+    v
 }
 
-/// Mirrors `x` into `[low, high]` given as doubled bounds (so half-pixel edges stay exact).
-fn reflect(x: f64, twice_low: i64, twice_high: i64) -> f64 {
+fn to_half(v: f64) -> f64 {
+    et_runtime::f16::from_f64(v).to_f64()
+}
+
+fn to_bfloat(v: f64) -> f64 {
+    et_runtime::bf16::from_f64(v).to_f64()
+}
+
+/// Mirrors `x` into `[low, high]` given as doubled bounds (so half-pixel edges stay
+/// exact), each step rounded by `r`.
+fn reflect_in(x: f64, twice_low: i64, twice_high: i64, r: fn(f64) -> f64) -> f64 {
     if twice_low == twice_high {
         return 0.0;
     }
     let min = twice_low as f64 / 2.0;
     let span = (twice_high - twice_low) as f64 / 2.0;
-    let x = libm::fabs(x - min);
-    let extra = libm::fmod(x, span);
-    let flips = libm::floor(x / span) as i64;
+    let x = r(libm::fabs(r(x - min)));
+    let extra = r(libm::fmod(x, span));
+    let flips = libm::floor(r(x / span)) as i64;
     if flips % 2 == 0 {
-        extra + min
+        r(extra + min)
     } else {
-        span - extra + min
+        r(r(span - extra) + min)
     }
 }
 
+/// [`reflect_in`] in f64.
+#[cfg(test)]
+fn reflect(x: f64, twice_low: i64, twice_high: i64) -> f64 {
+    reflect_in(x, twice_low, twice_high, exact)
+}
+
 impl Sampler {
+    /// Maps a normalized coordinate to pixel space, in PyTorch's operation order.
+    fn unnormalize(&self, c: f64, size: usize) -> f64 {
+        let (r, size) = (self.r, size as f64);
+        if self.align {
+            r(r(r(c + 1.0) / 2.0) * (size - 1.0))
+        } else {
+            r(r(r(r(c + 1.0) * size) - 1.0) / 2.0)
+        }
+    }
+
     /// Applies the padding mode to a pixel-space coordinate along a dim of `size`.
     fn pad(&self, x: f64, size: usize) -> f64 {
         let last = (size - 1) as f64;
@@ -124,9 +156,9 @@ impl Sampler {
             Padding::Reflection => {
                 let size = size as i64;
                 let r = if self.align {
-                    reflect(x, 0, 2 * (size - 1))
+                    reflect_in(x, 0, 2 * (size - 1), self.r)
                 } else {
-                    reflect(x, -1, 2 * size - 1)
+                    reflect_in(x, -1, 2 * size - 1, self.r)
                 };
                 r.clamp(0.0, last)
             }
@@ -142,50 +174,67 @@ impl Sampler {
         }
     }
 
-    /// The interpolated value at normalized `(gx, gy)` of a plane read through `plane`.
+    /// The interpolated value at normalized `(gx, gy)` of a plane read through `plane`,
+    /// with the operation order of PyTorch's scalar kernel.
     fn value(&self, plane: &dyn Fn(usize, usize) -> f64, gx: f64, gy: f64) -> f64 {
-        let ux = unnormalize(gx, self.w, self.align);
-        let uy = unnormalize(gy, self.h, self.align);
+        let r = self.r;
+        let ux = self.unnormalize(gx, self.w);
+        let uy = self.unnormalize(gy, self.h);
         match self.mode {
             Interpolation::Bilinear => {
                 let (x, y) = (self.pad(ux, self.w), self.pad(uy, self.h));
                 let (x0, y0) = (libm::floor(x), libm::floor(y));
-                let (tx, ty) = (x - x0, y - y0);
+                let (x1, y1) = (x0 + 1.0, y0 + 1.0);
+                let weights = [
+                    r(r(x1 - x) * r(y1 - y)),
+                    r(r(x - x0) * r(y1 - y)),
+                    r(r(x1 - x) * r(y - y0)),
+                    r(r(x - x0) * r(y - y0)),
+                ];
                 let (x0, y0) = (x0 as i64, y0 as i64);
-                self.at(plane, x0, y0) * (1.0 - tx) * (1.0 - ty)
-                    + self.at(plane, x0 + 1, y0) * tx * (1.0 - ty)
-                    + self.at(plane, x0, y0 + 1) * (1.0 - tx) * ty
-                    + self.at(plane, x0 + 1, y0 + 1) * tx * ty
+                let taps = [(x0, y0), (x0 + 1, y0), (x0, y0 + 1), (x0 + 1, y0 + 1)];
+                taps.iter().zip(weights).fold(0.0, |acc, (&(tx, ty), w)| {
+                    r(acc + r(self.at(plane, tx, ty) * w))
+                })
             }
             Interpolation::Nearest => {
                 let (x, y) = (self.pad(ux, self.w), self.pad(uy, self.h));
                 self.at(plane, libm::rint(x) as i64, libm::rint(y) as i64)
             }
             Interpolation::Bicubic => {
-                // Taps at the unpadded coordinate; each tap's position is padded alone.
+                // Taps at the unpadded coordinate; each tap's position is padded alone
+                // (then truncated); rows are interpolated along x first, then along y.
                 let (x0, y0) = (libm::floor(ux), libm::floor(uy));
-                let (cx, cy) = (cubic_weights(ux - x0), cubic_weights(uy - y0));
-                let mut acc = 0.0;
-                for (j, wy) in cy.iter().enumerate() {
-                    let y = self.pad(y0 - 1.0 + j as f64, self.h);
-                    for (i, wx) in cx.iter().enumerate() {
-                        let x = self.pad(x0 - 1.0 + i as f64, self.w);
-                        acc += wy * wx * self.at(plane, x as i64, y as i64);
-                    }
+                let (tx, ty) = (r(ux - x0), r(uy - y0));
+                let tap = |xi: f64, yi: f64| {
+                    let (x, y) = (self.pad(xi, self.w), self.pad(yi, self.h));
+                    self.at(plane, x as i64, y as i64)
+                };
+                let mut rows = [0.0; 4];
+                for (j, row) in rows.iter_mut().enumerate() {
+                    let yi = y0 - 1.0 + j as f64;
+                    let v = core::array::from_fn(|i| tap(x0 - 1.0 + i as f64, yi));
+                    *row = cubic(v, tx, r);
                 }
-                acc
+                cubic(rows, ty, r)
             }
         }
     }
 }
 
-/// The four cubic-convolution weights (A = -0.75) of taps at offsets -1, 0, 1, 2 for a
-/// fractional position `t`.
-fn cubic_weights(t: f64) -> [f64; 4] {
+/// Cubic convolution (A = -0.75) of the values at offsets -1, 0, 1, 2 at fractional
+/// position `t`, each operation rounded by `r` as PyTorch's `cubic_interp1d`.
+fn cubic(v: [f64; 4], t: f64, r: fn(f64) -> f64) -> f64 {
     const A: f64 = -0.75;
-    let near = |x: f64| ((A + 2.0) * x - (A + 3.0)) * x * x + 1.0;
-    let far = |x: f64| ((A * x - 5.0 * A) * x + 8.0 * A) * x - 4.0 * A;
-    [far(t + 1.0), near(t), near(1.0 - t), far(2.0 - t)]
+    let near = |x: f64| r(r(r(r(r((A + 2.0) * x) - (A + 3.0)) * x) * x) + 1.0);
+    let far = |x: f64| r(r(r(r(r(r(A * x) - 5.0 * A) * x) + 8.0 * A) * x) - 4.0 * A);
+    let x2 = r(1.0 - t);
+    let w = [far(r(t + 1.0)), near(t), near(x2), far(r(x2 + 1.0))];
+    v.iter()
+        .zip(w)
+        .map(|(&v, w)| r(v * w))
+        .reduce(|a, b| r(a + b))
+        .unwrap_or(0.0)
 }
 
 fn sample<T: Num>(s: &Sampler, input: &Tensor, grid: &Tensor, out: &mut Tensor) -> KernelResult {

@@ -11,7 +11,8 @@ use crate::util::element::Num;
 /// pixel under an output pixel contributes), its weights normalized to sum to 1. The
 /// scale is `(in - 1) / (out - 1)` with `align_corners`, else `1 / scales_*` when given,
 /// else `in / out`; taps are centred at `scale * (i + 0.5)` in both cases, as in PyTorch.
-/// Computed in f64 and rounded once.
+/// The filter weights follow PyTorch's arithmetic in the compute type (f32 except for
+/// float64); the weighted sum is accumulated in f64 and rounded once.
 #[kernel("aten::_upsample_bilinear2d_aa.out", accepts = [floats])]
 pub fn upsample_bilinear2d_aa_out<Sel: DtypeSelection>(
     _ctx: &KernelContext<'_>,
@@ -29,28 +30,50 @@ pub fn upsample_bilinear2d_aa_out<Sel: DtypeSelection>(
         ));
     }
     out.resize(&[input.size(0), input.size(1), oh, ow])?;
+    // PyTorch computes the filter in the element type (f32 for float32, as ExecuTorch
+    // does for every type but double): taps sit where the f32 centre and bounds put them,
+    // and f64 weights land up to ~2e-5 away from PyTorch's on some scales.
+    let narrow = input.dtype() != et_runtime::ScalarType::Double;
     let axis = |len: usize, out: usize, given: Option<f64>| {
+        let r = Round(narrow);
         let scale = if align_corners {
             if out > 1 {
-                (len - 1) as f64 / (out - 1) as f64
+                r.r((len - 1) as f64 / (out - 1) as f64)
             } else {
                 0.0
             }
         } else {
-            scale_value(given, len, out)
+            r.r(scale_value(given, len, out))
         };
-        Axis { len, scale }
+        Axis { len, scale, r }
     };
     let ys = axis(input.size(2), oh, scales_h);
     let xs = axis(input.size(3), ow, scales_w);
     et_switch!(Sel, input.dtype(), @floats, T => resize::<T>(input, out, ys, xs))
 }
 
-/// One spatial dim: its input length and the output-to-input scale.
+/// Rounding to the compute type after each operation: to f32 when set (each f32 `+ - * /`
+/// equals the f64 result rounded once, f64 having more than twice f32's precision), none
+/// for f64.
+#[derive(Clone, Copy)]
+struct Round(bool);
+
+impl Round {
+    fn r(self, v: f64) -> f64 {
+        if self.0 {
+            v as f32 as f64
+        } else {
+            v
+        }
+    }
+}
+
+/// One spatial dim: its input length, the output-to-input scale and the compute type.
 #[derive(Clone, Copy)]
 struct Axis {
     len: usize,
     scale: f64,
+    r: Round,
 }
 
 /// The triangle (bilinear) filter.
@@ -65,25 +88,41 @@ fn triangle(x: f64) -> f64 {
 
 impl Axis {
     /// The taps of output index `i`: first input index, count, filter centre, and the
-    /// filter's argument scale; the weights are `triangle((j - centre + 0.5) * inv)`.
+    /// filter's argument scale, with PyTorch's operation order and roundings.
     fn taps(&self, i: usize) -> (usize, usize, f64, f64) {
-        let s = self.scale;
+        let (s, r) = (self.scale, self.r);
         // Downsampling widens the filter by the scale; upsampling keeps it at one pixel.
-        let (support, inv) = if s >= 1.0 { (s, 1.0 / s) } else { (1.0, 1.0) };
-        let centre = s * (i as f64 + 0.5);
-        // Truncation toward zero, then clamping, as PyTorch's int64 casts.
-        let lo = ((centre - support + 0.5) as i64).max(0) as usize;
-        let hi = ((centre + support + 0.5) as i64).clamp(0, self.len as i64) as usize;
+        let (support, inv) = if s >= 1.0 {
+            (s, r.r(1.0 / s))
+        } else {
+            (1.0, 1.0)
+        };
+        // `scale * (i + 0.5)` in double, stored in the compute type.
+        let centre = r.r(s * (i as f64 + 0.5));
+        // `centre -/+ support` in the compute type, `+ 0.5` in double, then truncation
+        // toward zero and clamping, as PyTorch's int64 casts.
+        let lo = ((r.r(centre - support) + 0.5) as i64).max(0) as usize;
+        let hi = ((r.r(centre + support) + 0.5) as i64).clamp(0, self.len as i64) as usize;
         (lo, hi.saturating_sub(lo), centre, inv)
     }
 
-    /// The normalized weight of input index `j` among the taps of `(lo, n, centre, inv)`.
+    /// The normalized weight of each input index among the taps of output index `i`.
     fn weights(&self, i: usize, mut f: impl FnMut(usize, f64)) {
         let (lo, n, centre, inv) = self.taps(i);
-        let w = |j: usize| triangle((j as f64 - centre + 0.5) * inv);
-        let total: f64 = (lo..lo + n).map(w).sum();
+        let r = self.r;
+        // `(j - centre)` in the compute type, `(+ 0.5) * invscale` in double, the filter
+        // in the compute type.
+        let w = |j: usize| r.r(triangle(r.r((r.r(j as f64 - centre) + 0.5) * inv)));
+        let total = (lo..lo + n).fold(0.0, |t, j| r.r(t + w(j)));
         for j in lo..lo + n {
-            f(j, if total != 0.0 { w(j) / total } else { w(j) });
+            f(
+                j,
+                if total != 0.0 {
+                    r.r(w(j) / total)
+                } else {
+                    w(j)
+                },
+            );
         }
     }
 }
