@@ -5,6 +5,8 @@
 
 use et_runtime::KernelContext;
 
+use crate::exp::exp;
+
 /// Keys scored per block. The scores of one block live on the stack; 64 keeps them in
 /// a few cache lines while amortizing the rescale of the accumulator over many keys.
 const KEY_BLOCK: usize = 64;
@@ -286,7 +288,7 @@ impl<Q: Operand, K: Operand, V: Operand> Problem<'_, Q, K, V> {
                 // Rescale what was accumulated against the old maximum. Before the first
                 // finite score nothing was accumulated, and exp(-inf) would be 0 anyway.
                 if sum > 0.0 {
-                    let c = libm::expf(max - block_max);
+                    let c = exp(max - block_max);
                     sum *= c;
                     out.iter_mut().for_each(|o| *o *= c);
                 }
@@ -294,8 +296,9 @@ impl<Q: Operand, K: Operand, V: Operand> Problem<'_, Q, K, V> {
             }
             // A block whose keys are all masked out (-inf) contributes nothing.
             if max != f32::NEG_INFINITY {
-                for (j, &x) in scores.iter().enumerate() {
-                    let p = libm::expf(x - max);
+                // The block's weights first, in a loop of their own that vectorizes.
+                scores.iter_mut().for_each(|x| *x = exp(*x - max));
+                for (j, &p) in scores.iter().enumerate() {
                     if p != 0.0 {
                         sum += p;
                         self.v.axpy(out, p, b, n0 + j, hk);

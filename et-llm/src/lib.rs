@@ -3,6 +3,7 @@
 #![deny(missing_docs)]
 
 mod attention;
+mod exp;
 mod sdpa;
 
 pub mod ops;

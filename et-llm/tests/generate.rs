@@ -6,7 +6,9 @@
 use std::path::PathBuf;
 
 use et_llm::runner::{GenerateError, LlmConfig, Sampling, StopReason, TextGenerator};
-use et_llm::tokenizer::{TextStream, Tokenizer};
+#[cfg(feature = "tokenizers")]
+use et_llm::tokenizer::TextStream;
+use et_llm::tokenizer::Tokenizer;
 use et_runtime::Module;
 
 use et_llm as _;

@@ -8,7 +8,9 @@ pub(crate) mod util;
 /// built on etch's kernels outside this crate (the XNNPACK backend runs its fully
 /// connected and convolution nodes on it). See [`sgemm`](gemm::sgemm).
 pub mod gemm {
-    pub use crate::util::gemm::{avx2_fma_available, sgemm, sgemm_scratch_bytes, Mat, MatMut};
+    pub use crate::util::gemm::{
+        avx2_fma_available, avx512f_available, sgemm, sgemm_scratch_bytes, Mat, MatMut,
+    };
     #[cfg(feature = "fusion")]
     pub use crate::util::gemm::{sgemm_with_epilogue, RowEpilogue};
 }

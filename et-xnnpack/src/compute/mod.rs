@@ -2,11 +2,13 @@
 //! the depthwise convolution kernel and 8-bit integer arithmetic (`requant`). The matrix multiplies are et-ops' `gemm`.
 
 pub(crate) mod broadcast;
+pub(crate) mod cpu;
 pub(crate) mod depthwise;
 pub(crate) mod direct;
 pub(crate) mod lut;
 pub(crate) mod permute;
 pub(crate) mod qconv;
+pub(crate) mod qd8_gemm;
 #[cfg(target_arch = "x86_64")]
 pub(crate) mod qdepthwise_avx2;
 pub(crate) mod qelementwise;

@@ -39,28 +39,17 @@ pub(crate) fn packed_len(n: usize, k: usize) -> usize {
     padded(n) * pairs(k) * 2
 }
 
-/// Groups of 4 int8s per row of `k` (the AVX-VNNI packing).
+/// Groups of 4 int8s per row of `k` (the VNNI packing).
 pub(crate) fn quads(k: usize) -> usize {
     k.div_ceil(4)
 }
 
-/// Whether the AVX-VNNI kernel may run: AVX2 (which also says the OS saves the vector
-/// registers) and CPUID leaf 7 subleaf 1's AVX-VNNI bit.
+/// Whether a VNNI kernel may run (AVX-VNNI or AVX-512 VNNI: see [`super::cpu::vnni`]).
 pub(crate) fn vnni_available() -> bool {
-    #[cfg(target_arch = "x86_64")]
-    {
-        use core::arch::x86_64::{__cpuid, __cpuid_count};
-        et_ops::gemm::avx2_fma_available()
-            && __cpuid(0).eax >= 7
-            && (__cpuid_count(7, 1).eax >> 4) & 1 == 1
-    }
-    #[cfg(not(target_arch = "x86_64"))]
-    {
-        false
-    }
+    super::cpu::vnni().is_some()
 }
 
-/// Packs `[n][k]` int8 weights for the AVX-VNNI kernel into the bytes of `out`: per
+/// Packs `[n][k]` int8 weights for the VNNI kernels into the bytes of `out`: per
 /// group of 4 inputs, channel `j`'s 4 bytes at `(j / 8) * 32 + (j % 8) * 4` of a
 /// 64-byte block, zero past `n` and `k`; and adds `-128 * sum(w)` to each channel's bias,
 /// because that kernel reads the rows as `x + 128` (unsigned).
@@ -128,7 +117,7 @@ pub(crate) fn widen(src: &[i8], dst: &mut [i16]) {
 /// folded in) and the requantization scale of each (padded) channel.
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct QGemm<'a> {
-    /// Packed by [`pack_quads`] for the AVX-VNNI kernel (only when
+    /// Packed by [`pack_quads`] for the VNNI kernels (only when
     /// [`vnni_available`]), else by [`pack`].
     pub(crate) vnni: bool,
     pub(crate) k: usize,
@@ -150,7 +139,7 @@ impl QGemm<'_> {
     }
 
     /// Fills one row of the tile buffer (`row_len()` int16s) from `k` int8s: widened to
-    /// int16 pairs, or for the AVX-VNNI kernel as bytes `x + 128` (unsigned), the tail
+    /// int16 pairs, or for the VNNI kernels as bytes `x + 128` (unsigned), the tail
     /// meeting zero weights.
     #[inline(always)]
     pub(crate) fn fill_row(&self, src: &[i8], dst: &mut [i16]) {
@@ -181,9 +170,15 @@ impl QGemm<'_> {
         );
         #[cfg(target_arch = "x86_64")]
         if self.vnni {
-            // SAFETY: `vnni` is only set when `vnni_available()`; the slice lengths the
-            // kernel's raw reads rely on are asserted above.
-            unsafe { self.tile_vnni(rows, count, out) };
+            // `vnni` is only set when `vnni_available()`, and each kernel runs where
+            // `cpu::vnni` found its encoding; the slice lengths the kernel's raw reads
+            // rely on are asserted above.
+            match super::cpu::vnni() {
+                // SAFETY: see above.
+                Some(super::cpu::Vnni::Avx512) => unsafe { self.tile_avx512vnni(rows, count, out) },
+                // SAFETY: see above (`vnni_available()` with no AVX-512 VNNI is AVX-VNNI).
+                _ => unsafe { self.tile_avxvnni(rows, count, out) },
+            }
             return;
         }
         #[cfg(target_arch = "x86_64")]
@@ -216,22 +211,43 @@ impl QGemm<'_> {
         }
     }
 
-    /// The AVX-VNNI kernel: `vpdpbusd` multiplies 4 unsigned row bytes by 4 weight bytes
-    /// and adds the 4 products to an int32 lane, exactly (no saturation).
-    ///
     /// # Safety
     /// The CPU must support AVX-VNNI and AVX2; the lengths asserted in
     /// [`tile`](Self::tile) hold.
     #[cfg(target_arch = "x86_64")]
     #[target_feature(enable = "avx2,fma,avxvnni")]
-    unsafe fn tile_vnni(&self, rows: &[i16], count: usize, out: &mut [i8]) {
+    unsafe fn tile_avxvnni(&self, rows: &[i16], count: usize, out: &mut [i8]) {
+        // SAFETY: forwarded from this function's contract.
+        unsafe { self.tile_vnni::<super::cpu::AvxVnni>(rows, count, out) }
+    }
+
+    /// # Safety
+    /// The CPU must support AVX-512F, VL and VNNI (the OS saving their state) and AVX2;
+    /// the lengths asserted in [`tile`](Self::tile) hold.
+    #[cfg(target_arch = "x86_64")]
+    #[target_feature(enable = "avx2,fma,avx512f,avx512vl,avx512vnni")]
+    unsafe fn tile_avx512vnni(&self, rows: &[i16], count: usize, out: &mut [i8]) {
+        // SAFETY: forwarded from this function's contract.
+        unsafe { self.tile_vnni::<super::cpu::Avx512Vnni>(rows, count, out) }
+    }
+
+    /// The VNNI kernel, inlined into each encoding's wrapper: `vpdpbusd` multiplies 4
+    /// unsigned row bytes by 4 weight bytes and adds the 4 products to an int32 lane,
+    /// exactly (no saturation).
+    ///
+    /// # Safety
+    /// The CPU must support what `D` uses and AVX2; the lengths asserted in
+    /// [`tile`](Self::tile) hold.
+    #[cfg(target_arch = "x86_64")]
+    #[inline(always)]
+    unsafe fn tile_vnni<D: super::cpu::Dot4>(&self, rows: &[i16], count: usize, out: &mut [i8]) {
         let kq = quads(self.k);
         let n = self.n;
         let x = rows.as_ptr().cast::<i8>();
-        // SAFETY: AVX-VNNI (the caller's contract). `packed` holds `padded(n) / NR`
-        // blocks of `kq * 4 * NR` bytes (within `packed_len`), `rows` `MR` rows of
-        // `kq * 4` bytes, `bias` and `scales` `padded(n)` entries (asserted in `tile`):
-        // every pointer read below is inside those.
+        // SAFETY: the features `D` needs (the caller's contract). `packed` holds
+        // `padded(n) / NR` blocks of `kq * 4 * NR` bytes (within `packed_len`), `rows` `MR`
+        // rows of `kq * 4` bytes, `bias` and `scales` `padded(n)` entries (asserted in
+        // `tile`): every pointer read below is inside those.
         unsafe {
             for block in 0..padded(n) / NR {
                 let w = self.packed.as_ptr().cast::<i8>().add(block * kq * 4 * NR);
@@ -243,8 +259,8 @@ impl QGemm<'_> {
                         // One group of 4 row bytes, as the int32 to broadcast.
                         let quad = x.add((r * kq + q) * 4).cast::<i32>().read_unaligned();
                         let xb = _mm256_set1_epi32(quad);
-                        acc[0] = _mm256_dpbusd_avx_epi32(acc[0], xb, w0);
-                        acc[1] = _mm256_dpbusd_avx_epi32(acc[1], xb, w1);
+                        acc[0] = D::dot4(acc[0], xb, w0);
+                        acc[1] = D::dot4(acc[1], xb, w1);
                     }
                 }
                 self.store(block, &acc, count, out);
@@ -373,7 +389,7 @@ mod tests {
                     })
                     .collect()
             };
-            // The int16-pair packing (portable and AVX2), and the AVX-VNNI one where the
+            // The int16-pair packing (portable and AVX2), and the VNNI one where the
             // CPU has it.
             let mut kernels = vec![(false, false)];
             if avx2 {

@@ -21,7 +21,7 @@ use crate::plan::{graph_shape, Builder, Elem};
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Kind {
-    /// One group: the packed GEMM (packed for AVX-VNNI, or in int16 pairs).
+    /// One group: the packed GEMM (packed for VNNI, or in int16 pairs).
     Gemm { vnni: bool },
     /// Several groups of several channels.
     Grouped,
@@ -40,11 +40,11 @@ pub(crate) struct QuantizedConv {
     group_out: usize,
     kind: Kind,
     x_zero_point: i8,
-    /// `Gemm`: packed by `compute::qgemm` (int16 pairs, or AVX-VNNI byte quads);
+    /// `Gemm`: packed by `compute::qgemm` (int16 pairs, or VNNI byte quads);
     /// `Grouped`: int8 `[cout][k]`; `Depthwise`: int8 `[taps][cout]` (both as stored).
     weights: *const i16,
     /// Per output channel (`padded(cout)` for `Gemm`), adjusted in Conv2d for the zero
-    /// point (and, for AVX-VNNI, the +128 row offset): see `compute::qconv`, `qgemm`.
+    /// point (and, for VNNI, the +128 row offset): see `compute::qconv`, `qgemm`.
     bias: *const i32,
     scales: *const f32,
     requant: Requant,

@@ -8,10 +8,11 @@ use et_ops::gemm::{sgemm, sgemm_scratch_bytes, Mat, MatMut};
 use et_runtime::backend::DelegateError;
 use et_runtime::{Error, KernelResult};
 use et_schema::xnnpack::fields as xf;
-use et_schema::xnnpack::{Graph, NodeView, INVALID_ID};
+use et_schema::xnnpack::{Graph, NodeView, QuantParams, INVALID_ID};
 
 use super::{check_flags, register, wrong_params, Clamp, Params, Step};
 use crate::compute::qconv::QConv;
+use crate::compute::qd8_gemm;
 use crate::exec::Frame;
 use crate::plan::Shape;
 use crate::plan::{graph_shape, Builder, Elem};
@@ -236,13 +237,21 @@ fn packed(graph: &Graph<'_>, node: &NodeView<'_>) -> usize {
 }
 
 /// The packed-memory bound of a quantized FullyConnected: whichever of its two paths
-/// takes more, the pointwise convolution's (qint8) or the int8 weights and per-block
-/// sums of `fully_connected_quantized` (qdint8, 4-bit blocks: at most one sum per
-/// weight).
+/// takes more, the pointwise convolution's (qint8) or `compute::qd8_gemm`'s packed
+/// weights, block sums and scales and padded bias (qdint8; a block of 4-bit weights is
+/// at least XNNPACK's minimum of 32, other weights have one block per channel).
 fn packed_quantized(graph: &Graph<'_>, node: &NodeView<'_>) -> usize {
     let (n, k) = filter_dims(graph, node);
-    let weights = n.saturating_mul(k);
-    let own = super::alloc_bound(weights, 1).saturating_add(super::alloc_bound(weights, 4));
+    let filter = graph.value(node.u32(F::VT_FILTER_ID) as usize).ok();
+    let blockwise =
+        filter.is_some_and(|f| matches!(f.quant, Some(QuantParams::PerChannelGroup { .. })));
+    let blocks = if blockwise { k / 32 } else { 1 };
+    let padded = qd8_gemm::padded(n);
+    let entries = padded.saturating_mul(blocks);
+    let own = super::alloc_bound(qd8_gemm::weight_bytes(n, k), 1)
+        .saturating_add(super::alloc_bound(entries, 4))
+        .saturating_add(super::alloc_bound(entries, 4))
+        .saturating_add(super::alloc_bound(padded, 4));
     super::conv2d_quantized::dense_packed(n, k).max(own)
 }
 

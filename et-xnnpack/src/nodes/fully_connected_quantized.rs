@@ -6,9 +6,9 @@
 //! - dynamic (`qdint8` input quantized per row at run time, `qcint8` or `qbint4`
 //!   weights, fp32 bias and output): `sum((x - row_zero_point) * w)` times the row's
 //!   scale and the channel's (or, for 4-bit weights, each block's) scale, plus the bias,
-//!   clamped to the node's range. Weights are unpacked once at init to int8 rows
-//!   `[out][in]` (4-bit ones less their zero point 8), with each channel's (or block's)
-//!   weight sum for the zero-point correction.
+//!   clamped to the node's range. Weights are packed once at init for
+//!   `compute::qd8_gemm` (4-bit ones widened to int8 less their zero point 8), with
+//!   each channel's (or block's) weight sum for the zero-point correction.
 
 use et_runtime::backend::DelegateError;
 use et_runtime::{Error, KernelResult};
@@ -18,29 +18,30 @@ use super::conv2d::{ConvNode, Window};
 use super::convert::row_params;
 use super::fully_connected::{read_operands, Operands};
 use super::{wrong_params, Clamp, Params, Step};
-use crate::compute::requant::dot_i8;
+use crate::compute::qd8_gemm::{self, DotKernel, Qd8Gemm};
 use crate::exec::Frame;
 use crate::plain::cast;
 use crate::plan::Shape;
-use crate::plan::{qd8_params_offset, Builder, Elem, Scales};
+use crate::plan::{qd8_params_offset, Builder, Elem};
 
 /// A dynamically quantized FullyConnected: qdint8 rows times int8 weights, fp32 out.
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct QuantizedFc {
     input: u32,
     output: u32,
-    /// `[out][in]` int8 weights in method memory.
+    /// Weights packed by `qd8_gemm::pack` in method memory.
     weights: *const i8,
-    /// The weight sum of each output channel's each block (`[out][in / block]`).
-    weight_sums: *const i32,
+    /// Per group, block and channel: the block's weight sum and scale.
+    block_sums: *const i32,
+    block_scales: *const f32,
+    /// `qd8_gemm::padded(out_features)` floats, zero without a bias.
+    bias: *const f32,
     rows: usize,
     in_features: usize,
     out_features: usize,
-    /// One scale per block of `block` weights of a channel (`in_features` for
-    /// per-channel weights).
-    weight_scales: Scales,
+    /// Weights per scale (`in_features` for per-channel weights).
     block: usize,
-    bias: Option<*const f32>,
+    kernel: DotKernel,
     clamp: Clamp,
 }
 
@@ -99,37 +100,6 @@ pub(crate) fn prepare<const DYNAMIC: bool>(
     };
     let raw = b.constant_bytes(filter).ok_or_else(not_constant)?;
     let filter_elem = b.value(filter).elem;
-    // Elements per weight scale: a 4-bit weight's block, else the whole row.
-    let block = match filter_elem {
-        Elem::Qb4 { block, .. } => block as usize,
-        _ => in_features.max(1),
-    };
-    let blocks = in_features / block;
-    let weights = b.alloc::<i8>(out_features * in_features)?;
-    let weight_sums = b.alloc::<i32>(out_features * blocks)?;
-    match filter_elem {
-        Elem::Qc8(_) => {
-            for (w, &r) in weights.iter_mut().zip(raw) {
-                *w = r as i8;
-            }
-        }
-        Elem::Qb4 { .. } => {
-            // Two per byte, the even index in the low nibble, zero point 8.
-            for (pair, &r) in weights.chunks_exact_mut(2).zip(raw) {
-                pair[0] = (r & 0x0f) as i8 - 8;
-                pair[1] = (r >> 4) as i8 - 8;
-            }
-        }
-        _ => {
-            return Err(b.fail(
-                Error::NotSupported,
-                "the weights' datatype is not qcint8 or qbint4",
-            ))
-        }
-    }
-    for (sum, part) in weight_sums.iter_mut().zip(weights.chunks_exact(block)) {
-        *sum = part.iter().map(|&w| i32::from(w)).sum();
-    }
     let (
         Elem::Qd8 { .. },
         Elem::Qc8(weight_scales)
@@ -145,6 +115,19 @@ pub(crate) fn prepare<const DYNAMIC: bool>(
             "this combination of FullyConnected datatypes is not implemented (qint8 x qcint8 -> qint8, qdint8 x qcint8 or qbint4 -> fp32 are)",
         ));
     };
+    // Elements per weight scale: a 4-bit weight's block, else the whole row.
+    let (block, weight_bits) = match filter_elem {
+        Elem::Qb4 { block, .. } => (block as usize, 4),
+        _ => (in_features.max(1), 8),
+    };
+    // XNNPACK's own condition on blockwise weights, which the packing relies on (blocks
+    // of whole quads).
+    if weight_bits == 4 && (block % 32 != 0 || in_features % block != 0) {
+        return Err(b.invalid(
+            "4-bit weights' block size is not a multiple of 32 dividing the input features",
+        ));
+    }
+    let blocks = in_features / block;
     // One set of row parameters per row of the product: a qdint8 input quantized over
     // more than its last dim has fewer sets than rows.
     if b.value(input).rows() != rows {
@@ -153,30 +136,61 @@ pub(crate) fn prepare<const DYNAMIC: bool>(
             "a qdint8 FullyConnected input quantized over more than its last dim",
         ));
     }
-    if weight_scales.get().len() != out_features * blocks {
+    let weight_scales = weight_scales.get();
+    if weight_scales.len() != out_features * blocks {
         return Err(b.invalid("the weights do not have one scale per channel or block"));
     }
-    let bias = match bias {
-        None => None,
-        Some(v) => Some(
-            b.constant(v)
-                .ok_or_else(|| b.fail(Error::NotSupported, "the bias is not an fp32 constant"))?
-                .as_ptr(),
-        ),
+    let needed = match weight_bits {
+        4 => out_features * in_features / 2,
+        _ => out_features * in_features,
     };
+    if raw.len() < needed {
+        return Err(b.invalid("the weights are shorter than their sizes"));
+    }
+    let weight = |c: usize, i: usize| -> i8 {
+        let at = c * in_features + i;
+        match weight_bits {
+            // Two per byte, the even index in the low nibble, zero point 8.
+            4 => ((raw[at / 2] >> (4 * (at % 2))) & 0x0f) as i8 - 8,
+            _ => raw[at] as i8,
+        }
+    };
+    let padded = qd8_gemm::padded(out_features);
+    let weights = b.alloc::<i8>(qd8_gemm::weight_bytes(out_features, in_features))?;
+    let block_sums = b.alloc::<i32>(padded * blocks)?;
+    let block_scales = b.alloc::<f32>(padded * blocks)?;
+    qd8_gemm::pack(
+        (out_features, in_features, block),
+        weight,
+        |c, blk| weight_scales[c * blocks + blk],
+        weights,
+        block_sums,
+        block_scales,
+    );
+    let padded_bias = b.alloc::<f32>(padded)?;
+    if let Some(v) = bias {
+        let bias = b
+            .constant(v)
+            .ok_or_else(|| b.fail(Error::NotSupported, "the bias is not an fp32 constant"))?;
+        if bias.len() < out_features {
+            return Err(b.invalid("the bias is shorter than the output features"));
+        }
+        padded_bias[..out_features].copy_from_slice(&bias[..out_features]);
+    }
     Ok(Step {
         run,
         params: Params::QuantizedFc(QuantizedFc {
             input,
             output,
             weights: weights.as_ptr(),
-            weight_sums: weight_sums.as_ptr(),
+            block_sums: block_sums.as_ptr(),
+            block_scales: block_scales.as_ptr(),
+            bias: padded_bias.as_ptr(),
             rows,
             in_features,
             out_features,
-            weight_scales,
             block,
-            bias,
+            kernel: DotKernel::detect(weight_bits),
             clamp: Clamp::of(node),
         }),
     })
@@ -198,20 +212,26 @@ fn run(step: &Step, frame: &Frame<'_>) -> KernelResult {
     let Params::QuantizedFc(p) = step.params else {
         return Err(wrong_params());
     };
-    let (k, n, block) = (p.in_features, p.out_features, p.block);
+    let (k, n) = (p.in_features, p.out_features);
     // The rows of this execute (fewer than planned under a dynamic input).
     let m = frame.rows(p.input);
     debug_assert!(m <= p.rows);
-    let blocks = k / block.max(1);
-    // SAFETY: `n * k` int8s, `n * blocks` int32s and (with a bias) `n` floats of a
-    // constant, written or checked at init in method memory, read-only since, living as
-    // long as the plan.
-    let (weights, sums, bias) = unsafe {
-        (
-            core::slice::from_raw_parts(p.weights, n * k),
-            core::slice::from_raw_parts(p.weight_sums, n * blocks),
-            p.bias.map(|b| core::slice::from_raw_parts(b, n)),
-        )
+    let padded = qd8_gemm::padded(n);
+    let entries = padded * (k / p.block.max(1));
+    // SAFETY: the packed weights, block sums and scales and the padded bias were
+    // allocated with these lengths and written at init in method memory, read-only
+    // since, living as long as the plan.
+    let gemm = unsafe {
+        Qd8Gemm {
+            n,
+            k,
+            block: p.block,
+            weights: core::slice::from_raw_parts(p.weights, qd8_gemm::weight_bytes(n, k)),
+            sums: core::slice::from_raw_parts(p.block_sums, entries),
+            scales: core::slice::from_raw_parts(p.block_scales, entries),
+            bias: core::slice::from_raw_parts(p.bias, padded),
+            kernel: p.kernel,
+        }
     };
     let x = frame.input::<i8>(p.input)?;
     let params_at = qd8_params_offset(m * k).unwrap_or(usize::MAX);
@@ -221,30 +241,12 @@ fn run(step: &Step, frame: &Frame<'_>) -> KernelResult {
             Error::Internal,
             "qdint8 value too small",
         ))?;
-    let scales = p.weight_scales.get();
     let params = cast::<i8, u8>(params);
     let out = frame.output::<f32>(p.output)?;
     let rows = data.chunks_exact(k).zip(out.chunks_exact_mut(n)).take(m);
     for (r, (row, y)) in rows.enumerate() {
         let (row_scale, zero_point) = row_params(params, r);
-        for (o, y) in y.iter_mut().enumerate() {
-            let w = &weights[o * k..o * k + k];
-            let correct = |blk: usize| zero_point * sums[o * blocks + blk];
-            // XNNPACK's order: per channel, the integer sum times the row's scale then
-            // the channel's; per block, each block's sum times its scale, then the row's.
-            let acc = if blocks == 1 {
-                (dot_i8(row, w) - correct(0)) as f32 * row_scale * scales[o]
-            } else {
-                let mut acc = 0.0f32;
-                for blk in 0..blocks {
-                    let span = blk * block..(blk + 1) * block;
-                    let dot = dot_i8(&row[span.clone()], &w[span]) - correct(blk);
-                    acc += dot as f32 * scales[o * blocks + blk];
-                }
-                acc * row_scale
-            };
-            *y = acc + bias.map_or(0.0, |b| b[o]);
-        }
+        gemm.row(row, row_scale, zero_point, y);
         p.clamp.apply(y);
     }
     Ok(())

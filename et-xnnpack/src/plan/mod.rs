@@ -20,7 +20,7 @@ mod elem;
 mod liveness;
 mod values;
 
-pub(crate) use elem::{qd8_params_offset, Elem, Quant, Scales};
+pub(crate) use elem::{qd8_params_offset, Elem, Quant};
 pub(crate) use values::{Shape, Storage, Value, MAX_RANK};
 
 /// Alignment of every buffer the plan hands out (a cache line).

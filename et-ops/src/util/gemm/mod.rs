@@ -427,6 +427,21 @@ pub fn avx2_fma_available() -> bool {
     }
 }
 
+/// True when this x86-64 CPU (and OS: opmask and zmm state) supports AVX-512F, checked
+/// once with `cpuid`; always false on other architectures. Kernels with their own
+/// AVX-512 `#[target_feature]` loops check it before further AVX-512 extensions.
+#[inline]
+pub fn avx512f_available() -> bool {
+    #[cfg(target_arch = "x86_64")]
+    {
+        x86::level() == Level::Avx512
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    {
+        false
+    }
+}
+
 /// The packing buffers of an `m x n x k` product at `level`, from the context's scratch.
 fn alloc_packs<'c>(
     ctx: &'c KernelContext<'_>,

@@ -1,0 +1,114 @@
+//! What this CPU offers the integer kernels beyond AVX2, checked once with `cpuid`, and
+//! the step their `vpdpbusd`-shaped loops are generic over.
+
+#[cfg(target_arch = "x86_64")]
+pub(crate) use steps::{Avx2Nibbles, Avx512Vnni, AvxVnni, Dot4};
+
+/// An encoding of `vpdpbusd` (4 unsigned bytes times 4 signed bytes, added to an int32
+/// lane) this CPU runs.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Vnni {
+    /// AVX-VNNI: the VEX encoding (`_mm256_dpbusd_avx_epi32`).
+    Avx,
+    /// AVX-512 VNNI with VL: the EVEX encoding on 256-bit vectors
+    /// (`_mm256_dpbusd_epi32`).
+    Avx512,
+}
+
+/// The `vpdpbusd` this CPU (and OS) can run, if any; AVX-512 VNNI preferred, as it
+/// comes with twice the vector registers.
+pub(crate) fn vnni() -> Option<Vnni> {
+    #[cfg(target_arch = "x86_64")]
+    {
+        use core::sync::atomic::{AtomicU8, Ordering};
+        // 0: not checked yet; 1: none; 2: AVX-VNNI; 3: AVX-512 VNNI.
+        static DETECTED: AtomicU8 = AtomicU8::new(0);
+        let found = match DETECTED.load(Ordering::Relaxed) {
+            0 => {
+                let found = detect();
+                DETECTED.store(found, Ordering::Relaxed);
+                found
+            }
+            found => found,
+        };
+        match found {
+            3 => Some(Vnni::Avx512),
+            2 => Some(Vnni::Avx),
+            _ => None,
+        }
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    {
+        None
+    }
+}
+
+#[cfg(target_arch = "x86_64")]
+#[cold]
+fn detect() -> u8 {
+    use core::arch::x86_64::{__cpuid, __cpuid_count};
+    // AVX2 and FMA with the OS saving ymm state: both encodings need it.
+    if !et_ops::gemm::avx2_fma_available() || __cpuid(0).eax < 7 {
+        return 1;
+    }
+    let leaf7 = __cpuid_count(7, 0);
+    let avx512_vnni = leaf7.ecx & (1 << 11) != 0;
+    let avx512_vl = leaf7.ebx & (1 << 31) != 0;
+    let avx512_bw = leaf7.ebx & (1 << 30) != 0;
+    // `avx512f_available` also checks that the OS saves the opmask and zmm state, which
+    // EVEX instructions need even on 256-bit vectors.
+    if avx512_vnni && avx512_vl && avx512_bw && et_ops::gemm::avx512f_available() {
+        return 3;
+    }
+    if (__cpuid_count(7, 1).eax >> 4) & 1 == 1 {
+        return 2;
+    }
+    1
+}
+
+#[cfg(target_arch = "x86_64")]
+mod steps {
+    use core::arch::x86_64::*;
+
+    /// One step of a kernel: the 4 unsigned bytes of each lane of `x` times the 4 signed
+    /// bytes of the same lane of `w`, added to `acc`'s int32 lanes.
+    pub(crate) trait Dot4 {
+        /// # Safety
+        /// The CPU has the instructions the implementation uses.
+        unsafe fn dot4(acc: __m256i, x: __m256i, w: __m256i) -> __m256i;
+    }
+
+    /// AVX2's `vpmaddubsw` + `vpmaddwd`: exact for 4-bit weights only.
+    pub(crate) struct Avx2Nibbles;
+    impl Dot4 for Avx2Nibbles {
+        #[inline(always)]
+        unsafe fn dot4(acc: __m256i, x: __m256i, w: __m256i) -> __m256i {
+            // SAFETY: AVX2 (the caller's contract). Exact for weights in -8..=7: a pair
+            // of products is at most 2 * 255 * 8 in magnitude, inside int16.
+            unsafe {
+                let pairs = _mm256_maddubs_epi16(x, w);
+                _mm256_add_epi32(acc, _mm256_madd_epi16(pairs, _mm256_set1_epi16(1)))
+            }
+        }
+    }
+
+    /// AVX-VNNI's `vpdpbusd`.
+    pub(crate) struct AvxVnni;
+    impl Dot4 for AvxVnni {
+        #[inline(always)]
+        unsafe fn dot4(acc: __m256i, x: __m256i, w: __m256i) -> __m256i {
+            // SAFETY: AVX-VNNI (the caller's contract).
+            unsafe { _mm256_dpbusd_avx_epi32(acc, x, w) }
+        }
+    }
+
+    /// AVX-512 VNNI's `vpdpbusd` on 256-bit vectors.
+    pub(crate) struct Avx512Vnni;
+    impl Dot4 for Avx512Vnni {
+        #[inline(always)]
+        unsafe fn dot4(acc: __m256i, x: __m256i, w: __m256i) -> __m256i {
+            // SAFETY: AVX-512 VNNI and VL (the caller's contract).
+            unsafe { _mm256_dpbusd_epi32(acc, x, w) }
+        }
+    }
+}
