@@ -54,6 +54,11 @@ pub struct GenerateArgs {
     /// Print one JSON object at the end instead of streaming text.
     #[arg(long)]
     json: bool,
+    /// Generate once, silently, before the reported generation (as ExecuTorch's runner
+    /// `warmup` does): the figures are then those of a warm process, caches and planned
+    /// memory already touched.
+    #[arg(long)]
+    warmup: bool,
 }
 
 pub fn generate(args: &GenerateArgs) -> Result<(), Failure> {
@@ -98,6 +103,10 @@ pub fn generate(args: &GenerateArgs) -> Result<(), Failure> {
         top_p: args.top_p,
         seed: args.seed,
     };
+    if args.warmup {
+        llm.generate(&prompt, args.max_new_tokens, sampling, |_| true)
+            .map_err(|e| generate_failure(&model.to_string(), e))?;
+    }
     let mut stream = tokenizer.as_ref().map(TextStream::new);
     let mut stdout = std::io::stdout().lock();
     let mut write_error = None;

@@ -46,10 +46,13 @@ fn json_tokens(stdout: &str, key: &str) -> Vec<u64> {
 #[test]
 fn greedy_json_matches_executorch_on_both_programs() {
     for name in ["llama_tiny_fp32", "llama_tiny_8da4w"] {
-        for threads in ["1", "2"] {
-            let o = etch(&[
+        // A warm-up generation first must leave nothing behind in the KV cache that
+        // changes the reported one.
+        for (threads, warmup) in [("1", false), ("2", false), ("1", true)] {
+            let model = format!("llm/{name}.pte");
+            let mut args = vec![
                 "generate",
-                &format!("llm/{name}.pte"),
+                &model,
                 "--prompt-tokens",
                 "1,45,99,300,17,250",
                 "--temperature",
@@ -59,7 +62,11 @@ fn greedy_json_matches_executorch_on_both_programs() {
                 "--threads",
                 threads,
                 "--json",
-            ]);
+            ];
+            if warmup {
+                args.push("--warmup");
+            }
+            let o = etch(&args);
             let (stdout, stderr) = (text(&o.stdout), text(&o.stderr));
             assert!(o.status.success(), "{name}: {stderr}");
             assert_eq!(
