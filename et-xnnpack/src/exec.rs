@@ -1,10 +1,14 @@
 //! Executing a plan: bind the call's tensors to the delegate's inputs and outputs, then
-//! run the steps in order, each with the same scratch.
+//! run the steps in order, each with the same scratch. A step may cut its work into
+//! bands of output rows run over the execute's pool ([`Frame::split`]); every band is
+//! computed by the same code whichever thread runs it, so results do not depend on the
+//! thread count.
 
+use core::ops::Range;
 use core::ptr::NonNull;
 
 use et_runtime::backend::KernelArgs;
-use et_runtime::{Arena, Error, KernelContext, KernelError, KernelResult, ScalarType};
+use et_runtime::{Arena, Error, KernelContext, KernelError, KernelResult, Parallel, ScalarType};
 
 use core::mem::{align_of, size_of};
 
@@ -16,10 +20,29 @@ fn fail(error: Error, message: &'static str) -> KernelError {
     KernelError::new(error, message)
 }
 
-/// What a step sees while it runs: value shapes and data, and the scratch.
-#[derive(Debug)]
+/// The most bands one step cuts its work into. A step that cuts takes its per-band
+/// scratch this many times (reserved at init, so that the plan's memory does not depend
+/// on the pool an execute is given).
+pub(crate) const MAX_BANDS: usize = 4;
+
+/// The least work (multiply-adds, or the like) worth a band of its own: a few
+/// microseconds on one core, well above the cost of handing a band to a worker.
+const MIN_WORK_PER_BAND: usize = 1 << 17;
+
+/// What a step sees while it runs: value shapes and data, the scratch, and the pool of
+/// the execute.
 pub(crate) struct Frame<'f> {
     plan: &'f Plan,
+    ctx: &'f KernelContext<'f>,
+}
+
+impl core::fmt::Debug for Frame<'_> {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        f.debug_struct("Frame")
+            .field("plan", &self.plan)
+            .field("workers", &self.ctx.workers())
+            .finish()
+    }
 }
 
 impl Frame<'_> {
@@ -137,20 +160,82 @@ impl Frame<'_> {
         // f32s; f32 has no invalid bit patterns.
         let floats =
             unsafe { core::slice::from_raw_parts_mut(head.as_mut_ptr().cast::<f32>(), floats) };
-        Ok((floats, Scratch(rest)))
+        Ok((
+            floats,
+            Scratch {
+                bytes: rest,
+                pool: self.ctx.parallel(),
+            },
+        ))
+    }
+
+    /// Cuts `rows` (output rows, `work_per_row` multiply-adds each) into bands, one per
+    /// worker of the execute's pool (at most [`MAX_BANDS`], none below the work worth a
+    /// thread), and runs `task(band, out_band, scratch)` for each over the pool:
+    /// `out_band` is the band's run of `out` (`per_row` elements a row) and `scratch`
+    /// its own `scratch_floats` floats (the step's scratch must hold [`MAX_BANDS`]
+    /// times `scratch_floats` rounded up to 16). Without a pool, one band of all rows.
+    pub(crate) fn split<T: Send>(
+        &self,
+        rows: usize,
+        work_per_row: usize,
+        (out, per_row): (&mut [T], usize),
+        scratch_floats: usize,
+        task: impl Fn(Range<usize>, &mut [T], &mut [f32]) + Sync,
+    ) -> KernelResult {
+        let by_work = rows.saturating_mul(work_per_row) / MIN_WORK_PER_BAND;
+        let wanted = self.ctx.workers().min(MAX_BANDS).min(by_work).min(rows).max(1);
+        let chunk = rows.div_ceil(wanted).max(1);
+        let bands = rows.div_ceil(chunk).max(1);
+        let per_band = scratch_floats.next_multiple_of(16);
+        let (scratch, _) = self.scratch(per_band * bands)?;
+        if out.len() < rows.saturating_mul(per_row) {
+            return Err(fail(Error::Internal, "a step's output is smaller than its rows"));
+        }
+        if bands == 1 {
+            task(0..rows, out, &mut scratch[..scratch_floats]);
+            return Ok(());
+        }
+        let mut items: [Option<(Range<usize>, &mut [T], &mut [f32])>; MAX_BANDS] =
+            Default::default();
+        let (mut out, mut scratch) = (out, scratch);
+        for (b, item) in items.iter_mut().enumerate().take(bands) {
+            let band = b * chunk..((b + 1) * chunk).min(rows);
+            let (here, rest) = core::mem::take(&mut out).split_at_mut(band.len() * per_row);
+            let (mine, others) = core::mem::take(&mut scratch).split_at_mut(per_band);
+            (out, scratch) = (rest, others);
+            *item = Some((band, here, &mut mine[..scratch_floats]));
+        }
+        self.ctx.parallel_each(&mut items[..bands], |_, item| {
+            if let Some((band, out, scratch)) = item.take() {
+                task(band, out, scratch);
+            }
+        });
+        Ok(())
     }
 }
 
 /// Scratch memory for kernel calls inside a step (GEMMs): each call gets a context over
-/// all of it, so a loop of calls reuses the same bytes.
-#[derive(Debug)]
-pub(crate) struct Scratch<'s>(&'s mut [u8]);
+/// all of it, so a loop of calls reuses the same bytes, and the execute's pool.
+pub(crate) struct Scratch<'s> {
+    bytes: &'s mut [u8],
+    pool: Option<&'s dyn Parallel>,
+}
+
+impl core::fmt::Debug for Scratch<'_> {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        f.debug_struct("Scratch")
+            .field("bytes", &self.bytes.len())
+            .finish()
+    }
+}
 
 impl Scratch<'_> {
-    /// Runs `f` with a fresh kernel context over the scratch.
+    /// Runs `f` with a fresh kernel context over the scratch (a product cuts itself for
+    /// the pool when the scratch holds every part's packing buffers).
     pub(crate) fn with<R>(&mut self, f: impl FnOnce(&KernelContext<'_>) -> R) -> R {
-        let arena = Arena::new(&mut *self.0);
-        f(&KernelContext::new(&arena))
+        let arena = Arena::new(&mut *self.bytes);
+        f(&KernelContext::new(&arena).with_parallel(self.pool))
     }
 }
 
@@ -345,7 +430,7 @@ pub(crate) fn execute(
     // with the method held exclusively, so nothing else uses the plan meanwhile.
     let plan = unsafe { plan.as_ref() };
     bind(plan, args)?;
-    let frame = Frame { plan };
+    let frame = Frame { plan, ctx };
     for s in 0..plan.num_steps {
         // SAFETY: `s < num_steps`, all written at init.
         let step = unsafe { &*plan.steps.as_ptr().add(s) };

@@ -42,3 +42,20 @@ fn small_cnn_on_two_threads() {
 fn mlp_on_two_threads() {
     check("mlp");
 }
+
+// Inside the XNNPACK backend: convolutions, depthwise and direct kernels cut into bands
+// of output rows.
+#[test]
+fn mv2_xnnpack_on_two_threads() {
+    check("mv2_xnnpack");
+}
+
+#[test]
+fn mv2_xnnpack_q8_on_two_threads() {
+    check("mv2_xnnpack_q8");
+}
+
+#[test]
+fn tiny_transformer_xnnpack_on_two_threads() {
+    check("tiny_transformer_xnnpack");
+}

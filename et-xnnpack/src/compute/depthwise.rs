@@ -8,6 +8,8 @@
 //! each tap's weights are loaded once for the pixels. Bias and the output range are
 //! applied as the accumulators are stored.
 
+use core::ops::Range;
+
 #[cfg(target_arch = "x86_64")]
 use super::sweep::Avx2;
 use super::sweep::{block, holds_at_least, sweep, Kernel, Portable, BLOCK};
@@ -27,30 +29,33 @@ pub(crate) struct Depthwise<'a> {
 }
 
 impl Depthwise<'_> {
-    /// Computes the convolution into `out`, with AVX2 and FMA when the CPU has them.
+    /// Computes output rows `band` of the convolution (rows of all images, as
+    /// `Window::out_rows` counts them) into `out`, which starts at the band's first
+    /// pixel, with AVX2 and FMA when the CPU has them.
     ///
     /// # Panics
-    /// If a slice is shorter than the window and channels say.
-    pub(crate) fn run(&self, out: &mut [f32]) {
+    /// If a slice is shorter than the window and channels say, or `band` goes past the
+    /// output's rows.
+    pub(crate) fn run(&self, band: Range<usize>, out: &mut [f32]) {
         #[cfg(target_arch = "x86_64")]
         if let Some(k) = Avx2::detect() {
             // SAFETY: `detect` returned the token, so the CPU supports AVX2 and FMA;
             // `run_avx2` is safe code compiled with those instructions.
-            unsafe { self.run_avx2(k, out) };
+            unsafe { self.run_avx2(k, band, out) };
             return;
         }
-        self.rows(Portable, out);
+        self.rows(Portable, band, out);
     }
 
     /// [`Depthwise::rows`] compiled for AVX2 with the FMA kernel inlined.
     #[cfg(target_arch = "x86_64")]
     #[target_feature(enable = "avx2,fma")]
-    fn run_avx2(&self, k: Avx2, out: &mut [f32]) {
-        self.rows(k, out);
+    fn run_avx2(&self, k: Avx2, band: Range<usize>, out: &mut [f32]) {
+        self.rows(k, band, out);
     }
 
     #[inline(always)]
-    fn rows(&self, k: impl Kernel<Self>, out: &mut [f32]) {
+    fn rows(&self, k: impl Kernel<Self>, band: Range<usize>, out: &mut [f32]) {
         let w = self.window;
         let c = self.channels;
         // The kernels index by these sizes without further checks (see `Kernel`).
@@ -60,8 +65,9 @@ impl Depthwise<'_> {
         ));
         assert!(self.bias.is_none_or(|b| b.len() >= c));
         assert!(holds_at_least(self.x.len(), [w.batch, w.in_h, w.in_w, c]));
-        assert!(holds_at_least(out.len(), [w.batch, w.out_h, w.out_w, c]));
-        sweep(self, w, c, k, out);
+        assert!(band.start <= band.end && band.end <= w.out_rows());
+        assert!(holds_at_least(out.len(), [band.len(), w.out_w, c, 1]));
+        sweep(self, w, c, k, band, out);
     }
 }
 

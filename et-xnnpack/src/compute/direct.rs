@@ -6,6 +6,8 @@
 //! the GEMM's layout): `BLOCK` output channels at a time in registers, for the `PX`
 //! interior pixels [`sweep`] hands over at once. Bias and range are applied on the store.
 
+use core::ops::Range;
+
 #[cfg(target_arch = "x86_64")]
 use super::sweep::Avx2;
 use super::sweep::{block, holds_at_least, sweep, Kernel, Portable, BLOCK};
@@ -29,30 +31,33 @@ pub(crate) struct Direct<'a> {
 }
 
 impl Direct<'_> {
-    /// Computes the convolution into `out`, with AVX2 and FMA when the CPU has them.
+    /// Computes output rows `band` of the convolution (rows of all images, as
+    /// `Window::out_rows` counts them) into `out`, which starts at the band's first
+    /// pixel, with AVX2 and FMA when the CPU has them.
     ///
     /// # Panics
-    /// If a slice is shorter than the window and channels say.
-    pub(crate) fn run(&self, out: &mut [f32]) {
+    /// If a slice is shorter than the window and channels say, or `band` goes past the
+    /// output's rows.
+    pub(crate) fn run(&self, band: Range<usize>, out: &mut [f32]) {
         #[cfg(target_arch = "x86_64")]
         if let Some(k) = Avx2::detect() {
             // SAFETY: `detect` returned the token, so the CPU supports AVX2 and FMA;
             // `run_avx2` is safe code compiled with those instructions.
-            unsafe { self.run_avx2(k, out) };
+            unsafe { self.run_avx2(k, band, out) };
             return;
         }
-        self.rows(Portable, out);
+        self.rows(Portable, band, out);
     }
 
     /// [`Direct::rows`] compiled for AVX2 with the FMA kernel inlined.
     #[cfg(target_arch = "x86_64")]
     #[target_feature(enable = "avx2,fma")]
-    fn run_avx2(&self, k: Avx2, out: &mut [f32]) {
-        self.rows(k, out);
+    fn run_avx2(&self, k: Avx2, band: Range<usize>, out: &mut [f32]) {
+        self.rows(k, band, out);
     }
 
     #[inline(always)]
-    fn rows(&self, k: impl Kernel<Self>, out: &mut [f32]) {
+    fn rows(&self, k: impl Kernel<Self>, band: Range<usize>, out: &mut [f32]) {
         let w = self.window;
         let (cin, cout) = (self.cin, self.cout);
         // The kernels index by these sizes without further checks (see `Kernel`).
@@ -60,8 +65,9 @@ impl Direct<'_> {
         assert!(holds_at_least(self.filter.len(), filter));
         assert!(self.bias.is_none_or(|b| b.len() >= cout));
         assert!(holds_at_least(self.x.len(), [w.batch, w.in_h, w.in_w, cin]));
-        assert!(holds_at_least(out.len(), [w.batch, w.out_h, w.out_w, cout]));
-        sweep(self, w, cout, k, out);
+        assert!(band.start <= band.end && band.end <= w.out_rows());
+        assert!(holds_at_least(out.len(), [band.len(), w.out_w, cout, 1]));
+        sweep(self, w, cout, k, band, out);
     }
 
     /// Each pixel's input offset (pixel index times `cin`) of its first tap column, and

@@ -8,6 +8,8 @@
 //! subtracts the zero point from each tap it reads (in int16, where the difference
 //! times a weight always fits).
 
+use core::ops::Range;
+
 use super::qgemm::{pairs, QGemm, MR};
 use super::requant::{dot_i8, Requant};
 use super::window::Window;
@@ -47,28 +49,40 @@ impl QConv<'_> {
             .next_multiple_of(64)
     }
 
-    /// Computes `out` (`[batch, out_h, out_w, groups * group_out]`) from `x`; `rows` and
-    /// `patch` are at least [`scratch_words`](Self::scratch_words) long.
-    pub(crate) fn run(&self, x: &[i8], out: &mut [i8], rows: &mut [i16], patch: &mut [i8]) {
+    /// Computes output rows `band` (rows of all images, as `Window::out_rows` counts
+    /// them) of `[batch, out_h, out_w, groups * group_out]` into `out`, which starts at
+    /// the band's first pixel, from `x`; `rows` and `patch` are at least
+    /// [`scratch_words`](Self::scratch_words) long.
+    pub(crate) fn run(
+        &self,
+        x: &[i8],
+        band: Range<usize>,
+        out: &mut [i8],
+        rows: &mut [i16],
+        patch: &mut [i8],
+    ) {
+        let w = self.window;
+        assert!(band.start <= band.end && band.end <= w.out_rows());
+        let pixels = band.start * w.out_w..band.end * w.out_w;
         if let Some(gemm) = self.gemm {
             #[cfg(target_arch = "x86_64")]
             if avx2() {
                 // SAFETY: the CPU supports AVX2 and FMA (checked just above); the
                 // function only compiles the same safe code for that instruction set.
-                unsafe { self.run_gemm_avx2(&gemm, x, out, rows, patch) };
+                unsafe { self.run_gemm_avx2(&gemm, x, pixels, out, rows, patch) };
                 return;
             }
-            self.run_gemm(&gemm, x, out, rows, patch);
+            self.run_gemm(&gemm, x, pixels, out, rows, patch);
             return;
         }
         #[cfg(target_arch = "x86_64")]
         if et_ops::gemm::avx2_fma_available() {
             // SAFETY: the CPU supports AVX2 and FMA (checked just above); the function
             // only compiles the same safe code for that instruction set.
-            unsafe { self.run_avx2(x, out, patch) };
+            unsafe { self.run_avx2(x, pixels, out, patch) };
             return;
         }
-        self.run_with(x, out, patch);
+        self.run_with(x, pixels, out, patch);
     }
 
     /// [`run_with`](Self::run_with) compiled for AVX2 (the dot products become 16-lane
@@ -78,8 +92,8 @@ impl QConv<'_> {
     /// The CPU must support AVX2 and FMA.
     #[cfg(target_arch = "x86_64")]
     #[target_feature(enable = "avx2,fma")]
-    unsafe fn run_avx2(&self, x: &[i8], out: &mut [i8], patch: &mut [i8]) {
-        self.run_with(x, out, patch);
+    unsafe fn run_avx2(&self, x: &[i8], pixels: Range<usize>, out: &mut [i8], patch: &mut [i8]) {
+        self.run_with(x, pixels, out, patch);
     }
 
     /// [`run_gemm`](Self::run_gemm) compiled for AVX2 (the widening of rows and the
@@ -93,21 +107,23 @@ impl QConv<'_> {
         &self,
         gemm: &QGemm<'_>,
         x: &[i8],
+        pixels: Range<usize>,
         out: &mut [i8],
         rows: &mut [i16],
         patch: &mut [i8],
     ) {
-        self.run_gemm(gemm, x, out, rows, patch);
+        self.run_gemm(gemm, x, pixels, out, rows, patch);
     }
 
-    /// One group: tiles of [`MR`] output pixels, each pixel's input (the pixel itself
-    /// for a pointwise convolution, else its gathered patch) put in `rows` as the GEMM reads
-    /// them.
+    /// One group: output pixels `pixels` (`out` from the first) in tiles of [`MR`],
+    /// each pixel's input (the pixel itself for a pointwise convolution, else its
+    /// gathered patch) put in `rows` as the GEMM reads them.
     #[inline(always)]
     fn run_gemm(
         &self,
         gemm: &QGemm<'_>,
         x: &[i8],
+        pixels: Range<usize>,
         out: &mut [i8],
         rows: &mut [i16],
         patch: &mut [i8],
@@ -120,10 +136,9 @@ impl QConv<'_> {
         let patch = &mut patch[..k];
         let rows = &mut rows[..MR * len];
         let avx2 = avx2();
-        let pixels = w.batch * w.out_h * w.out_w;
-        let mut first = 0;
-        while first < pixels {
-            let count = (pixels - first).min(MR);
+        let mut first = pixels.start;
+        while first < pixels.end {
+            let count = (pixels.end - first).min(MR);
             for r in 0..count {
                 let pixel = first + r;
                 let dst = &mut rows[r * len..(r + 1) * len];
@@ -135,40 +150,32 @@ impl QConv<'_> {
                     gemm.fill_row(patch, dst);
                 }
             }
-            gemm.tile(
-                rows,
-                count,
-                &mut out[first * cout..(first + count) * cout],
-                avx2,
-            );
+            let at = first - pixels.start;
+            gemm.tile(rows, count, &mut out[at * cout..(at + count) * cout], avx2);
             first += count;
         }
     }
 
     #[inline(always)]
-    fn run_with(&self, x: &[i8], out: &mut [i8], patch: &mut [i8]) {
+    fn run_with(&self, x: &[i8], pixels: Range<usize>, out: &mut [i8], patch: &mut [i8]) {
         let w = self.window;
         let (gin, gout) = (self.group_in, self.group_out);
         let (cin, cout) = (self.groups * gin, self.groups * gout);
         let k = w.kernel_h * w.kernel_w * gin;
         let pointwise = w.is_pointwise() && self.groups == 1;
         let patch = &mut patch[..k];
-        let mut pixel = 0;
-        for n in 0..w.batch {
-            for oh in 0..w.out_h {
-                for ow in 0..w.out_w {
-                    let y = &mut out[pixel * cout..(pixel + 1) * cout];
-                    pixel += 1;
-                    if pointwise {
-                        let row = &x[(pixel - 1) * cin..pixel * cin];
-                        self.channels(row, 0, y);
-                        continue;
-                    }
-                    for g in 0..self.groups {
-                        self.gather(x, (n, oh, ow), g, cin, patch);
-                        self.channels(patch, g, &mut y[g * gout..(g + 1) * gout]);
-                    }
-                }
+        let start = pixels.start;
+        for pixel in pixels {
+            let at = pixel - start;
+            let y = &mut out[at * cout..(at + 1) * cout];
+            if pointwise {
+                self.channels(&x[pixel * cin..(pixel + 1) * cin], 0, y);
+                continue;
+            }
+            let (n, rest) = (pixel / (w.out_h * w.out_w), pixel % (w.out_h * w.out_w));
+            for g in 0..self.groups {
+                self.gather(x, (n, rest / w.out_w, rest % w.out_w), g, cin, patch);
+                self.channels(patch, g, &mut y[g * gout..(g + 1) * gout]);
             }
         }
     }
@@ -259,8 +266,11 @@ impl QDepthwise<'_> {
         channels_out.saturating_mul(4).next_multiple_of(64)
     }
 
-    /// Computes `out` from `x`; `acc` holds at least `channels_out` int32s.
-    pub(crate) fn run(&self, x: &[i8], out: &mut [i8], acc: &mut [i32]) {
+    /// Computes output rows `band` (rows of all images, as `Window::out_rows` counts
+    /// them) into `out`, which starts at the band's first pixel, from `x`; `acc` holds
+    /// at least `channels_out` int32s.
+    pub(crate) fn run(&self, x: &[i8], band: Range<usize>, out: &mut [i8], acc: &mut [i32]) {
+        assert!(band.start <= band.end && band.end <= self.window.out_rows());
         #[cfg(target_arch = "x86_64")]
         if self.multiplier == 1
             && self.window.kernel_h * self.window.kernel_w <= super::qdepthwise_avx2::MAX_TAPS
@@ -270,17 +280,17 @@ impl QDepthwise<'_> {
             // The accumulators' scratch holds the kernel's zero-point row instead.
             let zero_row = crate::plain::cast_mut::<i32, i8>(acc);
             // SAFETY: the CPU supports AVX2 and FMA (checked just above).
-            unsafe { super::qdepthwise_avx2::run(self, self.interleaved, x, out, zero_row) };
+            unsafe { super::qdepthwise_avx2::run(self, self.interleaved, x, band, out, zero_row) };
             return;
         }
         #[cfg(target_arch = "x86_64")]
         if avx2() {
             // SAFETY: the CPU supports AVX2 and FMA (checked just above); the function
             // only compiles the same safe code for that instruction set.
-            unsafe { self.run_avx2(x, out, acc) };
+            unsafe { self.run_avx2(x, band, out, acc) };
             return;
         }
-        self.run_with(x, out, acc);
+        self.run_with(x, band, out, acc);
     }
 
     /// [`run_with`](Self::run_with) compiled for AVX2.
@@ -289,45 +299,44 @@ impl QDepthwise<'_> {
     /// The CPU must support AVX2 and FMA.
     #[cfg(target_arch = "x86_64")]
     #[target_feature(enable = "avx2,fma")]
-    unsafe fn run_avx2(&self, x: &[i8], out: &mut [i8], acc: &mut [i32]) {
-        self.run_with(x, out, acc);
+    unsafe fn run_avx2(&self, x: &[i8], band: Range<usize>, out: &mut [i8], acc: &mut [i32]) {
+        self.run_with(x, band, out, acc);
     }
 
     #[inline(always)]
-    fn run_with(&self, x: &[i8], out: &mut [i8], acc: &mut [i32]) {
+    fn run_with(&self, x: &[i8], band: Range<usize>, out: &mut [i8], acc: &mut [i32]) {
         let w = self.window;
         let (cin, m) = (self.channels_in, self.multiplier);
         let cout = cin * m;
         let acc = &mut acc[..cout];
         let zp = i16::from(self.x_zero_point);
         let mut pixel = 0;
-        for n in 0..w.batch {
-            for oh in 0..w.out_h {
-                for ow in 0..w.out_w {
-                    acc.copy_from_slice(self.bias);
-                    for kh in 0..w.kernel_h {
-                        let Some(ih) = w.in_row(oh, kh) else { continue };
-                        for kw in 0..w.kernel_w {
-                            let Some(iw) = w.in_col(ow, kw) else { continue };
-                            let src = &x[((n * w.in_h + ih) * w.in_w + iw) * cin..][..cin];
-                            let taps = &self.filter[(kh * w.kernel_w + kw) * cout..][..cout];
-                            if m == 1 {
-                                for ((a, &v), &f) in acc.iter_mut().zip(src).zip(taps) {
-                                    *a = a.wrapping_add(i32::from(product(v, zp, f)));
-                                }
-                            } else {
-                                for (c, (a, &f)) in acc.iter_mut().zip(taps).enumerate() {
-                                    let d = product(src[c / m], zp, f);
-                                    *a = a.wrapping_add(i32::from(d));
-                                }
+        for row in band {
+            let (n, oh) = (row / w.out_h, row % w.out_h);
+            for ow in 0..w.out_w {
+                acc.copy_from_slice(self.bias);
+                for kh in 0..w.kernel_h {
+                    let Some(ih) = w.in_row(oh, kh) else { continue };
+                    for kw in 0..w.kernel_w {
+                        let Some(iw) = w.in_col(ow, kw) else { continue };
+                        let src = &x[((n * w.in_h + ih) * w.in_w + iw) * cin..][..cin];
+                        let taps = &self.filter[(kh * w.kernel_w + kw) * cout..][..cout];
+                        if m == 1 {
+                            for ((a, &v), &f) in acc.iter_mut().zip(src).zip(taps) {
+                                *a = a.wrapping_add(i32::from(product(v, zp, f)));
+                            }
+                        } else {
+                            for (c, (a, &f)) in acc.iter_mut().zip(taps).enumerate() {
+                                let d = product(src[c / m], zp, f);
+                                *a = a.wrapping_add(i32::from(d));
                             }
                         }
                     }
-                    let y = &mut out[pixel * cout..(pixel + 1) * cout];
-                    pixel += 1;
-                    for ((y, &a), &s) in y.iter_mut().zip(acc.iter()).zip(self.scales) {
-                        *y = self.requant.apply(a, s);
-                    }
+                }
+                let y = &mut out[pixel * cout..(pixel + 1) * cout];
+                pixel += 1;
+                for ((y, &a), &s) in y.iter_mut().zip(acc.iter()).zip(self.scales) {
+                    *y = self.requant.apply(a, s);
                 }
             }
         }

@@ -138,7 +138,7 @@ fn check_conv(
     };
     for &gemm in paths {
         let mut out = vec![0i8; want.len()];
-        QConv {
+        let conv = QConv {
             gemm,
             window: &w,
             groups,
@@ -149,8 +149,13 @@ fn check_conv(
             bias: &folded,
             scales: &scales,
             requant,
+        };
+        // In three bands of rows, as a split step runs it.
+        let (all, per_row) = (w.out_rows(), w.out_w * groups * group_out);
+        for cut in [0, all / 3, all * 2 / 3, all].windows(2) {
+            let band = &mut out[cut[0] * per_row..cut[1] * per_row];
+            conv.run(&x, cut[0]..cut[1], band, &mut rows, &mut patch);
         }
-        .run(&x, &mut out, &mut rows, &mut patch);
         let path = if gemm.is_some() { "gemm" } else { "dot" };
         assert_eq!(
             out, want,
@@ -220,7 +225,7 @@ fn check_depthwise(w: Window, channels_in: usize, multiplier: usize, zp: i8, ran
     };
     #[cfg(not(target_arch = "x86_64"))]
     let interleaved: Vec<i16> = Vec::new();
-    QDepthwise {
+    let depthwise = QDepthwise {
         window: &w,
         channels_in,
         multiplier,
@@ -230,8 +235,13 @@ fn check_depthwise(w: Window, channels_in: usize, multiplier: usize, zp: i8, ran
         bias: &bias,
         scales: &scales,
         requant,
+    };
+    // In three bands of rows, as a split step runs it.
+    let (all, per_row) = (w.out_rows(), w.out_w * channels_in * multiplier);
+    for cut in [0, all / 3, all * 2 / 3, all].windows(2) {
+        let band = &mut out[cut[0] * per_row..cut[1] * per_row];
+        depthwise.run(&x, cut[0]..cut[1], band, &mut acc);
     }
-    .run(&x, &mut out, &mut acc);
     assert_eq!(
         out, want,
         "{w:?} channels {channels_in} x{multiplier} zp {zp}"
@@ -250,7 +260,7 @@ fn check_depthwise(w: Window, channels_in: usize, multiplier: usize, zp: i8, ran
         scales: &scales,
         requant,
     }
-    .run_with(&x, &mut portable, &mut acc);
+    .run_with(&x, 0..w.out_rows(), &mut portable, &mut acc);
     assert_eq!(
         portable, want,
         "portable {w:?} channels {channels_in} zp {zp}"

@@ -5,6 +5,7 @@
 //! Channels past the last whole block take a per-channel loop.
 
 use core::arch::x86_64::*;
+use core::ops::Range;
 
 use super::qconv::{product, QDepthwise};
 
@@ -65,7 +66,8 @@ pub(crate) fn interleave(filter: &[i8], channels: usize, taps: usize, out: &mut 
     }
 }
 
-/// Computes `out` from `x` for a depthwise convolution of multiplier 1 and at most
+/// Computes output rows `band` (`out` from the band's first pixel) from `x` for a
+/// depthwise convolution of multiplier 1 and at most
 /// [`MAX_TAPS`] taps, with `interleaved` from [`interleave`] and `zero_row` at least
 /// `channels` bytes of scratch.
 ///
@@ -80,6 +82,7 @@ pub(crate) unsafe fn run(
     d: &QDepthwise<'_>,
     interleaved: &[i16],
     x: &[i8],
+    band: Range<usize>,
     out: &mut [i8],
     zero_row: &mut [i8],
 ) {
@@ -104,44 +107,43 @@ pub(crate) unsafe fn run(
     // (its packed weights are 0).
     let mut taps = [zero_row.as_ptr(); MAX_TAPS + 1];
     let mut pixel = 0;
-    for n in 0..w.batch {
-        for oh in 0..w.out_h {
-            for ow in 0..w.out_w {
-                let y = &mut out[pixel * c..(pixel + 1) * c];
-                pixel += 1;
-                for kh in 0..w.kernel_h {
-                    let ih = w.in_row(oh, kh);
-                    for kw in 0..w.kernel_w {
-                        taps[kh * w.kernel_w + kw] = match (ih, w.in_col(ow, kw)) {
-                            (Some(ih), Some(iw)) => {
-                                let at = ((n * w.in_h + ih) * w.in_w + iw) * c;
-                                x[at..at + c].as_ptr()
-                            }
-                            _ => zero_row.as_ptr(),
-                        };
-                    }
-                }
-                let taps = &taps[..taps_n.div_ceil(2) * 2];
-                for block in 0..blocks {
-                    let packed = &interleaved[block * taps.len() * 16..][..taps.len() * 16];
-                    // SAFETY: AVX2 (the caller's contract); block `block < c / 16` is
-                    // whole, and every tap points to `c` readable bytes.
-                    unsafe { block_of(d, taps, packed, block * 16, zpv, y) };
-                }
-                // The channels past the last block.
-                for ch in blocks * 16..c {
-                    let mut acc = d.bias[ch];
-                    for kh in 0..w.kernel_h {
-                        let Some(ih) = w.in_row(oh, kh) else { continue };
-                        for kw in 0..w.kernel_w {
-                            let Some(iw) = w.in_col(ow, kw) else { continue };
-                            let v = x[((n * w.in_h + ih) * w.in_w + iw) * c + ch];
-                            let f = d.filter[(kh * w.kernel_w + kw) * c + ch];
-                            acc = acc.wrapping_add(i32::from(product(v, zp16, f)));
+    for row in band {
+        let (n, oh) = (row / w.out_h, row % w.out_h);
+        for ow in 0..w.out_w {
+            let y = &mut out[pixel * c..(pixel + 1) * c];
+            pixel += 1;
+            for kh in 0..w.kernel_h {
+                let ih = w.in_row(oh, kh);
+                for kw in 0..w.kernel_w {
+                    taps[kh * w.kernel_w + kw] = match (ih, w.in_col(ow, kw)) {
+                        (Some(ih), Some(iw)) => {
+                            let at = ((n * w.in_h + ih) * w.in_w + iw) * c;
+                            x[at..at + c].as_ptr()
                         }
-                    }
-                    y[ch] = d.requant.apply(acc, d.scales[ch]);
+                        _ => zero_row.as_ptr(),
+                    };
                 }
+            }
+            let taps = &taps[..taps_n.div_ceil(2) * 2];
+            for block in 0..blocks {
+                let packed = &interleaved[block * taps.len() * 16..][..taps.len() * 16];
+                // SAFETY: AVX2 (the caller's contract); block `block < c / 16` is
+                // whole, and every tap points to `c` readable bytes.
+                unsafe { block_of(d, taps, packed, block * 16, zpv, y) };
+            }
+            // The channels past the last block.
+            for ch in blocks * 16..c {
+                let mut acc = d.bias[ch];
+                for kh in 0..w.kernel_h {
+                    let Some(ih) = w.in_row(oh, kh) else { continue };
+                    for kw in 0..w.kernel_w {
+                        let Some(iw) = w.in_col(ow, kw) else { continue };
+                        let v = x[((n * w.in_h + ih) * w.in_w + iw) * c + ch];
+                        let f = d.filter[(kh * w.kernel_w + kw) * c + ch];
+                        acc = acc.wrapping_add(i32::from(product(v, zp16, f)));
+                    }
+                }
+                y[ch] = d.requant.apply(acc, d.scales[ch]);
             }
         }
     }

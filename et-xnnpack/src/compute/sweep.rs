@@ -7,6 +7,8 @@
 //! contributes nothing, so its taps are skipped). Rows near the top and bottom clip
 //! their tap rows the same way.
 
+use core::ops::Range;
+
 use super::window::Window;
 
 /// Output pixels computed together in the interior (with 16 channels, 12 of the 16 AVX2
@@ -62,10 +64,19 @@ pub(crate) fn holds_at_least(len: usize, dims: [usize; 4]) -> bool {
         .is_some_and(|size| len >= size)
 }
 
-/// Runs `k` over every output pixel of `w` into `out` (`channels` floats per pixel).
-/// The caller has checked the slice sizes `Kernel::pixels` relies on.
+/// Runs `k` over the output pixels of rows `band` of `w` (rows of all images, as
+/// [`Window::out_rows`] counts them) into `out`, which starts at the band's first pixel
+/// (`channels` floats per pixel). The caller has checked the slice sizes
+/// `Kernel::pixels` relies on.
 #[inline(always)]
-pub(crate) fn sweep<D, K: Kernel<D>>(d: &D, w: &Window, channels: usize, k: K, out: &mut [f32]) {
+pub(crate) fn sweep<D, K: Kernel<D>>(
+    d: &D,
+    w: &Window,
+    channels: usize,
+    k: K,
+    band: Range<usize>,
+    out: &mut [f32],
+) {
     let c = channels;
     let first = w.pad_left.div_ceil(w.stride_w).min(w.out_w);
     let span = (w.kernel_w - 1) * w.dilation_w;
@@ -73,30 +84,29 @@ pub(crate) fn sweep<D, K: Kernel<D>>(d: &D, w: &Window, channels: usize, k: K, o
         .checked_sub(span + 1)
         .map_or(0, |m| m / w.stride_w + 1)
         .clamp(first, w.out_w);
-    for n in 0..w.batch {
-        for oh in 0..w.out_h {
-            let kh = taps(oh, w.stride_h, w.dilation_h, w.pad_top, w.kernel_h, w.in_h);
-            let row_out = (n * w.out_h + oh) * w.out_w;
-            let at = |ow: usize, out: &mut [f32]| {
-                let kw = taps(ow, w.stride_w, w.dilation_w, w.pad_left, w.kernel_w, w.in_w);
-                let out = &mut out[(row_out + ow) * c..];
-                // SAFETY: `taps` clipped the window to the input; `ow < out_w`.
-                unsafe { k.pixels::<1>(d, n, oh, ow, (kh, kw), out) };
-            };
-            for ow in 0..first {
-                at(ow, out);
-            }
-            // Rows too narrow for one group of `PX` (7 wide, say) take smaller groups.
-            let (row, interior_cols) = ((n, oh, kh), (first, last));
-            let dst = &mut out[row_out * c..];
-            let ow = if last - first >= PX {
-                interior::<D, K, PX>(d, w, k, row, interior_cols, dst, c)
-            } else {
-                interior::<D, K, PX_NARROW>(d, w, k, row, interior_cols, dst, c)
-            };
-            for ow in ow..w.out_w {
-                at(ow, out);
-            }
+    for row in band.clone() {
+        let (n, oh) = (row / w.out_h, row % w.out_h);
+        let kh = taps(oh, w.stride_h, w.dilation_h, w.pad_top, w.kernel_h, w.in_h);
+        let row_out = (row - band.start) * w.out_w;
+        let at = |ow: usize, out: &mut [f32]| {
+            let kw = taps(ow, w.stride_w, w.dilation_w, w.pad_left, w.kernel_w, w.in_w);
+            let out = &mut out[(row_out + ow) * c..];
+            // SAFETY: `taps` clipped the window to the input; `ow < out_w`.
+            unsafe { k.pixels::<1>(d, n, oh, ow, (kh, kw), out) };
+        };
+        for ow in 0..first {
+            at(ow, out);
+        }
+        // Rows too narrow for one group of `PX` (7 wide, say) take smaller groups.
+        let (row, interior_cols) = ((n, oh, kh), (first, last));
+        let dst = &mut out[row_out * c..];
+        let ow = if last - first >= PX {
+            interior::<D, K, PX>(d, w, k, row, interior_cols, dst, c)
+        } else {
+            interior::<D, K, PX_NARROW>(d, w, k, row, interior_cols, dst, c)
+        };
+        for ow in ow..w.out_w {
+            at(ow, out);
         }
     }
 }

@@ -113,6 +113,12 @@ impl Window {
         }
     }
 
+    /// The output rows of all images (`batch * out_h`): the unit a step's work is cut
+    /// into for threads, each band of rows writing its own run of the output.
+    pub(crate) fn out_rows(&self) -> usize {
+        self.batch * self.out_h
+    }
+
     pub(crate) fn is_pointwise(&self) -> bool {
         self.kernel_h == 1
             && self.kernel_w == 1

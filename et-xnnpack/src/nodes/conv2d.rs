@@ -246,7 +246,7 @@ fn packed(graph: &Graph<'_>, node: &NodeView<'_>) -> usize {
 
 register! {
     XNNConv2d: fp32 => prepare, scratch = scratch, packed = packed;
-    XNNConv2d: qint8 => prepare_qint8, scratch = scratch,
+    XNNConv2d: qint8 => prepare_qint8, scratch = super::conv2d_quantized::conv_scratch,
         packed = super::conv2d_quantized::conv_packed;
 }
 
@@ -266,7 +266,7 @@ fn run(step: &Step, frame: &Frame<'_>) -> KernelResult {
         .map(|b| unsafe { core::slice::from_raw_parts(b, cout) });
     let pixels = w.batch * w.out_h * w.out_w;
     if is_direct(w, p.groups, p.group_in) {
-        Direct {
+        let direct = Direct {
             window: w,
             cin,
             cout,
@@ -274,8 +274,11 @@ fn run(step: &Step, frame: &Frame<'_>) -> KernelResult {
             filter: packed,
             bias,
             clamp: p.clamp,
-        }
-        .run(out);
+        };
+        let per_row = w.out_w * cout;
+        frame.split(w.out_rows(), per_row * k, (out, per_row), 0, |band, out, _| {
+            direct.run(band, out)
+        })?;
     } else if w.is_pointwise() && p.groups == 1 {
         let mut scratch = frame.scratch(0)?.1;
         // Row chunks whose output stays in cache for the bias and range pass that follows

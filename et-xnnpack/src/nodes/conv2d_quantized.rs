@@ -15,7 +15,7 @@ use crate::compute::qconv::{fold_zero_point, QConv, QDepthwise};
 use crate::compute::qdepthwise_avx2::{interleave, interleaved_len, MAX_TAPS};
 use crate::compute::qgemm::{pack, pack_quads, packed_len, padded, vnni_available, QGemm, NR};
 use crate::compute::requant::Requant;
-use crate::exec::Frame;
+use crate::exec::{Frame, MAX_BANDS};
 use crate::plain::cast_mut;
 use crate::plan::{graph_shape, Builder, Elem};
 
@@ -212,7 +212,7 @@ pub(crate) fn prepare_dense(
         fold_zero_point(p.bias, weights, k, p.x_zero_point);
         (weights.as_ptr().cast::<i16>(), Kind::Grouped)
     };
-    b.scratch(QConv::scratch_bytes(k));
+    b.scratch(conv_scratch_bytes(k));
     Ok(step(c, p, weights, kind))
 }
 
@@ -247,16 +247,31 @@ pub(crate) fn prepare_depthwise(
         let _ = taps;
         core::ptr::null()
     };
-    b.scratch(QDepthwise::scratch_bytes(cout));
+    b.scratch(QDepthwise::scratch_bytes(cout).saturating_mul(MAX_BANDS));
     let kind = Kind::Depthwise { interleaved };
     Ok(step(c, p, weights.as_ptr().cast::<i16>(), kind))
 }
 
-/// The scratch bound of a DepthwiseConv2d: the quantized variant's accumulators (the
-/// fp32 one takes none).
+/// The scratch bound of a DepthwiseConv2d: the quantized variant's accumulators, one
+/// set per band (the fp32 one takes none).
 pub(crate) fn depthwise_scratch(graph: &Graph<'_>, node: &NodeView<'_>) -> usize {
     let channels = graph_shape(graph, node.u32(N::VT_OUTPUT_ID)).map_or(0, |s| s.last());
-    QDepthwise::scratch_bytes(channels)
+    QDepthwise::scratch_bytes(channels).saturating_mul(MAX_BANDS)
+}
+
+/// The scratch of a quantized Conv2d with `k` inputs per output: a tile of rows and a
+/// patch per band.
+fn conv_scratch_bytes(k: usize) -> usize {
+    QConv::scratch_bytes(k).saturating_mul(MAX_BANDS)
+}
+
+/// The scratch bound of a quantized Conv2d (see [`conv_scratch_bytes`]).
+pub(crate) fn conv_scratch(_: &Graph<'_>, node: &NodeView<'_>) -> usize {
+    let f = |vt| node.u32(vt) as usize;
+    let k = f(N::VT_KERNEL_HEIGHT)
+        .saturating_mul(f(N::VT_KERNEL_WIDTH))
+        .saturating_mul(f(N::VT_GROUP_INPUT_CHANNELS));
+    conv_scratch_bytes(k)
 }
 
 /// The bound of what `prepare_dense` allocates for `cout` output channels of `k`
@@ -333,9 +348,9 @@ fn run(step: &Step, frame: &Frame<'_>) -> KernelResult {
             let _ = interleaved;
             &[]
         };
-        // Sized at init by `QDepthwise::scratch_bytes` (4 bytes per output channel).
-        let (acc, _) = frame.scratch(cout)?;
-        QDepthwise {
+        // Sized at init by `QDepthwise::scratch_bytes` (4 bytes per output channel)
+        // times the bands.
+        let depthwise = QDepthwise {
             window: w,
             channels_in: p.groups,
             multiplier: p.group_out,
@@ -345,9 +360,12 @@ fn run(step: &Step, frame: &Frame<'_>) -> KernelResult {
             bias,
             scales,
             requant: p.requant,
-        }
-        .run(x, out, cast_mut::<f32, i32>(acc));
-        return Ok(());
+        };
+        let per_row = w.out_w * cout;
+        let work = per_row * w.kernel_h * w.kernel_w;
+        return frame.split(w.out_rows(), work, (out, per_row), cout, |band, out, acc| {
+            depthwise.run(x, band, out, cast_mut::<f32, i32>(acc))
+        });
     }
     let (gemm, weights) = if let Kind::Gemm { vnni } = p.kind {
         // SAFETY: `packed_len(cout, k)` int16s packed at init, read-only since.
@@ -367,11 +385,9 @@ fn run(step: &Step, frame: &Frame<'_>) -> KernelResult {
         let weights = unsafe { core::slice::from_raw_parts(p.weights.cast::<i8>(), cout * k) };
         (None, weights)
     };
-    // Sized at init by `QConv::scratch_bytes`.
+    // Sized at init by `conv_scratch_bytes`: `QConv::scratch_bytes` per band.
     let (rows, patch) = QConv::scratch_words(k);
-    let (scratch, _) = frame.scratch(rows + patch)?;
-    let (rows, patch) = scratch.split_at_mut(rows);
-    QConv {
+    let conv = QConv {
         gemm,
         window: w,
         groups: p.groups,
@@ -382,12 +398,10 @@ fn run(step: &Step, frame: &Frame<'_>) -> KernelResult {
         bias,
         scales,
         requant: p.requant,
-    }
-    .run(
-        x,
-        out,
-        cast_mut::<f32, i16>(rows),
-        cast_mut::<f32, i8>(patch),
-    );
-    Ok(())
+    };
+    let per_row = w.out_w * cout;
+    frame.split(w.out_rows(), per_row * k, (out, per_row), rows + patch, |band, out, scratch| {
+        let (rows, patch) = scratch.split_at_mut(rows);
+        conv.run(x, band, out, cast_mut::<f32, i16>(rows), cast_mut::<f32, i8>(patch));
+    })
 }

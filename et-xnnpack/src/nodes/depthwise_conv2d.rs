@@ -88,15 +88,18 @@ fn run(step: &Step, frame: &Frame<'_>) -> KernelResult {
         .bias
         .map(|b| unsafe { core::slice::from_raw_parts(b, cout) });
     if p.multiplier == 1 {
-        Kernel {
+        let depthwise = Kernel {
             window: w,
             channels: cout,
             x,
             filter,
             bias,
             clamp: p.clamp,
-        }
-        .run(out);
+        };
+        let per_row = w.out_w * cout;
+        frame.split(w.out_rows(), per_row * taps, (out, per_row), 0, |band, out, _| {
+            depthwise.run(band, out)
+        })?;
     } else {
         multiplied(&p, x, filter, bias, out);
     }
