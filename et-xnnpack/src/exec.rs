@@ -29,6 +29,9 @@ pub(crate) const MAX_BANDS: usize = 4;
 /// microseconds on one core, well above the cost of handing a band to a worker.
 const MIN_WORK_PER_BAND: usize = 1 << 17;
 
+/// One band of a [`Frame::split`]: its rows, its run of the output and its scratch.
+type Band<'b, T> = (Range<usize>, &'b mut [T], &'b mut [f32]);
+
 /// What a step sees while it runs: value shapes and data, the scratch, and the pool of
 /// the execute.
 pub(crate) struct Frame<'f> {
@@ -184,20 +187,28 @@ impl Frame<'_> {
         task: impl Fn(Range<usize>, &mut [T], &mut [f32]) + Sync,
     ) -> KernelResult {
         let by_work = rows.saturating_mul(work_per_row) / MIN_WORK_PER_BAND;
-        let wanted = self.ctx.workers().min(MAX_BANDS).min(by_work).min(rows).max(1);
+        let wanted = self
+            .ctx
+            .workers()
+            .min(MAX_BANDS)
+            .min(by_work)
+            .min(rows)
+            .max(1);
         let chunk = rows.div_ceil(wanted).max(1);
         let bands = rows.div_ceil(chunk).max(1);
         let per_band = scratch_floats.next_multiple_of(16);
         let (scratch, _) = self.scratch(per_band * bands)?;
         if out.len() < rows.saturating_mul(per_row) {
-            return Err(fail(Error::Internal, "a step's output is smaller than its rows"));
+            return Err(fail(
+                Error::Internal,
+                "a step's output is smaller than its rows",
+            ));
         }
         if bands == 1 {
             task(0..rows, out, &mut scratch[..scratch_floats]);
             return Ok(());
         }
-        let mut items: [Option<(Range<usize>, &mut [T], &mut [f32])>; MAX_BANDS] =
-            Default::default();
+        let mut items: [Option<Band<'_, T>>; MAX_BANDS] = Default::default();
         let (mut out, mut scratch) = (out, scratch);
         for (b, item) in items.iter_mut().enumerate().take(bands) {
             let band = b * chunk..((b + 1) * chunk).min(rows);

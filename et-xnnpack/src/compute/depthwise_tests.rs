@@ -103,9 +103,8 @@ fn check(w: Window, channels: usize, bias: bool, clamp: (f32, f32)) {
             d.run(cut[0]..cut[1], &mut out[cut[0] * per_row..cut[1] * per_row]);
         }
     };
-    let portable = |d: &Depthwise<'_>, out: &mut [f32]| {
-        d.rows(Portable, 0..d.window.out_rows(), out)
-    };
+    let portable =
+        |d: &Depthwise<'_>, out: &mut [f32]| d.rows(Portable, 0..d.window.out_rows(), out);
     for (name, f) in [
         ("run", &run as &dyn Fn(&Depthwise<'_>, &mut [f32])),
         ("portable", &portable),

@@ -5,6 +5,7 @@ pub(crate) mod broadcast;
 pub(crate) mod cpu;
 pub(crate) mod depthwise;
 pub(crate) mod direct;
+pub(crate) mod fgemm;
 pub(crate) mod lut;
 pub(crate) mod permute;
 pub(crate) mod qconv;

@@ -16,7 +16,7 @@ use super::{check_flags, register, wrong_params, Clamp, Params, Step};
 use crate::compute::direct::{Direct, MAX_CIN};
 pub(crate) use crate::compute::window::Window;
 use crate::exec::Frame;
-use crate::plan::{graph_shape, Builder, Elem};
+use crate::plan::{Builder, Elem};
 
 /// Output pixels per im2col tile for patches of `k` floats: about 64 KiB of patches, so
 /// a tile stays in cache, and 64 to 600 rows. Short patches (a first layer's 27) get long
@@ -170,6 +170,9 @@ fn prepare(b: &mut Builder<'_, '_>, node: &NodeView<'_>) -> Result<Step, Delegat
     let filter = b
         .constant(c.filter)
         .ok_or_else(|| b.invalid("the filter is not 4-byte aligned"))?;
+    if w.is_pointwise() && c.groups == 1 {
+        return super::conv2d_pointwise::prepare(b, node, &c, filter);
+    }
     let packed = b.alloc::<f32>(c.groups * k * c.group_out)?;
     for g in 0..c.groups {
         let dst = &mut packed[g * k * c.group_out..(g + 1) * k * c.group_out];
@@ -181,16 +184,9 @@ fn prepare(b: &mut Builder<'_, '_>, node: &NodeView<'_>) -> Result<Step, Delegat
         }
     }
     let bias = bias_ptr(b, c.bias)?;
-    if is_direct(w, c.groups, c.group_in) {
-        // No scratch: the direct kernel reads the input in place.
-    } else if !w.is_pointwise() || c.groups > 1 {
+    if !is_direct(w, c.groups, c.group_in) {
+        // The direct kernel reads the input in place; the others gather patches.
         b.scratch(scratch_bytes(k, c.group_out));
-    } else {
-        b.scratch(sgemm_scratch_bytes(
-            w.batch * w.in_h * w.in_w,
-            c.group_out,
-            k,
-        ));
     }
     Ok(Step {
         run,
@@ -216,18 +212,14 @@ fn scratch_bytes(k: usize, group_out: usize) -> usize {
         .saturating_add(sgemm_scratch_bytes(tile, group_out, k))
 }
 
-fn scratch(graph: &Graph<'_>, node: &NodeView<'_>) -> usize {
+fn scratch(_: &Graph<'_>, node: &NodeView<'_>) -> usize {
     let f = |vt| node.u32(vt) as usize;
     let k = f(N::VT_KERNEL_HEIGHT)
         .saturating_mul(f(N::VT_KERNEL_WIDTH))
         .saturating_mul(f(N::VT_GROUP_INPUT_CHANNELS));
     let group_out = f(N::VT_GROUP_OUTPUT_CHANNELS);
-    let pixels = graph_shape(graph, node.u32(N::VT_OUTPUT_ID))
-        .and_then(|s| Some(s.numel()? / s.last().max(1)))
-        .unwrap_or(0);
-    // Whichever path `prepare` picks: one GEMM over every pixel, or tiles of patches (or
-    // the direct kernel, which takes none).
-    scratch_bytes(k, group_out).max(sgemm_scratch_bytes(pixels, group_out, k))
+    // Tiles of patches (the direct and pointwise kernels take none).
+    scratch_bytes(k, group_out)
 }
 
 /// The qint8 family: `conv2d_quantized`'s int8 GEMM.
@@ -241,7 +233,14 @@ fn prepare_qint8(b: &mut Builder<'_, '_>, node: &NodeView<'_>) -> Result<Step, D
 
 /// The packed-memory bound of an fp32 Conv2d: its filter, repacked once.
 fn packed(graph: &Graph<'_>, node: &NodeView<'_>) -> usize {
+    let f = |vt| node.u32(vt) as usize;
+    let (cin, cout) = (
+        f(N::VT_GROUP_INPUT_CHANNELS),
+        f(N::VT_GROUP_OUTPUT_CHANNELS),
+    );
+    // Either path's: the pointwise panels and padded bias, or the filter repacked.
     super::alloc_bound(super::graph_numel(graph, node.u32(N::VT_FILTER_ID)), 4)
+        .max(super::conv2d_pointwise::packed_bound(cout, cin))
 }
 
 register! {
@@ -276,42 +275,13 @@ fn run(step: &Step, frame: &Frame<'_>) -> KernelResult {
             clamp: p.clamp,
         };
         let per_row = w.out_w * cout;
-        frame.split(w.out_rows(), per_row * k, (out, per_row), 0, |band, out, _| {
-            direct.run(band, out)
-        })?;
-    } else if w.is_pointwise() && p.groups == 1 {
-        let mut scratch = frame.scratch(0)?.1;
-        // Row chunks whose output stays in cache for the bias and range pass that follows
-        // each GEMM (one pass over the whole output afterwards would miss cache).
-        let chunk = pointwise_chunk(cout);
-        for start in (0..pixels).step_by(chunk) {
-            let rows = chunk.min(pixels - start);
-            let xs = &x[start * cin..(start + rows) * cin];
-            let os = &mut out[start * cout..(start + rows) * cout];
-            let a = Mat {
-                data: xs,
-                rows,
-                cols: cin,
-                rs: cin,
-                cs: 1,
-            };
-            let bm = Mat {
-                data: packed,
-                rows: k,
-                cols: cout,
-                rs: cout,
-                cs: 1,
-            };
-            let c = MatMut {
-                data: &mut *os,
-                rows,
-                cols: cout,
-                rs: cout,
-                cs: 1,
-            };
-            scratch.with(|ctx| sgemm(ctx, 1.0, a, bm, 0.0, c))?;
-            p.clamp.bias_rows(os, bias);
-        }
+        frame.split(
+            w.out_rows(),
+            per_row * k,
+            (out, per_row),
+            0,
+            |band, out, _| direct.run(band, out),
+        )?;
     } else {
         let tile = tile_rows(k);
         let (patches, mut scratch) = frame.scratch(tile * k)?;
@@ -365,14 +335,6 @@ fn run(step: &Step, frame: &Frame<'_>) -> KernelResult {
 /// im2col's patches would be too short to repay gathering them for a GEMM.
 fn is_direct(w: &Window, groups: usize, group_in: usize) -> bool {
     groups == 1 && group_in <= MAX_CIN && !w.is_pointwise()
-}
-
-/// Output rows per GEMM of a pointwise convolution with `cout` channels: about 256 KiB
-/// of output (it stays in L2 for the bias pass), a multiple of the GEMM's 120-row blocks
-/// and at least one, so the weights are not re-read for a handful of rows.
-fn pointwise_chunk(cout: usize) -> usize {
-    const BLOCK_ROWS: usize = 120;
-    ((64 * 1024 / cout.max(1)) / BLOCK_ROWS).max(1) * BLOCK_ROWS
 }
 
 /// The patch of output pixel `(n, oh, ow)` for channels `c0..c0 + len` of each tap, in

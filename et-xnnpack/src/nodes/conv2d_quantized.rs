@@ -363,9 +363,13 @@ fn run(step: &Step, frame: &Frame<'_>) -> KernelResult {
         };
         let per_row = w.out_w * cout;
         let work = per_row * w.kernel_h * w.kernel_w;
-        return frame.split(w.out_rows(), work, (out, per_row), cout, |band, out, acc| {
-            depthwise.run(x, band, out, cast_mut::<f32, i32>(acc))
-        });
+        return frame.split(
+            w.out_rows(),
+            work,
+            (out, per_row),
+            cout,
+            |band, out, acc| depthwise.run(x, band, out, cast_mut::<f32, i32>(acc)),
+        );
     }
     let (gemm, weights) = if let Kind::Gemm { vnni } = p.kind {
         // SAFETY: `packed_len(cout, k)` int16s packed at init, read-only since.
@@ -400,8 +404,20 @@ fn run(step: &Step, frame: &Frame<'_>) -> KernelResult {
         requant: p.requant,
     };
     let per_row = w.out_w * cout;
-    frame.split(w.out_rows(), per_row * k, (out, per_row), rows + patch, |band, out, scratch| {
-        let (rows, patch) = scratch.split_at_mut(rows);
-        conv.run(x, band, out, cast_mut::<f32, i16>(rows), cast_mut::<f32, i8>(patch));
-    })
+    frame.split(
+        w.out_rows(),
+        per_row * k,
+        (out, per_row),
+        rows + patch,
+        |band, out, scratch| {
+            let (rows, patch) = scratch.split_at_mut(rows);
+            conv.run(
+                x,
+                band,
+                out,
+                cast_mut::<f32, i16>(rows),
+                cast_mut::<f32, i8>(patch),
+            );
+        },
+    )
 }

@@ -97,9 +97,13 @@ fn run(step: &Step, frame: &Frame<'_>) -> KernelResult {
             clamp: p.clamp,
         };
         let per_row = w.out_w * cout;
-        frame.split(w.out_rows(), per_row * taps, (out, per_row), 0, |band, out, _| {
-            depthwise.run(band, out)
-        })?;
+        frame.split(
+            w.out_rows(),
+            per_row * taps,
+            (out, per_row),
+            0,
+            |band, out, _| depthwise.run(band, out),
+        )?;
     } else {
         multiplied(&p, x, filter, bias, out);
     }

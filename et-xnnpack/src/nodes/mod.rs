@@ -24,6 +24,7 @@ mod binary;
 mod binary_quantized;
 mod concatenate;
 mod conv2d;
+mod conv2d_pointwise;
 mod conv2d_quantized;
 mod conv_transpose2d;
 mod convert;
@@ -244,6 +245,7 @@ pub(crate) enum Params {
     Unary(activation::Unary),
     Binary(binary::Binary),
     Conv(conv2d::Conv),
+    PointwiseConv(conv2d_pointwise::PointwiseConv),
     Depthwise(depthwise_conv2d::Depthwise),
     Deconv(conv_transpose2d::Deconv),
     FullyConnected(fully_connected::FullyConnected),
