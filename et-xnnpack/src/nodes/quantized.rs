@@ -237,14 +237,22 @@ fn run(step: &Step, frame: &Frame<'_>) -> KernelResult {
         } => {
             let x = frame.input::<i8>(input)?;
             let out = frame.output::<i8>(output)?;
-            #[cfg(target_arch = "x86_64")]
-            if et_ops::gemm::avx2_fma_available() {
-                // SAFETY: the CPU supports AVX2 and FMA (checked just above); the
-                // function only compiles the same safe code for that instruction set.
-                unsafe { clamp_avx2(x, out, min, max) };
-                return Ok(());
-            }
-            clamp(x, out, min, max);
+            let len = out.len().min(x.len());
+            let avx2 = et_ops::gemm::avx2_fma_available();
+            // Large clamps (the early layers' activations) are cut into bands of
+            // elements for the pool.
+            return frame.split(len, 1, (&mut out[..len], 1), 0, |band, out, _| {
+                let x = &x[band];
+                #[cfg(target_arch = "x86_64")]
+                if avx2 {
+                    // SAFETY: the CPU supports AVX2 and FMA (checked above); the
+                    // function only compiles the same safe code for that instruction set.
+                    unsafe { clamp_avx2(x, out, min, max) };
+                    return;
+                }
+                let _ = avx2;
+                clamp(x, out, min, max);
+            });
         }
         Quantized::Add {
             a,
