@@ -196,8 +196,9 @@ fn compare(model: &Model, got: &[f32]) -> bool {
     for (&g, w) in got.iter().zip(want) {
         let diff = (g - w).abs();
         worst = worst.max(diff);
-        // NaN differences fail too: the comparison is false.
-        if !(diff <= model.atol + model.rtol * w.abs()) {
+        // A NaN difference fails too: it is not within any tolerance.
+        let within = diff <= model.atol + model.rtol * w.abs();
+        if !within {
             bad += 1;
         }
     }
@@ -235,7 +236,9 @@ pub fn exit(ok: bool) -> ! {
         debug::EXIT_FAILURE
     });
     // Only reached without a debugger or semihosting host.
-    loop {}
+    loop {
+        core::hint::spin_loop();
+    }
 }
 
 /// The flatbuffers crate links `alloc`, so the link needs a global allocator; this one
