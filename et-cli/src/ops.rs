@@ -3,6 +3,8 @@
 
 use std::path::{Path, PathBuf};
 
+use et_runtime::MethodBufferSizes;
+
 use crate::{bundled, data, delegates, format, open, Failure};
 
 pub fn ops(model: &Path, data: &[PathBuf], json: bool) -> Result<(), Failure> {
@@ -46,6 +48,9 @@ pub fn ops(model: &Path, data: &[PathBuf], json: bool) -> Result<(), Failure> {
             }
         }
         let delegates = delegates::summarize(&program, name)?;
+        // The buffers firmware declares, measured by loading and running the method once;
+        // a method this binary cannot run has no measurement, and the listing goes on.
+        let memory = MethodBufferSizes::measure(&program, name);
         let external = external_tensors(&meta, named)?;
         let preserved: Vec<bool> = (0..meta.num_inputs())
             .map(|i| meta.input_is_preserved(i))
@@ -65,7 +70,7 @@ pub fn ops(model: &Path, data: &[PathBuf], json: bool) -> Result<(), Failure> {
             let dels: Vec<String> = delegates.iter().map(|d| d.json()).collect();
             let ext: Vec<String> = external.iter().map(ExternalListing::json).collect();
             methods_json.push(format!(
-                "{{\"name\":{},\"inputs\":{},\"inputs_preserved\":{:?},\"mutable_buffers\":{},\"outputs\":{},\"instructions\":{},\"planned_buffers\":{:?},\"operators\":[{}],\"delegates\":[{}],\"external_tensors\":[{}]}}",
+                "{{\"name\":{},\"inputs\":{},\"inputs_preserved\":{:?},\"mutable_buffers\":{},\"outputs\":{},\"instructions\":{},\"planned_buffers\":{:?},\"memory\":{},\"operators\":[{}],\"delegates\":[{}],\"external_tensors\":[{}]}}",
                 format::json_str(name),
                 meta.num_inputs(),
                 preserved,
@@ -73,6 +78,7 @@ pub fn ops(model: &Path, data: &[PathBuf], json: bool) -> Result<(), Failure> {
                 meta.num_outputs(),
                 meta.num_instructions(),
                 planned,
+                memory_json(&memory),
                 ops_json.join(","),
                 dels.join(","),
                 ext.join(",")
@@ -85,6 +91,13 @@ pub fn ops(model: &Path, data: &[PathBuf], json: bool) -> Result<(), Failure> {
                 meta.num_instructions()
             );
             println!("  planned buffers (bytes): {planned:?}");
+            match &memory {
+                Ok(m) => println!(
+                    "  memory to run it (bytes, measured): method arena {}, planned {:?}, scratch {}",
+                    m.method, m.planned, m.scratch
+                ),
+                Err(e) => println!("  memory to run it: not measured, the method does not run here ({e})"),
+            }
             let state = meta.num_mutable_buffers();
             if state > 0 {
                 println!("  mutable buffers (state kept between executes): {state}");
@@ -180,4 +193,15 @@ fn external_tensors(
             })
         })
         .collect()
+}
+
+/// The measured sizes as a JSON object, or `null` when the method could not be run.
+fn memory_json(memory: &Result<MethodBufferSizes, et_runtime::Error>) -> String {
+    match memory {
+        Ok(m) => format!(
+            "{{\"method\":{},\"planned\":{:?},\"scratch\":{}}}",
+            m.method, m.planned, m.scratch
+        ),
+        Err(_) => String::from("null"),
+    }
 }

@@ -111,6 +111,29 @@ fn ops_lists_operators_with_kernel_keys() {
 }
 
 #[test]
+fn ops_prints_the_measured_buffer_sizes() {
+    use et_ops as _;
+    use et_runtime::{FileLoader, MethodBufferSizes, Program};
+    let path = fixture("mlp.pte");
+    let loader = FileLoader::open(&path).unwrap();
+    let program = Program::load(&loader).unwrap();
+    let sizes = MethodBufferSizes::measure(&program, "forward").unwrap();
+    let o = etch(&["ops", path.to_str().unwrap()]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let line = format!(
+        "memory to run it (bytes, measured): method arena {}, planned {:?}, scratch {}",
+        sizes.method, sizes.planned, sizes.scratch
+    );
+    assert!(stdout(&o).contains(&line), "{}", stdout(&o));
+    let o = etch(&["ops", path.to_str().unwrap(), "--json"]);
+    let json = format!(
+        "\"memory\":{{\"method\":{},\"planned\":{:?},\"scratch\":{}}}",
+        sizes.method, sizes.planned, sizes.scratch
+    );
+    assert!(stdout(&o).contains(&json), "{}", stdout(&o));
+}
+
+#[test]
 fn kernels_lists_the_registry() {
     let o = etch(&["kernels"]);
     assert!(o.status.success());

@@ -33,6 +33,8 @@ mod method_buffers;
 #[cfg(feature = "std")]
 pub mod module;
 #[cfg(feature = "alloc")]
+mod sizing;
+#[cfg(feature = "alloc")]
 mod tensor_buf;
 
 // Running programs: load, size memory, set inputs, execute, read outputs.

@@ -19,6 +19,8 @@ pub struct Arena<'a> {
     base: *mut u8,
     len: usize,
     used: Cell<usize>,
+    // The most `used` reached before a reset: what a buffer of this arena must hold.
+    peak: Cell<usize>,
     _buffer: PhantomData<&'a mut [u8]>,
 }
 
@@ -29,6 +31,7 @@ impl<'a> Arena<'a> {
             base: buffer.as_mut_ptr(),
             len: buffer.len(),
             used: Cell::new(0),
+            peak: Cell::new(0),
             _buffer: PhantomData,
         }
     }
@@ -39,6 +42,7 @@ impl<'a> Arena<'a> {
             base: NonNull::dangling().as_ptr(),
             len: 0,
             used: Cell::new(0),
+            peak: Cell::new(0),
             _buffer: PhantomData,
         }
     }
@@ -51,6 +55,17 @@ impl<'a> Arena<'a> {
     /// Bytes handed out so far (including alignment padding).
     pub fn used(&self) -> usize {
         self.used.get()
+    }
+
+    /// The most bytes this arena has held at once since it was made, resets included:
+    /// a buffer at the same alignment and of this size would have served every
+    /// allocation so far.
+    pub fn peak(&self) -> usize {
+        self.peak.get().max(self.used.get())
+    }
+
+    fn record_peak(&self) {
+        self.peak.set(self.peak());
     }
 
     /// Reserves `size` bytes aligned to `align` (a power of two).
@@ -151,6 +166,7 @@ impl<'a> Arena<'a> {
 
     /// Forgets every allocation.
     pub fn reset(&mut self) {
+        self.record_peak();
         self.used.set(0);
     }
 
@@ -159,6 +175,7 @@ impl<'a> Arena<'a> {
     /// # Safety
     /// No memory allocated from this arena may be used afterwards.
     pub(crate) unsafe fn reset_shared(&self) {
+        self.record_peak();
         self.used.set(0);
     }
 }
@@ -168,6 +185,7 @@ impl fmt::Debug for Arena<'_> {
         f.debug_struct("Arena")
             .field("capacity", &self.len)
             .field("used", &self.used.get())
+            .field("peak", &self.peak())
             .finish()
     }
 }
@@ -211,6 +229,11 @@ impl<'a> MemoryManager<'a> {
     /// Bytes of the method buffer used so far.
     pub fn method_bytes_used(&self) -> usize {
         self.method.used()
+    }
+
+    /// The most scratch bytes any one instruction (or load-time pass) has held at once.
+    pub fn scratch_bytes_peak(&self) -> usize {
+        self.temp.peak()
     }
 }
 
