@@ -148,4 +148,12 @@ done
 echo "$table"
 echo
 cat "${reported[@]}" 2>/dev/null || true
+# The Cortex-M example's flash and RAM, when it has been built (scripts/cortex-m-test.sh
+# builds and runs it, then reports the same table).
+arm_bins=examples/cortex_m/target/thumbv7em-none-eabihf/release
+if [ -x "$arm_bins/mlp" ] && [ -x "$arm_bins/runtime_only" ]; then
+  echo
+  echo "Cortex-M (thumbv7em-none-eabihf), examples/cortex_m:"
+  scripts/arm-size.sh "$arm_bins"/{runtime_only,mlp,small_cnn,q8_fire}
+fi
 exit $status

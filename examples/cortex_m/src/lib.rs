@@ -20,7 +20,9 @@ pub use cortex_m_rt;
 pub use cortex_m_semihosting;
 
 // The kernels and the XNNPACK backend register themselves by being linked.
+#[cfg(feature = "kernels")]
 use et_ops as _;
+#[cfg(feature = "kernels")]
 use et_xnnpack as _;
 
 /// `T` at the alignment the runtime asks of a program (`PROGRAM_ALIGNMENT`) and of its
