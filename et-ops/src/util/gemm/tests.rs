@@ -25,7 +25,7 @@ fn reference(m: usize, n: usize, k: usize, a: &[f32], b: &[f32]) -> Vec<f64> {
 
 #[test]
 fn matches_reference_many_shapes() {
-    for level in [Level::Portable, Level::Avx2, Level::Avx512] {
+    for &level in LEVELS {
         if level <= detected_level() {
             check_shapes_against_reference(level);
         }
@@ -246,7 +246,7 @@ fn generic_reference_integers_wrap() {
 #[test]
 #[ignore]
 fn bench_sgemm() {
-    for level in [Level::Portable, Level::Avx2, Level::Avx512] {
+    for &level in LEVELS {
         if level <= detected_level() {
             bench(level);
         }
@@ -306,7 +306,7 @@ use crate::util::test_pool::Scoped;
 fn split_products_match_the_whole() {
     let mut seed = 11u64;
     let mut scratch = vec![0u8; 16 << 20];
-    for level in [Level::Portable, Level::Avx2, Level::Avx512] {
+    for &level in LEVELS {
         if level > detected_level() {
             continue;
         }
@@ -396,7 +396,7 @@ fn split_without_scratch_runs_whole() {
 fn column_major_b_matches_row_major_bit_for_bit() {
     let mut scratch = vec![0u8; 8 << 20];
     let mut seed = 11u64;
-    for level in [Level::Portable, Level::Avx2, Level::Avx512] {
+    for &level in LEVELS {
         if level > detected_level() {
             continue;
         }
