@@ -105,12 +105,15 @@ fn ukr_n<const ME: usize, const NV: usize>(
                     if beta != 0.0 {
                         r = vfmaq_f32(r, vb, load4(row, v));
                     }
-                    // The epilogue as the x86 kernels apply it: `r * s + t` with two
-                    // roundings, then the clamp. NEON's max and min return NaN when
-                    // either operand is NaN, so a NaN `r` is kept, as `RowEpilogue::one`
-                    // keeps it.
+                    // The epilogue as `RowEpilogue::one` computes it: `r * s + t` with
+                    // two roundings, then `lo` where `lo > r` and `hi` where `r > hi`.
+                    // Compare-and-select rather than NEON's max and min, which would turn
+                    // a -0.0 against a zero bound into +0.0; comparisons with NaN are
+                    // false, so a NaN `r` stays.
                     if let (Some((s, t)), Some((lo, hi))) = (row_map, bounds) {
-                        r = vminq_f32(hi, vmaxq_f32(lo, vaddq_f32(vmulq_f32(r, s), t)));
+                        r = vaddq_f32(vmulq_f32(r, s), t);
+                        r = vbslq_f32(vcgtq_f32(lo, r), lo, r);
+                        r = vbslq_f32(vcgtq_f32(r, hi), hi, r);
                     }
                     store4(row, v, r);
                 }
