@@ -5,8 +5,12 @@
 # (and dtype instance) and shared helper (scripts/size-attribution.py). Fails if a
 # stripped size, or code and data, exceeds its threshold in scripts/size-thresholds.txt.
 #
-#   scripts/size-report.sh            # all three
+#   scripts/size-report.sh            # all three, and size_test for aarch64
 #   scripts/size-report.sh size_test  # one
+#
+# size_test is also cross-built for aarch64-unknown-linux-gnu (row `size_test.aarch64`)
+# when aarch64-linux-gnu-gcc and qemu-aarch64 are installed, and run on noop.pte under
+# qemu-aarch64; without them the row is left out with a note.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -47,8 +51,8 @@ selected() {
   local w; for w in "${wanted[@]}"; do [ "$w" = "$1" ] && return 0; done; return 1
 }
 
-build() { # name package env strip -> path of the binary
-  local name=$1 pkg=$2 env=$3 strip=$4
+build() { # name package env strip [target] -> path of the binary
+  local name=$1 pkg=$2 env=$3 strip=$4 target=${5:-$TARGET}
   local dir="target/size-$name-$strip"
   # The symbol copy also carries line tables and v0 symbol names (generic arguments in
   # the names), for scripts/size-attribution.py; neither changes what code is generated
@@ -60,8 +64,8 @@ build() { # name package env strip -> path of the binary
   fi
   env $env RUSTFLAGS="$flags" CARGO_TARGET_DIR="$dir" CARGO_PROFILE_RELEASE_SIZE_STRIP="$strip" \
     CARGO_PROFILE_RELEASE_SIZE_DEBUG="$debug" \
-    cargo build --quiet --target "$TARGET" --profile release-size -p "$pkg" >&2
-  echo "$dir/$TARGET/release-size/$pkg"
+    cargo build --quiet --target "$target" --profile release-size -p "$pkg" >&2
+  echo "$dir/$target/release-size/$pkg"
 }
 
 kernel_count() {
@@ -144,6 +148,31 @@ for b in "${builds[@]}"; do
     echo
   } > "$out/$name.symbols.txt"
 done
+
+# size_test for aarch64: the same flags, the cross linker, run under QEMU. No symbol
+# report (the attribution reads host addr2line output).
+A64=aarch64-unknown-linux-gnu
+if selected size_test && command -v aarch64-linux-gnu-gcc > /dev/null && command -v qemu-aarch64 > /dev/null; then
+  export CARGO_TARGET_AARCH64_UNKNOWN_LINUX_GNU_LINKER=aarch64-linux-gnu-gcc
+  bin=$(build size_test.aarch64 size_test "" true "$A64")
+  cp "$bin" "$out/size_test.aarch64"
+  if ! qemu-aarch64 -L /usr/aarch64-linux-gnu "$bin" tests/fixtures/noop.pte > /dev/null; then
+    echo "FAIL: size_test.aarch64 does not run tests/fixtures/noop.pte under qemu-aarch64" >&2
+    status=1
+  fi
+  bytes=$(stat -c %s "$bin")
+  read -r text data bss _ < <(aarch64-linux-gnu-size "$bin" | tail -1)
+  code=$(code_and_data "$bin")
+  limit=$(threshold size_test.aarch64)
+  table+="
+| size_test.aarch64 | $bytes | $code | $text | $data | $bss | $(kernel_count "$bin") | ${limit:-none} |"
+  if [ -n "$limit" ] && [ "$bytes" -gt "$limit" ]; then
+    echo "FAIL: size_test.aarch64 is $bytes bytes, over its threshold of $limit" >&2
+    status=1
+  fi
+elif selected size_test; then
+  echo "note: aarch64-linux-gnu-gcc or qemu-aarch64 missing; size_test.aarch64 not built" >&2
+fi
 
 echo "$table"
 echo

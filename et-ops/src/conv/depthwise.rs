@@ -5,7 +5,9 @@
 use et_runtime::{KernelContext, KernelResult};
 
 use super::geom::Geom;
-use crate::util::gemm::{avx2_fma_available, Epilogue};
+#[cfg(target_arch = "x86_64")]
+use crate::util::gemm::avx2_fma_available;
+use crate::util::gemm::Epilogue;
 
 /// Depthwise convolution (`cin_g == 1`; `cout_g` output channels per input channel),
 /// each output row mapped by `epilogue` (row `c`: channel `c`) as soon as it is final.
@@ -146,13 +148,16 @@ fn run_planes(
     planes: (usize, usize),
     epilogue: Option<Epilogue<'_>>,
 ) {
+    // On aarch64 the baseline build is the NEON path: the tap loops below vectorize to
+    // 4-wide NEON multiply-adds, and there is no wider vector to recompile them for.
+    #[cfg(target_arch = "x86_64")]
     if avx2_fma_available() {
         // SAFETY: the CPU supports AVX2 and FMA (checked by `avx2_fma_available`), all the
         // target-feature function requires.
         unsafe { depthwise_planes_avx2(g, x, w, bias, y, os, flat, planes, epilogue) };
-    } else {
-        depthwise_planes(g, x, w, bias, y, os, flat, planes, epilogue);
+        return;
     }
+    depthwise_planes(g, x, w, bias, y, os, flat, planes, epilogue);
 }
 
 const MAX_TAPS: usize = 64;
@@ -218,22 +223,6 @@ impl<'a> Phases<'a> {
 
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx2,fma")]
-#[allow(clippy::too_many_arguments, reason = "one block of one convolution")]
-fn depthwise_planes_avx2(
-    g: &Geom,
-    x: &[f32],
-    w: &[f32],
-    bias: Option<&[f32]>,
-    y: &mut [f32],
-    os: [usize; 4],
-    flat: Option<&mut Phases<'_>>,
-    planes: (usize, usize),
-    epilogue: Option<Epilogue<'_>>,
-) {
-    depthwise_planes(g, x, w, bias, y, os, flat, planes, epilogue);
-}
-
-#[cfg(not(target_arch = "x86_64"))]
 #[allow(clippy::too_many_arguments, reason = "one block of one convolution")]
 fn depthwise_planes_avx2(
     g: &Geom,

@@ -8,6 +8,7 @@ use et_runtime::{
 use super::{check_param, memory_order};
 use crate::util::element::Float;
 use crate::util::element::OpMath;
+#[cfg(target_arch = "x86_64")]
 use crate::util::gemm::avx2_fma_available;
 use crate::util::reduction::Space;
 use crate::util::split::{for_each_band, SPLIT_MIN_ELEMENTS};
@@ -195,13 +196,15 @@ fn apply_split<T: OpMath>(
 
 /// [`apply`] compiled for the best instruction set the CPU has.
 fn apply_best<T: OpMath>(space: &Space<3>, x: &[T], y: &mut [T], alpha: &[T::C], beta: &[T::C]) {
+    // On aarch64 the baseline build is the NEON path (4-wide, nothing wider to pick).
+    #[cfg(target_arch = "x86_64")]
     if avx2_fma_available() {
         // SAFETY: the CPU supports AVX2 and FMA (checked by `avx2_fma_available`), all
         // the target-feature function requires.
         unsafe { apply_avx2::<T>(space, x, y, alpha, beta) };
-    } else {
-        apply::<T>(space, x, y, alpha, beta);
+        return;
     }
+    apply::<T>(space, x, y, alpha, beta);
 }
 
 /// `y = x * alpha[c] + beta[c]` over a [`Space`] whose operand 2's offset is the channel.
@@ -247,11 +250,6 @@ macro_rules! apply_body {
 #[target_feature(enable = "avx2,fma")]
 fn apply_avx2<T: OpMath>(space: &Space<3>, x: &[T], y: &mut [T], alpha: &[T::C], beta: &[T::C]) {
     apply_body!(T, space, x, y, alpha, beta);
-}
-
-#[cfg(not(target_arch = "x86_64"))]
-fn apply_avx2<T: OpMath>(space: &Space<3>, x: &[T], y: &mut [T], alpha: &[T::C], beta: &[T::C]) {
-    apply::<T>(space, x, y, alpha, beta);
 }
 
 /// The baseline instantiation of [`apply_body`].

@@ -252,6 +252,10 @@ pub(crate) struct QDepthwise<'a> {
     pub(crate) filter: &'a [i8],
     /// The filter packed by `qdepthwise_avx2::interleave` for the AVX2 kernel (empty
     /// when not packed: the portable loop runs).
+    #[cfg_attr(
+        not(target_arch = "x86_64"),
+        allow(dead_code, reason = "read by the x86-64 kernel only")
+    )]
     pub(crate) interleaved: &'a [i16],
     /// The bias as stored: the zero point is subtracted from each tap read instead of
     /// folded in (the portable loop skips taps outside the input).

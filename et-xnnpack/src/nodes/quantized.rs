@@ -10,7 +10,7 @@ use super::{wrong_params, Clamp, Params, Step};
 use crate::compute::qelementwise::{self, AddParams, MeanParams, Q8};
 use crate::compute::requant::quantize_bound;
 use crate::exec::Frame;
-use crate::plan::{Builder, Elem, Quant, Shape};
+use crate::plan::{Builder, Elem, Quant};
 
 #[derive(Clone, Copy, Debug)]
 pub(crate) enum Quantized {
@@ -183,7 +183,12 @@ unsafe fn clamp_avx2(x: &[i8], out: &mut [i8], min: i8, max: i8) {
     clamp(x, out, min, max);
 }
 
-type Shapes<'s> = (&'s Shape, &'s Shape, &'s Shape);
+#[cfg(target_arch = "x86_64")]
+type Shapes<'s> = (
+    &'s crate::plan::Shape,
+    &'s crate::plan::Shape,
+    &'s crate::plan::Shape,
+);
 
 /// [`qelementwise::add`] compiled for AVX2 (8-lane `vpmulld`, which SSE2 lacks).
 ///

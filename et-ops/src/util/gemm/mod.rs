@@ -20,7 +20,8 @@
 //! - portable: plain arrays the compiler vectorizes for the build's baseline (SSE2 on
 //!   x86-64: a 6x8 tile in 12 xmm accumulators; NEON on aarch64);
 //! - AVX2 + FMA: 6x16 tiles in 12 ymm accumulators;
-//! - AVX-512F: 12x32 tiles in 24 zmm accumulators.
+//! - AVX-512F: 12x32 tiles in 24 zmm accumulators;
+//! - NEON (aarch64, always present there): 12x8 tiles in 24 q-register accumulators.
 //!
 //! FMA rounds once per multiply-add, so the SIMD paths can differ from the portable one in
 //! the last bits (as PyTorch's own BLAS backends differ from each other).
@@ -56,6 +57,8 @@ use super::element::Dot;
 mod blocked;
 mod epilogue;
 mod gemv;
+#[cfg(target_arch = "aarch64")]
+mod neon;
 mod pack;
 mod portable;
 mod split;
@@ -234,10 +237,32 @@ const Z_BLOCK: Blocking = Blocking {
     nc: 2048,
 };
 
+/// NEON tile: 12 rows x 8 columns (24 q-register accumulators). `MR` divides 12 and `NR`
+/// divides 32, so [`sgemm_scratch_bytes`]'s bound holds for it too.
+#[cfg(target_arch = "aarch64")]
+const N_MR: usize = 12;
+#[cfg(target_arch = "aarch64")]
+const N_NR: usize = 8;
+#[cfg(target_arch = "aarch64")]
+const N_BLOCK: Blocking = Blocking {
+    mc: 120,
+    kc: KC,
+    nc: 2048,
+};
+
 /// The micro-kernel families, narrowest first.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
 enum Level {
+    #[cfg_attr(
+        target_arch = "aarch64",
+        allow(
+            dead_code,
+            reason = "NEON is always present; tests run the portable kernel"
+        )
+    )]
     Portable,
+    #[cfg(target_arch = "aarch64")]
+    Neon,
     #[cfg_attr(not(target_arch = "x86_64"), allow(dead_code, reason = "x86-64 only"))]
     Avx2,
     #[cfg_attr(not(target_arch = "x86_64"), allow(dead_code, reason = "x86-64 only"))]
@@ -250,11 +275,25 @@ fn detected_level() -> Level {
     {
         x86::level()
     }
-    #[cfg(not(target_arch = "x86_64"))]
+    #[cfg(target_arch = "aarch64")]
+    {
+        Level::Neon
+    }
+    #[cfg(not(any(target_arch = "x86_64", target_arch = "aarch64")))]
     {
         Level::Portable
     }
 }
+
+/// Every level, narrowest first (tests run those up to [`detected_level`]).
+#[cfg(test)]
+const LEVELS: &[Level] = &[
+    Level::Portable,
+    #[cfg(target_arch = "aarch64")]
+    Level::Neon,
+    Level::Avx2,
+    Level::Avx512,
+];
 
 /// Scratch bytes [`sgemm`] takes from its context for an `m x n x k` product (the two
 /// packing buffers and their alignment), an upper bound for every micro-kernel.
@@ -361,6 +400,8 @@ fn tiling(level: Level) -> (usize, usize, Blocking) {
         Level::Avx512 => (Z_MR, Z_NR, Z_BLOCK),
         #[cfg(target_arch = "x86_64")]
         Level::Avx2 => (X_MR, X_NR, X_BLOCK),
+        #[cfg(target_arch = "aarch64")]
+        Level::Neon => (N_MR, N_NR, N_BLOCK),
         _ => (P_MR, P_NR, P_BLOCK),
     }
 }
@@ -396,7 +437,14 @@ fn run_blocked(
         unsafe { x86::sgemm_avx2(alpha, a, b, beta, c, epilogue, ap, bp) };
         return;
     }
-    let _ = level; // only x86-64 has wider kernels
+    #[cfg(target_arch = "aarch64")]
+    if level == Level::Neon {
+        // SAFETY: NEON is part of the aarch64 baseline (every aarch64 target Rust
+        // supports has it), all the target-feature function requires.
+        unsafe { neon::sgemm_neon(alpha, a, b, beta, c, epilogue, ap, bp) };
+        return;
+    }
+    let _ = level; // the portable kernel serves every level below
     blocked::<P_MR, P_NR>(
         alpha,
         a,

@@ -25,7 +25,7 @@ fn reference(m: usize, n: usize, k: usize, a: &[f32], b: &[f32]) -> Vec<f64> {
 
 #[test]
 fn matches_reference_many_shapes() {
-    for level in [Level::Portable, Level::Avx2, Level::Avx512] {
+    for &level in LEVELS {
         if level <= detected_level() {
             check_shapes_against_reference(level);
         }
@@ -246,7 +246,7 @@ fn generic_reference_integers_wrap() {
 #[test]
 #[ignore]
 fn bench_sgemm() {
-    for level in [Level::Portable, Level::Avx2, Level::Avx512] {
+    for &level in LEVELS {
         if level <= detected_level() {
             bench(level);
         }
@@ -306,7 +306,7 @@ use crate::util::test_pool::Scoped;
 fn split_products_match_the_whole() {
     let mut seed = 11u64;
     let mut scratch = vec![0u8; 16 << 20];
-    for level in [Level::Portable, Level::Avx2, Level::Avx512] {
+    for &level in LEVELS {
         if level > detected_level() {
             continue;
         }
@@ -396,7 +396,7 @@ fn split_without_scratch_runs_whole() {
 fn column_major_b_matches_row_major_bit_for_bit() {
     let mut scratch = vec![0u8; 8 << 20];
     let mut seed = 11u64;
-    for level in [Level::Portable, Level::Avx2, Level::Avx512] {
+    for &level in LEVELS {
         if level > detected_level() {
             continue;
         }
@@ -437,5 +437,61 @@ fn column_major_b_matches_row_major_bit_for_bit() {
             });
             assert!(same, "{level:?} {m}x{n}x{k}");
         }
+    }
+}
+
+/// Every aarch64 CPU takes the NEON level (it is in the baseline), so the fixture tests
+/// run under QEMU exercise it.
+#[cfg(target_arch = "aarch64")]
+#[test]
+fn aarch64_takes_the_neon_level() {
+    assert_eq!(detected_level(), Level::Neon);
+    assert_eq!(tiling(Level::Neon).0, N_MR);
+}
+
+/// A product with a row epilogue equals the product followed by the epilogue's scalar
+/// map, bit for bit at every level (full tiles map in the micro-kernel's registers, edge
+/// tiles after the scratch merge): including the sign of zero (a zero scale on a negative
+/// value gives -0.0, which a zero lower bound keeps) and values past both bounds.
+#[cfg(feature = "fusion")]
+#[test]
+fn epilogue_in_registers_matches_the_scalar_map() {
+    let mut scratch = vec![0u8; 8 << 20];
+    let mut seed = 5u64;
+    let (m, n, k) = (29, 37, 19);
+    let a: Vec<f32> = (0..m * k).map(|_| lcg(&mut seed)).collect();
+    let b: Vec<f32> = (0..k * n).map(|_| lcg(&mut seed)).collect();
+    let scale: Vec<f32> = (0..m).map(|i| [0.0, 1.5, -2.0, 40.0][i % 4]).collect();
+    let shift: Vec<f32> = (0..m).map(|i| [-0.0, 0.25, 0.1, -0.5][i % 4]).collect();
+    let (lo, hi) = (0.0, 6.0);
+    let epilogue = RowEpilogue::new(&scale, &shift, lo, hi).unwrap();
+    for &level in LEVELS {
+        if level > detected_level() {
+            continue;
+        }
+        let run = |epilogue: Option<Epilogue<'_>>, scratch: &mut [u8]| {
+            let mut c = vec![0.0f32; m * n];
+            let arena = Arena::new(scratch);
+            let ctx = KernelContext::new(&arena);
+            let (am, bm) = (Mat::row_major(&a, m, k), Mat::row_major(&b, k, n));
+            let cm = MatMut::row_major(&mut c, m, n);
+            sgemm_impl(&ctx, 1.0, am, bm, 0.0, cm, epilogue, level).unwrap();
+            c
+        };
+        let fused = run(Some(epilogue), &mut scratch);
+        let plain = run(None, &mut scratch);
+        let mut negative_zeros = 0;
+        for (idx, (&f, &p)) in fused.iter().zip(&plain).enumerate() {
+            let i = idx / n;
+            let want = RowEpilogue::one(p, scale[i], shift[i], lo, hi);
+            assert_eq!(
+                f.to_bits(),
+                want.to_bits(),
+                "{level:?} at ({i}, {})",
+                idx % n
+            );
+            negative_zeros += usize::from(f.to_bits() == (-0.0f32).to_bits());
+        }
+        assert!(negative_zeros > 0, "the case must produce -0.0");
     }
 }

@@ -1,0 +1,33 @@
+#!/usr/bin/env bash
+# Cross-builds the aarch64 test subset and runs it under qemu-aarch64 (user-mode
+# emulation): et-ops' and et-xnnpack's unit tests (every kernel against its scalar
+# reference, the NEON GEMM level included) and the fixture tests that compare whole
+# programs with ExecuTorch's outputs: `fixtures` (the portable programs, mv2 among them),
+# `quantized` (the quantized operators' programs) and `xnnpack` (fp32 and int8 programs
+# through the XNNPACK backend). They are the ones that run the NEON paths on real models;
+# the rest of the tests crate checks the runtime's logic, which has no per-architecture
+# code, and would double the time under emulation.
+#
+# Twice: with `-cpu max` (every optional extension QEMU emulates), and with `-cpu
+# cortex-a57` (plain ARMv8.0: NEON and nothing more), so that code built for aarch64's
+# baseline is shown to run on the oldest cores.
+#
+# Needs: `rustup target add aarch64-unknown-linux-gnu`, and Debian's `qemu-user` and
+# `gcc-aarch64-linux-gnu`. The linker and runner are set here, not in a .cargo/config, so
+# host builds are untouched.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+export CARGO_TARGET_AARCH64_UNKNOWN_LINUX_GNU_LINKER=aarch64-linux-gnu-gcc
+target=aarch64-unknown-linux-gnu
+sysroot=/usr/aarch64-linux-gnu
+
+run() { # cpu
+  export CARGO_TARGET_AARCH64_UNKNOWN_LINUX_GNU_RUNNER="qemu-aarch64 -L $sysroot -cpu $1"
+  echo "--- qemu-aarch64 -cpu $1"
+  cargo test --target "$target" -p et-ops -p et-xnnpack --lib
+  cargo test --target "$target" -p etch-tests --test fixtures --test quantized --test xnnpack
+}
+
+run max
+run cortex-a57
