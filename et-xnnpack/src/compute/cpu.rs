@@ -7,6 +7,7 @@ pub(crate) use steps::{Avx2Nibbles, Avx512Vnni, AvxVnni, Dot4};
 /// An encoding of `vpdpbusd` (4 unsigned bytes times 4 signed bytes, added to an int32
 /// lane) this CPU runs.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[cfg_attr(not(target_arch = "x86_64"), allow(dead_code, reason = "x86-64 only"))]
 pub(crate) enum Vnni {
     /// AVX-VNNI: the VEX encoding (`_mm256_dpbusd_avx_epi32`).
     Avx,

@@ -93,6 +93,8 @@ impl PackedGemm<'_> {
             Isa::Avx2 => return unsafe { self.rows_avx2(a, rows, out) },
             Isa::Portable => {}
         }
+        #[cfg(not(target_arch = "x86_64"))]
+        let _ = self.isa; // only x86-64 has vector kernels here
         self.rows_portable(a, rows, out);
     }
 

@@ -157,6 +157,8 @@ impl Qd8Gemm<'_> {
                 DotKernel::Portable => {}
             }
         }
+        #[cfg(not(target_arch = "x86_64"))]
+        let _ = self.kernel; // only x86-64 has vector kernels here
         self.row_portable(x, row_scale, zero_point, out)
     }
 
