@@ -8,11 +8,11 @@
 //! each tap's weights are loaded once for the pixels. Bias and the output range are
 //! applied as the accumulators are stored.
 
+use super::clamp::Clamp;
 #[cfg(target_arch = "x86_64")]
 use super::sweep::Avx2;
 use super::sweep::{block, holds_at_least, sweep, Kernel, Portable, BLOCK};
 use super::window::Window;
-use crate::nodes::Clamp;
 
 /// One depthwise convolution: input `[batch, in_h, in_w, channels]`, filter
 /// `[kernel_h, kernel_w, channels]`, optional bias `[channels]`, output
