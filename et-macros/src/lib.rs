@@ -4,7 +4,7 @@
 use proc_macro::TokenStream;
 
 mod kernel;
-mod node_kind;
+mod selected;
 mod selection;
 
 /// Registers a function as the kernel of an operator.
@@ -20,19 +20,18 @@ pub fn kernel(attr: TokenStream, item: TokenStream) -> TokenStream {
     kernel::kernel(attr.into(), item.into()).into()
 }
 
-/// Keeps the registration of an XNNPACK node kind (or of one datatype family of it) only
-/// when the build's selection keeps it.
+/// Keeps a link-time registration only when the build's selection keeps its entry.
 ///
-/// `#[xnnpack_node(Conv2d)]` (or the schema's `XNNConv2d`) or `#[xnnpack_node(Conv2d:
-/// qint8)]` goes on the `static` that adds the kind, or one of its datatype families
-/// (`fp32`, `qint8`, `qdint8`), to its backend's link-time slice. With no selection (or
-/// one that includes all operators) the static stays as written; with a selection that
-/// does not keep it (under `kernel_metadata: etch::xnnpack_node_kinds`, which
-/// `ET_SELECT_OPS_MODEL` fills from the model's delegate payloads as `Conv2d:fp32`
-/// entries; a bare `Conv2d` entry keeps every family) it loses its `distributed_slice`
-/// attribute, and the linker drops that code. A name the XNNPACK schema does not define,
-/// or an unknown datatype family, is a compile error at the name.
+/// `#[selected(metadata = "my_backend::node_kinds", entry = Conv2d, variant = fp32)]` goes
+/// on the `static` that adds an item to a link-time slice. With no selection (or one that
+/// includes all operators) the static stays as written; with a selection whose
+/// `kernel_metadata` list `metadata` names neither `Conv2d` nor `Conv2d:fp32` it loses its
+/// `distributed_slice` attribute, and the linker drops that code. `variant` is optional
+/// (any entry of the name keeps it); `strip_prefix = "XNN"` compares `entry` without that
+/// prefix. The registering crate checks that its names exist (for example by naming its
+/// schema's enum member next to the attribute); this macro knows no backend. Use it
+/// through `et_runtime::link::selected`.
 #[proc_macro_attribute]
-pub fn xnnpack_node(attr: TokenStream, item: TokenStream) -> TokenStream {
-    node_kind::xnnpack_node(attr.into(), item.into()).into()
+pub fn selected(attr: TokenStream, item: TokenStream) -> TokenStream {
+    selected::selected(attr.into(), item.into()).into()
 }

@@ -1,5 +1,5 @@
 //! The build's operator selection, read from the environment when `#[kernel]` (or
-//! `#[xnnpack_node]`) expands.
+//! `#[selected]`) expands.
 //!
 //! One of `ET_SELECT_OPS_YAML` (a `selected_operators.yaml`), `ET_SELECT_OPS_MODEL`
 //! (comma-separated `.pte` paths) or `ET_SELECT_OPS_LIST` (comma-separated operator
@@ -67,22 +67,20 @@ pub(crate) fn for_op(op: &str) -> Result<OpSelection, SelectionError> {
     })
 }
 
-/// Whether the selection keeps XNNPACK node kind `kind` (`Conv2d`), in datatype family
-/// `datatype` (`fp32`) or, without one, in any family, with the items that make cargo
-/// rebuild when the selection changes. No selection keeps every kind.
-pub(crate) fn for_xnnpack_node(
-    kind: &str,
-    datatype: Option<&str>,
+/// Whether the selection keeps entry `name` (in `variant`, when one is given) of the
+/// `kernel_metadata` list `key`, with the items that make cargo rebuild when the
+/// selection changes. No selection keeps every entry.
+pub(crate) fn for_metadata_entry(
+    key: &str,
+    name: &str,
+    variant: Option<&str>,
 ) -> Result<(bool, TokenStream), SelectionError> {
     let mut tracking = env_tracking();
     let Some(loaded) = load()? else {
         return Ok((true, tracking));
     };
     tracking.extend(file_tracking(&loaded.files));
-    let kept = match datatype {
-        Some(d) => loaded.selection.allows_xnnpack_node_datatype(kind, d),
-        None => loaded.selection.allows_xnnpack_node(kind),
-    };
+    let kept = loaded.selection.allows_metadata_entry(key, name, variant);
     Ok((kept, tracking))
 }
 

@@ -11,7 +11,8 @@ use crate::data::{NamedData, NamedDataMap};
 use crate::error::{Error, KernelResult};
 pub use crate::kernel::{KernelArgs, KernelContext};
 use crate::memory::Arena;
-use crate::method::{ExternalDataProblem, LoadDetail};
+pub use crate::method_error::NodeRef;
+use crate::method_error::{ExternalDataProblem, LoadDetail};
 
 /// An opaque per-delegate state pointer a backend returns from `init`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -111,15 +112,6 @@ impl fmt::Debug for BackendInitContext<'_> {
             .field("method_name", &self.method_name)
             .finish()
     }
-}
-
-/// A node of a delegate's payload, named in errors: its position and its kind.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct NodeRef {
-    /// The node's index in the payload's execution order.
-    pub index: u32,
-    /// The node's kind as the payload names it (`Conv2d`).
-    pub kind: &'static str,
 }
 
 /// Why a backend refused a delegate at `init`: a code, what was wrong, and the node it
@@ -232,7 +224,13 @@ pub trait Backend: Sync {
     }
 }
 
-/// A registered backend: an element of `__private::BACKENDS`.
+/// Every delegate backend in the binary. [`register_backend!`](crate::register_backend)
+/// adds one element per backend.
+#[cfg(feature = "backends")]
+#[linkme::distributed_slice]
+pub static BACKENDS: [BackendEntry];
+
+/// A registered backend: an element of [`BACKENDS`].
 pub struct BackendEntry {
     /// The id programs use (`XnnpackBackend`, ...).
     pub name: &'static str,
@@ -257,7 +255,7 @@ impl fmt::Debug for BackendEntry {
 /// links no backend).
 pub fn backends() -> &'static [BackendEntry] {
     #[cfg(feature = "backends")]
-    return &crate::__private::BACKENDS;
+    return &BACKENDS;
     #[cfg(not(feature = "backends"))]
     return &[];
 }

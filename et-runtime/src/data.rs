@@ -13,11 +13,12 @@ use core::fmt;
 
 use crate::error::Error;
 use crate::loader::DataLoader;
-use crate::method::{note, ExternalDataProblem, LoadDetail};
-use crate::program::{DataLoaderSync, Table};
+use crate::loader::DataLoaderSync;
+use crate::method_error::{note, ExternalDataProblem, LoadDetail};
 use et_schema::fields as fb;
 use et_schema::flat_tensor::{self, DataEntry, DataFileHeader, DataFileView, HEADER_PROBE};
 use et_schema::header::Verification;
+use et_schema::reader::Table;
 use et_schema::scalar_type::ScalarType;
 use et_schema::ProgramView;
 

@@ -13,10 +13,12 @@ mod error;
 #[cfg(feature = "etdump")]
 pub mod etdump;
 mod kernel;
+pub mod link;
 mod loader;
 pub mod log;
 mod memory;
 mod method;
+mod method_error;
 mod prim_ops;
 pub mod program;
 pub mod registry;
@@ -82,14 +84,9 @@ pub mod __private {
     pub use crate::{bf16, f16, Bool};
     pub use linkme;
 
-    /// Every kernel in the binary. `#[kernel]` adds one const element per selected entry.
-    #[linkme::distributed_slice]
-    pub static KERNELS: [KernelEntry];
-
-    /// Every delegate backend in the binary (with the feature `backends`).
     #[cfg(feature = "backends")]
-    #[linkme::distributed_slice]
-    pub static BACKENDS: [crate::backend::BackendEntry];
+    pub use crate::backend::BACKENDS;
+    pub use crate::kernel::KERNELS;
 
     /// The error for a dtype that an `et_switch!` did not handle.
     #[cold]

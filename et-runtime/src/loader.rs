@@ -132,5 +132,9 @@ mod file {
     }
 }
 
+/// A [`DataLoader`] that can be shared between threads.
+pub trait DataLoaderSync: DataLoader + Sync {}
+impl<T: DataLoader + Sync> DataLoaderSync for T {}
+
 #[cfg(feature = "std")]
 pub use file::{FileLoader, MmapLoader};

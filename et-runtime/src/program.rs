@@ -6,6 +6,7 @@ use core::fmt;
 
 use crate::data::{DataFile, NamedDataMap, ProgramSegments};
 use crate::error::Error;
+pub use crate::loader::DataLoaderSync;
 use crate::loader::{DataLoader, PROGRAM_ALIGNMENT};
 use et_schema::fields as fb;
 
@@ -41,10 +42,6 @@ pub struct Program<'d> {
     constants: &'d [u8],
     constant_offsets: Option<Vector<'d>>,
 }
-
-/// A [`DataLoader`] that can be shared between threads.
-pub trait DataLoaderSync: DataLoader + Sync {}
-impl<T: DataLoader + Sync> DataLoaderSync for T {}
 
 impl fmt::Debug for Program<'_> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {

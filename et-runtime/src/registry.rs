@@ -17,13 +17,13 @@ use et_schema::scalar_type::{DtypeSet, ScalarType};
 #[cfg(feature = "alloc")]
 pub use crate::kernel::{call_entry, CallArg};
 pub use crate::kernel::{
-    op_hash, ArgKind, CrateName, DtypeKey, EntryKey, KernelEntry, KernelFn, KernelName,
-    KernelSignature, Namespace, ReturnKind,
+    op_hash, ArgKind, CrateName, DtypeKey, KernelEntry, KernelFn, KernelName, KernelSignature,
+    Namespace, ReturnKind, KERNELS,
 };
 
 /// Every kernel linked into this binary, in link order (prim ops included).
 pub fn kernels() -> &'static [KernelEntry] {
-    &crate::__private::KERNELS
+    &KERNELS
 }
 
 /// The tensor dtypes of one call, as far as kernel resolution cares.

@@ -150,7 +150,7 @@ pub enum Verification {
 /// the whole file when shorter) and the file's size: the identifier is checked, the
 /// extended header parsed and its sizes checked against the file.
 // Inline: the runtime's `Program::load` is its only caller on a device, and inlined
-// there the error reasons a binary never reads are dropped (~200 bytes in `size_test`).
+// there the error reasons a binary never reads are dropped.
 #[inline]
 pub fn locate(
     head: &[u8],

@@ -136,7 +136,7 @@ impl Namespace {
     /// once per lookup, before comparing it with the entries' stored parts.
     pub const fn split_bytes(full: &[u8]) -> (Namespace, &[u8]) {
         // One walk over the packed prefixes (not `prefix_bytes` per id, which walks them
-        // again for each: 48 bytes more of size_test, where this runs per lookup).
+        // again for each, on every lookup).
         let mut table = PREFIXES;
         let mut i = 0;
         while i < PREFIX_LENS.len() {

@@ -13,12 +13,11 @@
 //! accessors into `load_method`. So the accessors, the vtable lookup (`Table::fields`) and
 //! the checked load (`Table::read`) are `#[inline]`, and only `Table::field`, the lookup
 //! of a single field, stays out of line. Measured on `many_adds.pte`'s `load_method`
-//! (callgrind, per load): `fields` inline took 7% of the instructions off for 16 bytes
-//! less of `size_test`; `read` inline another 4% (2-3% of the time) for 144 bytes more.
+//! (callgrind, per load): `fields` inline took 7% of the instructions off and made
+//! `size_test` smaller; `read` inline another 4% (2-3% of the time) for a little more code.
 //! Built for size (`opt-level` "s" or "z", which the build script turns into the cfg
 //! `etch_size_first`), nothing here is `#[inline]`: fat LTO inlines what pays anyway, and
-//! each accessor is compiled once instead of once per calling crate (624 bytes less of
-//! `size_test`, 576 of `size_test_all_ops`).
+//! each accessor is compiled once instead of once per calling crate.
 //! Vectors the loader walks element by element are read as one checked slice
 //! (`Vector::element_bytes`): one bounds check per vector, not two calls per element.
 //!
@@ -305,7 +304,7 @@ fn sign_extend(v: u64, n: u32) -> i64 {
 /// A table whose vtable is found ([`Table::fields`]): the same accessors as [`Table`],
 /// each one bounds-checked load cheaper. (`Table`'s own accessors keep one out-of-line
 /// field lookup rather than delegating here, which would inline the lookup into every
-/// caller: 112 bytes more in `size_test`.)
+/// caller.)
 #[derive(Clone, Copy)]
 pub struct Fields<'a> {
     table: Table<'a>,

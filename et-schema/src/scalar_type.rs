@@ -46,6 +46,8 @@ static ELEMENT_SIZES: [u8; 30] = {
     let mut sizes = [0u8; 30];
     let mut i = 0;
     while i < 30 {
+        // `element_size` indexes by discriminant: `ALL` must be in discriminant order.
+        assert!(ScalarType::ALL[i] as usize == i);
         sizes[i] = match ScalarType::ALL[i] {
             Byte | Char | Bool | QInt8 | QUInt8 | QUInt4x2 | QUInt2x4 | Bits1x8 | Bits2x4
             | Bits4x2 | Bits8 | Float8E5M2 | Float8E4M3FN | Float8E5M2FNUZ | Float8E4M3FNUZ => 1,
@@ -114,8 +116,8 @@ impl ScalarType {
 
     /// Bytes per element.
     pub const fn element_size(self) -> usize {
-        // A byte table (30 bytes) rather than a `match`, which compiles to a table of
-        // 8-byte words, one copy per inlining.
+        // A byte table built from the `match` above rather than the `match` itself,
+        // which compiles to a table of words, one copy per inlining.
         ELEMENT_SIZES[self as usize] as usize
     }
 

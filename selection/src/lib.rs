@@ -371,26 +371,33 @@ impl Selection {
             .map_or(&[], |kinds| kinds.as_slice())
     }
 
+    /// Whether the build keeps entry `name` of the `kernel_metadata` list `key`, in
+    /// `variant` when one is given: the list names it alone (every variant) or as
+    /// `name:variant`, or every operator is included. With no variant, any entry of
+    /// `name` keeps it. This is how a backend's registrations follow the selection
+    /// (`#[et_runtime::link::selected]`) without etch knowing the backend.
+    pub fn allows_metadata_entry(&self, key: &str, name: &str, variant: Option<&str>) -> bool {
+        self.include_all_operators
+            || self.kernel_metadata.get(key).is_some_and(|entries| {
+                entries.iter().any(|entry| {
+                    let (n, v) = split_node_entry(entry);
+                    n == name && (v.is_none() || variant.is_none() || v == variant)
+                })
+            })
+    }
+
     /// Whether the build keeps XNNPACK node kind `kind` (`Conv2d`) in any datatype
     /// family: named under [`XNNPACK_NODE_KINDS_KEY`] alone or with a family, or every
     /// operator included.
     pub fn allows_xnnpack_node(&self, kind: &str) -> bool {
-        self.include_all_operators
-            || self
-                .xnnpack_node_kinds()
-                .iter()
-                .any(|entry| split_node_entry(entry).0 == kind)
+        self.allows_metadata_entry(XNNPACK_NODE_KINDS_KEY, kind, None)
     }
 
     /// Whether the build keeps datatype family `datatype` (`fp32`, `qint8`, `qdint8`) of
     /// XNNPACK node kind `kind`: the kind named alone (every family) or as
     /// `kind:datatype` under [`XNNPACK_NODE_KINDS_KEY`], or every operator included.
     pub fn allows_xnnpack_node_datatype(&self, kind: &str, datatype: &str) -> bool {
-        self.include_all_operators
-            || self.xnnpack_node_kinds().iter().any(|entry| {
-                let (k, d) = split_node_entry(entry);
-                k == kind && d.is_none_or(|d| d == datatype)
-            })
+        self.allows_metadata_entry(XNNPACK_NODE_KINDS_KEY, kind, Some(datatype))
     }
 
     /// Refuses node kind names the XNNPACK schema does not define and datatype
@@ -464,7 +471,8 @@ impl Selection {
     }
 }
 
-/// A node-kind entry's kind and, after a colon, its datatype family (`Conv2d:fp32`).
+/// A metadata entry's name and, after a colon, its variant (`Conv2d:fp32`: a node kind
+/// and its datatype family).
 fn split_node_entry(entry: &str) -> (&str, Option<&str>) {
     match entry.split_once(':') {
         Some((kind, datatype)) => (kind, Some(datatype)),

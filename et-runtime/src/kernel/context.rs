@@ -4,7 +4,7 @@ use core::fmt;
 use core::mem::{align_of, size_of};
 
 #[cfg(feature = "parallel")]
-use super::parallel::Parallel;
+use super::pool::Parallel;
 use crate::error::{Error, KernelError, KernelResult};
 #[cfg(feature = "etdump")]
 use crate::etdump::EventTracer;

@@ -31,14 +31,18 @@ impl DtypeKey {
     }
 }
 
+/// Every kernel in the binary. `#[kernel]` adds one const element per selected entry.
+#[linkme::distributed_slice]
+pub static KERNELS: [KernelEntry];
+
 /// One registered kernel: an element of `et_runtime::__private::KERNELS`.
 ///
 /// Twenty-four bytes on 64-bit targets, three pointers: the entry's [`EntryKey`] (what a
 /// call is matched against: the name as a [`Namespace`] id and the rest of it, and the
 /// dtype key), the boxed function and the argument-kind descriptor. The key's small
-/// fields sit in front of the name's bytes, where they cost 3 bytes, rather than in the
-/// entry, where with the name's length they took 8 (every binary's registry is a quarter
-/// smaller; the known namespaces' prefixes are stored once, not once per kernel). Built
+/// fields sit in front of the name's bytes rather than in the entry, where with the
+/// name's length they would take a word of their own (the known namespaces' prefixes are
+/// stored once, not once per kernel). Built
 /// by [`KernelEntry::new`] from a key (what `#[kernel]` and the prim ops generate), or
 /// with [`kernel_entry!`](crate::kernel_entry) from a full name.
 pub struct KernelEntry {

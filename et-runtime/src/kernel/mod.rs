@@ -21,6 +21,7 @@ mod direct;
 mod entry;
 mod outs;
 mod parallel;
+mod pool;
 mod signature;
 
 pub use args::KernelArgs;
@@ -28,8 +29,10 @@ pub(crate) use args::ALIAS_PROOFS;
 pub use context::{KernelContext, StepStart};
 #[cfg(feature = "alloc")]
 pub use direct::{call_entry, CallArg};
-pub use entry::{op_hash, DtypeKey, EntryKey, KernelEntry, KernelFn, KernelName, Namespace};
+pub use entry::{
+    op_hash, DtypeKey, EntryKey, KernelEntry, KernelFn, KernelName, Namespace, KERNELS,
+};
 pub use outs::TensorListMut;
-pub use parallel::Parallel;
+pub use pool::Parallel;
 pub(crate) use signature::Mismatch;
 pub use signature::{ArgKind, CrateName, KernelSignature, ReturnKind};

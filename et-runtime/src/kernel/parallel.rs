@@ -1,5 +1,5 @@
-//! Splitting a kernel's work: the [`Parallel`] trait a thread pool implements, and the
-//! [`KernelContext`] helpers kernels call ([`parallel_for`](KernelContext::parallel_for),
+//! Splitting a kernel's work: the [`KernelContext`] helpers kernels call
+//! ([`parallel_for`](KernelContext::parallel_for),
 //! [`parallel_each`](KernelContext::parallel_each)).
 //!
 //! The runtime owns no threads: a caller passes its pool for one execute
@@ -7,27 +7,13 @@
 //! execute sees it through its context. Without a pool (plain `execute`, `no_std`
 //! builds without one) the helpers run the tasks inline, in order, on the calling thread.
 //! The `threads` feature provides a pool for `std` builds
-//! (`threads::ThreadPool`); a `no_std` target can implement the
-//! trait on its own scheduler.
+//! (`threads::ThreadPool`); a `no_std` target can implement [`Parallel`] on its own
+//! scheduler.
 
 use core::sync::atomic::{AtomicUsize, Ordering};
 
 use super::context::KernelContext;
-
-/// Runs independent tasks, possibly at the same time: a thread pool as kernels see it.
-///
-/// Object safe, so a context carries it as `&dyn Parallel` and kernels are not generic
-/// over it.
-pub trait Parallel: Sync {
-    /// How many threads [`run`](Self::run) may use at once, the calling thread included
-    /// (1: everything runs on the caller). Kernels size their split by it.
-    fn workers(&self) -> usize;
-
-    /// Calls `task(i)` once for every `i` in `0..tasks`, in any order and on any of the
-    /// pool's threads (the caller's included), and returns when every call has returned.
-    /// `tasks == 0` returns at once.
-    fn run(&self, tasks: usize, task: &(dyn Fn(usize) + Sync));
-}
+use super::pool::Parallel;
 
 impl<'a> KernelContext<'a> {
     /// This context with `parallel` as its pool (`None`: run every split inline).

@@ -5,9 +5,9 @@
 use core::cell::Cell;
 use core::ptr::NonNull;
 
-use super::error::LoadDetail;
 use crate::data::NamedDataMap;
 use crate::memory::Arena;
+use crate::method_error::LoadDetail;
 use crate::program::{MethodMeta, OperatorName, Program};
 use crate::value::Value;
 use et_schema::fields as fb;

@@ -7,11 +7,11 @@ use core::fmt;
 use core::ptr::NonNull;
 
 use super::build::{Builder, Plan};
-use super::error::{note, LoadDetail};
 use crate::backend::{
     find_backend, BackendEntry, BackendInitContext, CompileSpec, DelegateError, DelegateHandle,
 };
 use crate::error::Error;
+use crate::method_error::{note, LoadDetail};
 use crate::program::{Table, Vector};
 use et_schema::fields as fb;
 
@@ -94,7 +94,7 @@ impl fmt::Debug for DelegateInit<'_, '_, '_> {
 /// [`init_delegate`] in each [`BackendEntry`]. Called through this pointer, the code that
 /// reads payloads and compile specs and reports a backend's failure is linked only into
 /// binaries that register a backend (called directly, every binary that loads methods
-/// would carry it: ~800 bytes of `size_test`, which links none).
+/// would carry it, even those that link none, like `size_test`).
 pub type InitDelegateFn =
     for<'s, 'a, 'c> fn(&DelegateInit<'s, 'a, 'c>) -> Result<DelegateHandle, Error>;
 

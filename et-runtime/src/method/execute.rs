@@ -1,11 +1,11 @@
 //! Running a loaded method: the instruction loop and one step of it.
 
-use super::error::ExecuteError;
 use super::instructions::Instr;
 use super::trace::{NoTrace, Trace};
 use super::Method;
 use crate::error::Error;
 use crate::kernel::{KernelArgs, KernelContext, Parallel};
+use crate::method_error::ExecuteError;
 use crate::value::Value;
 use et_schema::scalar_type::ScalarType;
 

@@ -15,10 +15,10 @@ use core::mem::{align_of, size_of, MaybeUninit};
 use core::ptr::NonNull;
 
 use super::build::{Builder, Plan};
-use super::error::{note, LoadDetail};
 use super::values::in_range;
 use crate::error::Error;
 use crate::kernel::{KernelArgs, KernelEntry, KernelFn, Mismatch, ALIAS_PROOFS};
+use crate::method_error::{note, LoadDetail};
 use crate::program::{tag, Table, Vector};
 use crate::registry::{resolve, CallDtypes};
 use crate::value::Value;
@@ -217,8 +217,8 @@ impl<'a> Builder<'a, '_> {
     /// Decodes instruction `pc` (of a chain of `chain_len`) into `slot`. A KernelCall that
     /// no registered kernel serves is noted in `state` and becomes a placeholder, so that
     /// every missing kernel is counted before loading fails.
-    // Kept out of the chain loop: inlined there, the size-optimized build grows by about
-    // 300 bytes, and one call per instruction is noise next to its resolution and checks.
+    // Kept out of the chain loop: inlined there, the size-optimized build grows, and one
+    // call per instruction is noise next to its resolution and checks.
     // The instruction is written in place: returned, it took a round trip through the
     // stack whose partial reloads stalled on store forwarding.
     #[inline(never)]
@@ -524,8 +524,8 @@ mod tests {
     };
     use crate::loader::FileLoader;
     use crate::memory::MemoryManager;
-    use crate::method::error::LoadDetail;
     use crate::method_buffers::MethodBuffers;
+    use crate::method_error::LoadDetail;
     use crate::program::Program;
     use crate::registry::{find_kernel, has_operator, resolve_kernel};
     use et_schema::scalar_type::{DtypeSet, ScalarType};

@@ -7,11 +7,11 @@ use core::marker::PhantomData;
 use core::ptr::NonNull;
 
 use super::build::{Builder, Plan};
-use super::error::{note, LoadDetail, LoadError};
 use super::tensors::planned_buffers;
 use super::{Method, DEFAULT_INSTRUCTION_LIMIT};
 use crate::error::Error;
 use crate::memory::{Arena, MemoryManager};
+use crate::method_error::{note, LoadDetail, LoadError};
 use crate::program::Program;
 
 impl<'d> Program<'d> {

@@ -37,7 +37,6 @@
 
 mod build;
 mod delegates;
-mod error;
 mod estimate;
 mod execute;
 mod external;
@@ -61,14 +60,13 @@ use core::ptr::NonNull;
 use crate::error::Error;
 use crate::kernel::KernelEntry;
 use crate::memory::Arena;
+pub use crate::method_error::{ExecuteError, ExternalDataProblem, LoadDetail, LoadError};
 use crate::program::MethodMeta;
 use crate::tensor::Tensor;
 use crate::value::{EValue, Value};
 use delegates::{destroy_delegates, Delegate};
 #[doc(hidden)]
 pub use delegates::{init_delegate, DelegateInit, InitDelegateFn};
-pub(crate) use error::note;
-pub use error::{ExecuteError, ExternalDataProblem, LoadDetail, LoadError};
 pub use estimate::method_allocator_estimate;
 use et_schema::scalar_type::ScalarType;
 pub use inputs::{InputError, InputProblem};

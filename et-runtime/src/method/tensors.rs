@@ -12,9 +12,9 @@ use core::mem::{align_of, size_of, MaybeUninit};
 use core::ptr::NonNull;
 
 use super::build::Builder;
-use super::error::{note, LoadDetail};
 use crate::error::Error;
 use crate::memory::Arena;
+use crate::method_error::{note, LoadDetail};
 use crate::program::{MethodMeta, Table, TensorShape};
 use crate::tensor::{ShapeDynamism, ShapeStorage, Tensor};
 use et_schema::fields as fb;

@@ -63,7 +63,6 @@ impl Trace for NoTrace {
 
 #[cfg(feature = "etdump")]
 mod traced {
-    use super::super::error::{ExecuteError, LoadError};
     use super::super::instructions::Instr;
     use super::super::Method;
     use super::Trace;
@@ -76,6 +75,7 @@ mod traced {
     #[cfg(feature = "backends")]
     use crate::memory::Arena;
     use crate::memory::MemoryManager;
+    use crate::method_error::{ExecuteError, LoadError};
     use crate::program::Program;
     use et_schema::OperatorName;
 

@@ -9,8 +9,8 @@ use core::mem::MaybeUninit;
 use core::ptr::NonNull;
 
 use super::build::{Builder, Plan};
-use super::error::{note, LoadDetail};
 use crate::error::Error;
+use crate::method_error::{note, LoadDetail};
 use crate::program::{tag, Table, Vector};
 use crate::value::{BoxedList, Value, NONE_INDEX};
 use et_schema::fields as fb;

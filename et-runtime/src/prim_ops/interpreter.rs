@@ -39,8 +39,8 @@ pub(super) enum Op {
     Trunc,
     // Ternary.
     SymIte,
-    // On a tensor (`LocalScalarDense` in `tensor::local_scalar`: sharing this function's
-    // unboxing, boxing and frame took 96 bytes off size_test).
+    // On a tensor (`LocalScalarDense` in `tensor::local_scalar`, so that it shares this
+    // function's unboxing, boxing and frame).
     SymSize,
     SymNumel,
     LocalScalarDense,
@@ -111,7 +111,7 @@ const COMPARISONS: u16 = 0b010 | 0b100 << 3 | 0b001 << 6 | 0b110 << 9 | 0b011 <<
 ///
 /// Inlined into its one caller, as are its helpers: out of line, the operands were
 /// copied from where unboxing left them into argument slots, and each helper call
-/// spilled the doubles live across it (about 110 bytes in all).
+/// spilled the doubles live across it.
 #[inline(always)]
 fn compute(op: Op, a: Scalar, b: Scalar) -> Option<Scalar> {
     use Op::*;

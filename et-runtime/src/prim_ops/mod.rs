@@ -44,7 +44,7 @@ use prim;
 /// Every scalar result is declared `Scalar`, whether the op writes an int, a double or a
 /// bool: the declared return kind only matters to the load-time check when it is
 /// `Outs`, so one signature per parameter list serves every op that takes those
-/// parameters (each signature is 32 bytes of every binary).
+/// parameters (every signature is data in every binary).
 macro_rules! signatures {
     ($($vis:vis $sig:ident: [$($kind:ident),*] -> $ret:ident;)*) => {$(
         $vis static $sig: crate::kernel::KernelSignature = crate::kernel::KernelSignature {

@@ -98,8 +98,7 @@ fn et_view(_: &KernelContext<'_>, args: &KernelArgs<'_>) -> KernelResult {
     }
     let numel = src.numel();
     // Left uninitialized: every slot below `size.len()` (at most `MAX_DIM`, checked
-    // above) is written before the slice of them is formed (zeroing all 16 first cost
-    // 48 bytes).
+    // above) is written before the slice of them is formed, so nothing zeroes the rest.
     let mut sizes = [const { MaybeUninit::<usize>::uninit() }; MAX_DIM];
     let mut infer = None;
     let mut known = 1usize;
@@ -172,7 +171,7 @@ fn et_copy_index(_: &KernelContext<'_>, args: &KernelArgs<'_>) -> KernelResult {
         }
     };
     // Element by element: slice `!=` is an out-of-line comparison that calls libc's
-    // `bcmp` (57 bytes more of size_test).
+    // `bcmp`, which the smallest binaries do not otherwise link.
     if !row_shape.iter().eq(from.sizes()) {
         return Err(KernelError::invalid("et_copy_index: row shape differs"));
     }

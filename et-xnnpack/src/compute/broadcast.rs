@@ -1,7 +1,7 @@
 //! NumPy-style broadcasting of two operands to an output shape, walked as runs along the
 //! innermost dim.
 
-use crate::plan::{Shape, MAX_RANK};
+use super::shape::{Shape, MAX_RANK};
 
 /// The broadcast of `a` and `b` (sizes aligned at the innermost dim; a size-1 dim
 /// stretches), or `None` when they do not broadcast.

@@ -10,11 +10,11 @@
 
 use core::ops::Range;
 
+use super::clamp::Clamp;
 #[cfg(target_arch = "x86_64")]
 use super::sweep::Avx2;
 use super::sweep::{block, holds_at_least, sweep, Kernel, Portable, BLOCK};
 use super::window::Window;
-use crate::nodes::Clamp;
 
 /// One depthwise convolution: input `[batch, in_h, in_w, channels]`, filter
 /// `[kernel_h, kernel_w, channels]`, optional bias `[channels]`, output

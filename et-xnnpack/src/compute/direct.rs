@@ -8,11 +8,11 @@
 
 use core::ops::Range;
 
+use super::clamp::Clamp;
 #[cfg(target_arch = "x86_64")]
 use super::sweep::Avx2;
 use super::sweep::{block, holds_at_least, sweep, Kernel, Portable, BLOCK};
 use super::window::Window;
-use crate::nodes::Clamp;
 
 /// The most input channels the direct kernel takes; more make patches long enough for
 /// im2col and the GEMM to win.

@@ -5,8 +5,8 @@
 //! builds the same table. LeakyReLU has its own kernel (`qs8-vlrelu`): a fixed-point
 //! multiplier per sign with 8 fractional bits.
 
+use super::quant::Quant;
 use super::requant::round_half_even;
-use crate::plan::Quant;
 
 /// A function XNNPACK tabulates for int8, with its float reference's arithmetic.
 #[derive(Clone, Copy, Debug, PartialEq)]

@@ -2,6 +2,7 @@
 //! the depthwise convolution kernel and 8-bit integer arithmetic (`requant`). The matrix multiplies are et-ops' `gemm`.
 
 pub(crate) mod broadcast;
+pub(crate) mod clamp;
 pub(crate) mod cpu;
 pub(crate) mod depthwise;
 pub(crate) mod direct;
@@ -16,6 +17,8 @@ pub(crate) mod qelementwise;
 pub(crate) mod qgemm;
 pub(crate) mod qmul;
 pub(crate) mod qpool;
+pub(crate) mod quant;
 pub(crate) mod requant;
+pub(crate) mod shape;
 pub(crate) mod sweep;
 pub(crate) mod window;

@@ -1,6 +1,6 @@
 //! Copies a tensor into a permutation of its dims (`out.dims[i] = in.dims[perm[i]]`).
 
-use crate::plan::{Shape, MAX_RANK};
+use super::shape::{Shape, MAX_RANK};
 
 /// `out[i0, i1, ..] = x[.. i_k at dim perm[k] ..]`, both dense.
 pub(crate) fn permute<T: Copy>(x: &[T], in_shape: &Shape, perm: &[usize], out: &mut [T]) {

@@ -5,8 +5,9 @@
 //! point).
 
 use super::broadcast::{broadcast_shape, zip_broadcast};
+use super::quant::Quant;
 use super::requant::{quantize_bound, quantize_bound_in, round_half_even};
-use crate::plan::{Quant, Shape};
+use super::shape::Shape;
 
 /// An 8-bit quantized element: qint8 as `i8`, quint8 as `u8`.
 pub(crate) trait Q8: Copy {

@@ -4,8 +4,9 @@
 //! by the output zero point. The broadcast (`vmulc`) kernels compute the same per element.
 
 use super::broadcast::zip_broadcast;
+use super::quant::Quant;
 use super::requant::Requant;
-use crate::plan::{Quant, Shape};
+use super::shape::Shape;
 
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub(crate) struct MulParams {

@@ -12,12 +12,7 @@ use et_runtime::Error;
 use et_schema::xnnpack::fields::XNNDatatype as D;
 use et_schema::xnnpack::{ConstantRef, Datatype, Graph, QuantParams, ValueView};
 
-/// One scale and zero point: real = scale * (q - zero_point).
-#[derive(Clone, Copy, Debug, PartialEq)]
-pub(crate) struct Quant {
-    pub(crate) scale: f32,
-    pub(crate) zero_point: i32,
-}
+pub(crate) use crate::compute::quant::Quant;
 
 /// Scales along one dim of a value, in method memory.
 #[derive(Clone, Copy, Debug, PartialEq)]

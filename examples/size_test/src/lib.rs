@@ -168,7 +168,7 @@ pub unsafe fn run(argc: i32, argv: *const *const libc::c_char) -> i32 {
     let (method_pool, mut rest, temp_pool) =
         unsafe { (METHOD_POOL.take(), PLANNED_POOL.take(), TEMP_POOL.take()) };
     // Left uninitialized: only the first `count` slots are used, and each is written
-    // below before the slice of them is formed (filling all eight first is ~130 bytes).
+    // below before the slice of them is formed, so nothing fills the rest.
     let mut slots = [const { MaybeUninit::<&mut [u8]>::uninit() }; MAX_PLANNED];
     let count = meta.num_planned_buffers();
     let Some(uninit) = slots.get_mut(..count) else {

@@ -26,8 +26,8 @@
 //!   add costs ~15 ns). This is the only code instantiated per storage dtype, and only
 //!   for the dtypes of [`fast_set`]: every selected storage dtype when the selection
 //!   keeps at most four dtypes, else the compute dtypes (int64, float32, float64) alone;
-//!   in a build of every dtype the others take the general path (this halved the
-//!   elementwise operators' code: `size_test_all_ops` 992,560 -> 892,560 bytes).
+//!   in a build of every dtype the others take the general path, which keeps the
+//!   elementwise operators' code in `size_test_all_ops` small.
 //! * **General path**: broadcasting, mixed dtypes, mixed dim orders, out dtypes other than
 //!   the result's. It checks that the result may be cast to `out`'s dtype, resizes `out`
 //!   to the broadcast shape, and a [`RunWalk`] visits `out` in memory order as runs along the

@@ -8,11 +8,10 @@
 use core::cell::Cell;
 use core::fmt;
 
-use crate::backend::NodeRef;
 use crate::error::Error;
 use crate::kernel::ArgKind;
-use crate::program::OperatorName;
 use crate::value::Tag;
+use et_schema::op_name::OperatorName;
 use et_schema::scalar_type::ScalarType;
 
 /// Why `load_method` failed: the code plus what, and where.
@@ -340,4 +339,13 @@ pub(crate) fn note<'a>(detail: &Cell<LoadDetail<'a>>, error: Error, d: LoadDetai
 #[inline(always)]
 pub(crate) fn note<'a>(_detail: &Cell<LoadDetail<'a>>, error: Error, _d: LoadDetail<'a>) -> Error {
     error
+}
+
+/// A node of a delegate's payload, named in errors: its position and its kind.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct NodeRef {
+    /// The node's index in the payload's execution order.
+    pub index: u32,
+    /// The node's kind as the payload names it (`Conv2d`).
+    pub kind: &'static str,
 }
