@@ -37,6 +37,8 @@ pub mod module;
 #[cfg(feature = "alloc")]
 mod sizing;
 #[cfg(feature = "alloc")]
+pub use sizing::BUFFER_ALIGNMENT;
+#[cfg(feature = "alloc")]
 mod tensor_buf;
 
 // Running programs: load, size memory, set inputs, execute, read outputs.

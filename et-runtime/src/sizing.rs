@@ -5,8 +5,8 @@
 //! [`MethodBufferSizes::measure`] loads the method and runs it once in buffers of those
 //! bounds and reports what was used. Every arena is a bump allocator whose use depends
 //! only on the program, the kernels linked in and the buffer's alignment, so the
-//! measured sizes are exactly enough for buffers aligned to 16 bytes, as the measuring
-//! buffers are.
+//! measured sizes are exactly enough for buffers starting at a multiple of
+//! [`BUFFER_ALIGNMENT`], as the measuring buffers do.
 
 use alloc::format;
 use alloc::string::String;
@@ -16,6 +16,12 @@ use crate::error::Error;
 use crate::memory::MemoryManager;
 use crate::method_buffers::{MethodBufferSizes, MethodBuffers};
 use crate::program::Program;
+
+/// The alignment [`MethodBufferSizes::measure`]'s figures assume for every buffer: a
+/// backend may align what it puts in the method arena beyond 16 bytes (XNNPACK's packed
+/// weights are aligned to 64), and the padding that takes depends on where the arena
+/// starts.
+pub const BUFFER_ALIGNMENT: usize = 64;
 
 /// Scratch offered while measuring: far more than any kernel asks for, and costing
 /// nothing until touched (the allocation is zeroed by the system).
@@ -27,7 +33,8 @@ impl MethodBufferSizes {
     /// load-time pass) held at once, found by loading the method and executing it once
     /// with every tensor input zeroed at its declared shape.
     ///
-    /// Buffers of these sizes, each aligned to 16 bytes, load and run the method with
+    /// Buffers of these sizes, each starting at a multiple of [`BUFFER_ALIGNMENT`], load
+    /// and run the method with
     /// the same kernels and backends linked in (the program's delegates need their
     /// backend crates linked into the measuring binary too). The sizes are those of the
     /// measuring target: on a 32-bit target the runtime's tables take no more than on a
@@ -35,9 +42,19 @@ impl MethodBufferSizes {
     /// shapes: a dynamic-shape method run at other shapes may ask for other amounts.
     pub fn measure(program: &Program<'_>, name: &str) -> Result<MethodBufferSizes, Error> {
         let bound = Self::for_program_method(program, name, MEASURING_SCRATCH_BYTES)?;
-        let mut buffers = MethodBuffers::allocate(&bound, usize::MAX)?;
+        // Room to start each buffer at the alignment the figures assume.
+        let room = MethodBufferSizes {
+            method: bound.method.saturating_add(BUFFER_ALIGNMENT),
+            planned: bound.planned.clone(),
+            scratch: bound.scratch.saturating_add(BUFFER_ALIGNMENT),
+        };
+        let mut buffers = MethodBuffers::allocate(&room, usize::MAX)?;
         let (method_memory, mut planned, scratch) = buffers.split();
-        let mut memory = MemoryManager::new(method_memory, &mut planned, scratch);
+        let mut memory = MemoryManager::new(
+            aligned_start(method_memory),
+            &mut planned,
+            aligned_start(scratch),
+        );
         {
             let mut method = program
                 .load_method(name, &mut memory)
@@ -87,4 +104,12 @@ impl MethodBufferSizes {
             self.scratch,
         )
     }
+}
+
+/// `buffer` from its first byte at a multiple of [`BUFFER_ALIGNMENT`] (empty when there is
+/// none).
+pub(crate) fn aligned_start(buffer: &mut [u8]) -> &mut [u8] {
+    let skip = (buffer.as_ptr() as usize).wrapping_neg() & (BUFFER_ALIGNMENT - 1);
+    let len = buffer.len();
+    &mut buffer[skip.min(len)..]
 }

@@ -5,24 +5,26 @@
 
 use std::path::Path;
 
-use et_runtime::{Error, FileLoader, MemoryManager, MethodBufferSizes, MethodBuffers, Program};
+use et_runtime::{
+    Error, FileLoader, MemoryManager, MethodBufferSizes, MethodBuffers, Program, BUFFER_ALIGNMENT,
+};
 use etch_tests::{compare, dtype_of, fixtures_dir, owned_outputs, IoSpec};
 
 use et_ops as _;
 use et_xnnpack as _;
 
 /// Loads and runs case `name` of `dir` in buffers holding `method`, `planned` and
-/// `scratch` bytes (each 16-byte aligned, as the measuring buffers are), checking the
+/// `scratch` bytes (each starting at a multiple of `BUFFER_ALIGNMENT`, as the measuring buffers do), checking the
 /// outputs against the case's.
 fn run_in(dir: &Path, name: &str, sizes: &MethodBufferSizes) -> Result<(), Error> {
     let spec = IoSpec::read(dir, name);
     let loader = FileLoader::open(dir.join(&spec.program)).unwrap();
     let program = Program::load(&loader).unwrap();
-    // Allocated a word larger, then cut to the exact sizes.
+    // Allocated larger, then cut to the exact sizes from an aligned start.
     let padded = MethodBufferSizes {
-        method: sizes.method + 16,
-        planned: sizes.planned.iter().map(|b| b + 16).collect(),
-        scratch: sizes.scratch + 16,
+        method: sizes.method + BUFFER_ALIGNMENT,
+        planned: sizes.planned.clone(),
+        scratch: sizes.scratch + BUFFER_ALIGNMENT,
     };
     let mut buffers = MethodBuffers::allocate(&padded, usize::MAX).unwrap();
     let (method_mem, planned, scratch) = buffers.split();
@@ -32,9 +34,9 @@ fn run_in(dir: &Path, name: &str, sizes: &MethodBufferSizes) -> Result<(), Error
         .map(|(b, &n)| &mut b[..n])
         .collect();
     let mut memory = MemoryManager::new(
-        &mut method_mem[..sizes.method],
+        &mut aligned(method_mem)[..sizes.method],
         &mut planned,
-        &mut scratch[..sizes.scratch],
+        &mut aligned(scratch)[..sizes.scratch],
     );
     let mut method = program
         .load_method(&spec.method, &mut memory)
@@ -47,6 +49,12 @@ fn run_in(dir: &Path, name: &str, sizes: &MethodBufferSizes) -> Result<(), Error
     let got = owned_outputs(&method).unwrap();
     compare(dir, &spec, &got).unwrap_or_else(|e| panic!("{name}: {e}"));
     Ok(())
+}
+
+/// `buffer` from its first byte at a multiple of `BUFFER_ALIGNMENT`.
+fn aligned(buffer: &mut [u8]) -> &mut [u8] {
+    let skip = (buffer.as_ptr() as usize).wrapping_neg() % BUFFER_ALIGNMENT;
+    &mut buffer[skip..]
 }
 
 fn measured(dir: &Path, name: &str) -> MethodBufferSizes {

@@ -25,15 +25,16 @@ use et_ops as _;
 #[cfg(feature = "kernels")]
 use et_xnnpack as _;
 
-/// `T` at the alignment the runtime asks of a program (`PROGRAM_ALIGNMENT`) and of its
-/// buffers: a `static Aligned<[u8; N]>` of `include_bytes!` stays in flash, aligned.
-#[repr(C, align(16))]
+/// `T` at the alignment the runtime asks of a program (`PROGRAM_ALIGNMENT`) and the
+/// alignment the measured buffer sizes assume (`BUFFER_ALIGNMENT`, 64: XNNPACK aligns its
+/// packed weights to it): a `static Aligned<[u8; N]>` of `include_bytes!` stays in flash.
+#[repr(C, align(64))]
 #[derive(Debug)]
 pub struct Aligned<T: ?Sized>(pub T);
 
-const _: () = assert!(core::mem::align_of::<Aligned<u8>>() == et_runtime::PROGRAM_ALIGNMENT);
+const _: () = assert!(core::mem::align_of::<Aligned<u8>>() >= et_runtime::PROGRAM_ALIGNMENT);
 
-/// A zeroed, 16-byte aligned static buffer (in `.bss`: RAM, no flash).
+/// A zeroed, 64-byte aligned static buffer (in `.bss`: RAM, no flash).
 #[derive(Debug)]
 pub struct Pool<const N: usize>(UnsafeCell<Aligned<[u8; N]>>);
 
