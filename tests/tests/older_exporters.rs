@@ -10,7 +10,7 @@ use et_ops as _;
 use et_xnnpack as _;
 
 /// The releases with fixtures. A release's directory must hold exactly [`CASES`].
-const RELEASES: &[&str] = &["1.2.0", "1.4.1"];
+const RELEASES: &[&str] = &["1.0.1", "1.2.0", "1.4.1"];
 
 const CASES: &[&str] = &["mlp", "small_cnn", "transformer_block", "mlp_xnnpack"];
 
@@ -44,6 +44,11 @@ fn every_release_has_fixtures() {
         .collect();
     found.sort();
     assert_eq!(found, RELEASES);
+}
+
+#[test]
+fn release_1_0_programs_run() {
+    runs("1.0.1");
 }
 
 #[test]
