@@ -12,6 +12,7 @@ rustup target add thumbv7em-none-eabihf
 if ! command -v qemu-system-arm >/dev/null; then
   sudo_cmd=""
   if [ "$(id -u)" != 0 ]; then sudo_cmd=sudo; fi
+  $sudo_cmd apt-get update -qq
   $sudo_cmd apt-get install -y --no-install-recommends qemu-system-arm >/dev/null
 fi
 
