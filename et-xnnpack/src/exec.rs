@@ -154,7 +154,12 @@ impl Frame<'_> {
             core::slice::from_raw_parts_mut(self.plan.scratch.as_ptr(), self.plan.scratch_len)
         };
         let (head, rest) = bytes
-            .split_at_mut_checked(floats.saturating_mul(4).next_multiple_of(64))
+            .split_at_mut_checked(
+                floats
+                    .saturating_mul(4)
+                    .checked_next_multiple_of(64)
+                    .unwrap_or(usize::MAX),
+            )
             .ok_or(fail(
                 Error::MemoryAllocationFailed,
                 "the node scratch is too small",
@@ -196,8 +201,10 @@ impl Frame<'_> {
             .max(1);
         let chunk = rows.div_ceil(wanted).max(1);
         let bands = rows.div_ceil(chunk).max(1);
-        let per_band = scratch_floats.next_multiple_of(16);
-        let (scratch, _) = self.scratch(per_band * bands)?;
+        let per_band = scratch_floats
+            .checked_next_multiple_of(16)
+            .unwrap_or(usize::MAX);
+        let (scratch, _) = self.scratch(per_band.saturating_mul(bands))?;
         if out.len() < rows.saturating_mul(per_row) {
             return Err(fail(
                 Error::Internal,

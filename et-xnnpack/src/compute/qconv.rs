@@ -37,7 +37,7 @@ impl QConv<'_> {
     /// The scratch [`run`](Self::run) takes, in 4-byte words: a tile of widened rows
     /// and one gathered patch.
     pub(crate) fn scratch_words(k: usize) -> (usize, usize) {
-        (MR * pairs(k), k.div_ceil(4))
+        (MR.saturating_mul(pairs(k)), k.div_ceil(4))
     }
 
     /// [`scratch_words`](Self::scratch_words) in bytes, rounded to the 64 bytes
@@ -46,7 +46,8 @@ impl QConv<'_> {
         let (rows, patch) = Self::scratch_words(k);
         rows.saturating_add(patch)
             .saturating_mul(4)
-            .next_multiple_of(64)
+            .checked_next_multiple_of(64)
+            .unwrap_or(usize::MAX)
     }
 
     /// Computes output rows `band` (rows of all images, as `Window::out_rows` counts
@@ -267,7 +268,11 @@ pub(crate) struct QDepthwise<'a> {
 impl QDepthwise<'_> {
     /// Scratch bytes [`run`](Self::run) takes: one pixel's int32 accumulators.
     pub(crate) fn scratch_bytes(channels_out: usize) -> usize {
-        channels_out.saturating_mul(4).next_multiple_of(64)
+        // Saturating: the bound is read from a payload before it is checked.
+        channels_out
+            .saturating_mul(4)
+            .checked_next_multiple_of(64)
+            .unwrap_or(usize::MAX)
     }
 
     /// Computes output rows `band` (rows of all images, as `Window::out_rows` counts

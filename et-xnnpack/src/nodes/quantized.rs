@@ -226,7 +226,10 @@ fn run_add<T: Q8 + crate::plain::Plain>(
 
 /// Scratch bytes of a mean over `channels`: one int32 accumulator each.
 pub(crate) fn mean_scratch(channels: usize) -> usize {
-    channels.saturating_mul(4).next_multiple_of(64)
+    channels
+        .saturating_mul(4)
+        .checked_next_multiple_of(64)
+        .unwrap_or(usize::MAX)
 }
 
 fn run(step: &Step, frame: &Frame<'_>) -> KernelResult {
