@@ -6,7 +6,7 @@
 //! <key>`, as `Name` (every variant) or `Name:variant`; what the names mean is the
 //! registering crate's business, so this crate knows no backend. A kept entry expands to
 //! the static unchanged; a dropped one to the same static without its `distributed_slice`
-//! attribute, so nothing refers to it and the linker drops it with the code it names,
+//! attribute (and that attribute's `linkme` helper), so nothing refers to it and the linker drops it with the code it names,
 //! while the code still type-checks (and raises no dead-code warnings) in every build.
 //!
 //! `strip_prefix = "XNN"` compares the entry's name without that prefix, so a crate can
@@ -97,11 +97,13 @@ fn expand(attr: TokenStream, item: TokenStream) -> syn::Result<TokenStream> {
         Err(SelectionError::Reported) => return Ok(item.into_token_stream()),
     };
     if !selected {
+        // The slice attribute goes, and with it its helper attribute (`#[linkme(...)]`),
+        // which means nothing on its own.
         item.attrs.retain(|a| {
             a.path()
                 .segments
                 .last()
-                .is_none_or(|s| s.ident != "distributed_slice")
+                .is_none_or(|s| s.ident != "distributed_slice" && s.ident != "linkme")
         });
         item.attrs.push(syn::parse_quote!(#[allow(dead_code)]));
     }
