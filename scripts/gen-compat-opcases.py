@@ -11,7 +11,7 @@ run through ExecuTorch's own runtime (`executorch.runtime`) and the result is re
 `executorch_agrees`.
 
 Run with the ExecuTorch 1.5.1 / torch 2.14.1 venv:
-    /work/etvenv/bin/python scripts/gen-compat-opcases.py [OUT_DIR]
+    /path/to/venv/bin/python scripts/gen-compat-opcases.py [OUT_DIR]
 It prints the index entries to append to `index.yaml` (and writes them to
 OUT_DIR/compat-index.yaml).
 """

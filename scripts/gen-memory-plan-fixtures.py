@@ -2,7 +2,7 @@
 """Export the memory-plan fixtures in tests/fixtures/executorch_tests/ (see its README).
 
 Run with the ExecuTorch 1.5.1 / torch 2.14.1 venv:
-    /work/etvenv/bin/python scripts/gen-memory-plan-fixtures.py
+    /path/to/venv/bin/python scripts/gen-memory-plan-fixtures.py
 Each program is a small MLP (linear, relu, linear, add of the input's sum) exported with
 `to_edge(torch.export.export(...)).to_executorch(ExecutorchBackendConfig(
 memory_planning_pass=...))`; expected outputs come from eager PyTorch, and each program is
