@@ -265,3 +265,59 @@ fn panic(info: &core::panic::PanicInfo<'_>) -> ! {
     hprintln!("panic: {}", info);
     exit(false)
 }
+
+/// A binary's `main` for one fixture: the program embedded in flash (aligned), its
+/// inputs and expected outputs, the three buffers as statics of the sizes `build.rs`
+/// measured (`METHOD`, `PLANNED`, `SCRATCH`: the consts it wrote for the model), and the
+/// fixture's tolerance. `path` is the fixture's path under `tests/fixtures` without its
+/// extension.
+#[macro_export]
+macro_rules! firmware {
+    (
+        name: $name:literal,
+        path: $path:literal,
+        sizes: ($method:ident, $planned:ident, $scratch:ident),
+        atol: $atol:expr,
+        rtol: $rtol:expr $(,)?
+    ) => {
+        include!(concat!(env!("OUT_DIR"), "/buffer_sizes.rs"));
+
+        static PROGRAM: $crate::Aligned<
+            [u8; include_bytes!(concat!("../../../../tests/fixtures/", $path, ".pte")).len()],
+        > = $crate::Aligned(*include_bytes!(concat!(
+            "../../../../tests/fixtures/",
+            $path,
+            ".pte"
+        )));
+
+        static METHOD: $crate::Pool<$method> = $crate::Pool::new();
+        static PLANNED: $crate::Pool<{ $crate::planned_total(&$planned) }> = $crate::Pool::new();
+        static SCRATCH: $crate::Pool<$scratch> = $crate::Pool::new();
+
+        #[$crate::cortex_m_rt::entry]
+        fn main() -> ! {
+            let model = $crate::Model {
+                name: $name,
+                program: &PROGRAM.0,
+                input: include_bytes!(concat!("../../../../tests/fixtures/", $path, ".in0.bin")),
+                expected: include_bytes!(concat!(
+                    "../../../../tests/fixtures/",
+                    $path,
+                    ".out0.bin"
+                )),
+                atol: $atol,
+                rtol: $rtol,
+            };
+            // SAFETY: `main` runs once, so each pool is taken once.
+            let buffers = unsafe {
+                $crate::Buffers {
+                    method: METHOD.take(),
+                    planned_sizes: $planned,
+                    planned: PLANNED.take(),
+                    scratch: SCRATCH.take(),
+                }
+            };
+            $crate::exit($crate::run(&model, buffers))
+        }
+    };
+}

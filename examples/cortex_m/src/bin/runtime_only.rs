@@ -6,36 +6,11 @@
 #![no_std]
 #![no_main]
 
-use cortex_m_example::{exit, planned_total, run, Aligned, Buffers, Model, Pool};
-use cortex_m_rt::entry;
-
-include!(concat!(env!("OUT_DIR"), "/buffer_sizes.rs"));
-
-static PROGRAM: Aligned<[u8; include_bytes!("../../../../tests/fixtures/mlp.pte").len()]> =
-    Aligned(*include_bytes!("../../../../tests/fixtures/mlp.pte"));
-
-static METHOD: Pool<MLP_METHOD_BYTES> = Pool::new();
-static PLANNED: Pool<{ planned_total(&MLP_PLANNED_BYTES) }> = Pool::new();
-static SCRATCH: Pool<MLP_SCRATCH_BYTES> = Pool::new();
-
-#[entry]
-fn main() -> ! {
-    let model = Model {
-        name: "mlp",
-        program: &PROGRAM.0,
-        input: include_bytes!("../../../../tests/fixtures/mlp.in0.bin"),
-        expected: include_bytes!("../../../../tests/fixtures/mlp.out0.bin"),
-        atol: 1e-5,
-        rtol: 1e-5,
-    };
-    // SAFETY: `main` runs once, so each pool is taken once.
-    let buffers = unsafe {
-        Buffers {
-            method: METHOD.take(),
-            planned_sizes: MLP_PLANNED_BYTES,
-            planned: PLANNED.take(),
-            scratch: SCRATCH.take(),
-        }
-    };
-    exit(run(&model, buffers))
+cortex_m_example::firmware! {
+    name: "mlp",
+    path: "mlp",
+    sizes: (MLP_METHOD_BYTES, MLP_PLANNED_BYTES, MLP_SCRATCH_BYTES),
+    // The fixture's tolerance (its io.yaml).
+    atol: 1e-5,
+    rtol: 1e-5,
 }
