@@ -1,15 +1,18 @@
 //! `aten::bmm.out`: batched matrix product of two 3-D tensors.
 
 use et_runtime::kernel;
-use et_runtime::{
-    et_switch, DtypeSelection, KernelContext, KernelError, KernelResult, Scalar, Tensor,
-};
+use et_runtime::{et_switch, DtypeSelection, KernelContext, KernelError, KernelResult, Tensor};
 
 use super::{mat_at, mat_mut_at};
 use crate::util::gemm::GemmElem;
 
 /// `out[i] = self[i] @ mat2[i]` for `self: [b, n, m]`, `mat2: [b, m, p]`,
 /// `out: [b, n, p]`, all one real dtype; each batch is one gemm (wrapping for integers).
+///
+/// float32 sums each element's products in order, each rounded
+/// (`util::gemm::sgemm_in_order`): `bmm` is the product of
+/// decomposed attention, whose softmax turns a last-bit difference in a large score into
+/// a visible one, and PyTorch's decomposition and ExecuTorch's portable `bmm` sum so.
 #[kernel("aten::bmm.out", accepts = [reals])]
 pub fn bmm_out<Sel: DtypeSelection>(
     ctx: &KernelContext<'_>,
@@ -43,14 +46,7 @@ fn bmm_impl<T: GemmElem>(
     for i in 0..a.size(0) {
         let am = mat_at::<T>(a, 1, 2, i * sa)?;
         let bm = mat_at::<T>(b, 1, 2, i * sb)?;
-        T::gemm(
-            ctx,
-            Scalar::Int(1),
-            am,
-            bm,
-            Scalar::Int(0),
-            mat_mut_at::<T>(out, 1, 2, i * so)?,
-        )?;
+        T::product_in_order(ctx, am, bm, mat_mut_at::<T>(out, 1, 2, i * so)?)?;
     }
     Ok(())
 }

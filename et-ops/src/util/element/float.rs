@@ -88,7 +88,7 @@ pub trait Float:
 }
 
 macro_rules! float_impl {
-    ($t:ty, $exp:ident, $expm1:ident, $log:ident, $log1p:ident, $sqrt:ident, $tanh:ident,
+    ($t:ty, $exp:path, $expm1:ident, $log:ident, $log1p:ident, $sqrt:ident, $tanh:ident,
      $sin:ident, $cos:ident, $atan:ident, $asin:ident, $erf:ident, $pow:ident, $floor:ident,
      $ceil:ident, $trunc:ident, $roundeven:ident, $fmod:ident, $fabs:ident, $copysign:ident,
      $tan:ident, $sinh:ident, $cosh:ident, $acos:ident, $acosh:ident, $asinh:ident,
@@ -101,7 +101,7 @@ macro_rules! float_impl {
             }
             #[inline(always)]
             fn exp(self) -> Self {
-                libm::$exp(self)
+                $exp(self)
             }
             #[inline(always)]
             fn exp_m1(self) -> Self {
@@ -223,14 +223,50 @@ macro_rules! float_impl {
     };
 }
 
+/// float32 `e^x`: the double-precision exponential, rounded once. libm's `expf` is off
+/// by up to an ulp, glibc's (which ExecuTorch's kernels call) by barely more than half
+/// one, so this agrees with glibc's almost everywhere; `softmax` turns a one-ulp change
+/// of a large exponential into a visible one.
+#[inline(always)]
+fn exp_f32(x: f32) -> f32 {
+    libm::exp(f64::from(x)) as f32
+}
+
 float_impl!(
-    f32, expf, expm1f, logf, log1pf, sqrtf, tanhf, sinf, cosf, atanf, asinf, erff, powf, floorf,
+    f32, exp_f32, expm1f, logf, log1pf, sqrtf, tanhf, sinf, cosf, atanf, asinf, erff, powf, floorf,
     ceilf, truncf, roundevenf, fmodf, fabsf, copysignf, tanf, sinhf, coshf, acosf, acoshf, asinhf,
     atanhf, log2f, log10f, atan2f
 );
 float_impl!(
-    f64, exp, expm1, log, log1p, sqrt, tanh, sin, cos, atan, asin, erf, pow, floor, ceil, trunc,
-    roundeven, fmod, fabs, copysign, tan, sinh, cosh, acos, acosh, asinh, atanh, log2, log10,
+    f64,
+    libm::exp,
+    expm1,
+    log,
+    log1p,
+    sqrt,
+    tanh,
+    sin,
+    cos,
+    atan,
+    asin,
+    erf,
+    pow,
+    floor,
+    ceil,
+    trunc,
+    roundeven,
+    fmod,
+    fabs,
+    copysign,
+    tan,
+    sinh,
+    cosh,
+    acos,
+    acosh,
+    asinh,
+    atanh,
+    log2,
+    log10,
     atan2
 );
 

@@ -25,6 +25,8 @@
 //!
 //! FMA rounds once per multiply-add, so the SIMD paths can differ from the portable one in
 //! the last bits (as PyTorch's own BLAS backends differ from each other).
+//! [`sgemm_in_order`] is the product of a plain loop instead, every product rounded and
+//! summed in order (`bmm`, for decomposed attention; see `in_order.rs`).
 //!
 //! Measured on this project's x86-64 machine (best of many runs, `bench_sgemm`), GFLOP/s
 //! portable / AVX2 / AVX-512: 256^3 32 / 102 / 159; mv2's pointwise shapes (Cout x HW x
@@ -55,8 +57,10 @@ use et_runtime::{KernelContext, KernelError, KernelResult, Scalar};
 use super::element::Dot;
 
 mod blocked;
+mod elem;
 mod epilogue;
 mod gemv;
+mod in_order;
 #[cfg(target_arch = "aarch64")]
 mod neon;
 mod pack;
@@ -69,9 +73,11 @@ mod x86;
 mod tests;
 
 use blocked::{blocked, merge_full, Out};
+pub use elem::GemmElem;
 pub(crate) use epilogue::Epilogue;
 #[cfg(feature = "fusion")]
 pub use epilogue::RowEpilogue;
+pub use in_order::sgemm_in_order;
 use pack::{pack_a, pack_b, pack_rows_portable};
 use portable::ukr_portable;
 
@@ -261,6 +267,10 @@ enum Level {
         )
     )]
     Portable,
+    /// The AVX2 tiles with a multiply then an add per step instead of an FMA: each
+    /// product rounded, as [`sgemm_in_order`] promises. Never detected, only asked for.
+    #[cfg_attr(not(target_arch = "x86_64"), allow(dead_code, reason = "x86-64 only"))]
+    Avx2Unfused,
     #[cfg(target_arch = "aarch64")]
     Neon,
     #[cfg_attr(not(target_arch = "x86_64"), allow(dead_code, reason = "x86-64 only"))]
@@ -320,7 +330,7 @@ pub fn sgemm(
     beta: f32,
     c: MatMut<'_, f32>,
 ) -> KernelResult {
-    sgemm_impl(ctx, alpha, a, b, beta, c, None, detected_level())
+    sgemm_impl(ctx, alpha, a, b, beta, c, None, detected_level(), false)
 }
 
 /// [`sgemm`], then `epilogue` on every row of C, applied to each tile as it is stored (so
@@ -353,7 +363,7 @@ pub(crate) fn sgemm_epilogue(
             "a product's epilogue has fewer rows than its output",
         ));
     }
-    sgemm_impl(ctx, alpha, a, b, beta, c, epilogue, detected_level())
+    sgemm_impl(ctx, alpha, a, b, beta, c, epilogue, detected_level(), false)
 }
 
 #[allow(
@@ -369,6 +379,7 @@ fn sgemm_impl(
     c: MatMut<'_, f32>,
     epilogue: Option<Epilogue<'_>>,
     level: Level,
+    in_order: bool,
 ) -> KernelResult {
     check_shapes(&a, &b, &c)?;
     let (m, n, k) = (c.rows, c.cols, a.cols);
@@ -378,7 +389,7 @@ fn sgemm_impl(
     let mut c = c;
     if k == 0 {
         scale(&mut c, beta);
-    } else if !gemv::row_times_columns(ctx, alpha, &a, &b, beta, &mut c) {
+    } else if in_order || !gemv::row_times_columns(ctx, alpha, &a, &b, beta, &mut c) {
         let (ap, bp) = alloc_packs(ctx, m, n, k, level)?;
         if let Some(plan) = split::plan(ctx.workers(), &c, k, level) {
             return split::sgemm_split(ctx, plan, alpha, a, b, beta, c, epilogue, level, ap, bp);
@@ -399,7 +410,7 @@ fn tiling(level: Level) -> (usize, usize, Blocking) {
         #[cfg(target_arch = "x86_64")]
         Level::Avx512 => (Z_MR, Z_NR, Z_BLOCK),
         #[cfg(target_arch = "x86_64")]
-        Level::Avx2 => (X_MR, X_NR, X_BLOCK),
+        Level::Avx2 | Level::Avx2Unfused => (X_MR, X_NR, X_BLOCK),
         #[cfg(target_arch = "aarch64")]
         Level::Neon => (N_MR, N_NR, N_BLOCK),
         _ => (P_MR, P_NR, P_BLOCK),
@@ -428,6 +439,14 @@ fn run_blocked(
         // SAFETY: `level` is at most what `detected_level` found with cpuid: the CPU
         // supports AVX-512F (and AVX2, FMA) and the OS saves the zmm and opmask state.
         unsafe { x86::sgemm_avx512(alpha, a, b, beta, c, epilogue, ap, bp) };
+        return;
+    }
+    #[cfg(target_arch = "x86_64")]
+    if level == Level::Avx2Unfused {
+        // SAFETY: only `sgemm_in_order` asks for this level, and only when
+        // `detected_level` found AVX2 and FMA with cpuid and the OS saves the ymm
+        // registers.
+        unsafe { x86::sgemm_avx2_unfused(alpha, a, b, beta, c, epilogue, ap, bp) };
         return;
     }
     #[cfg(target_arch = "x86_64")]
@@ -516,60 +535,3 @@ fn scale(c: &mut MatMut<'_, f32>, beta: f32) {
         }
     }
 }
-
-/// Element types with a matrix product: f32 takes [`sgemm`], the other floats and the
-/// integers [`gemm_ref`]. Generic kernels call `T::gemm` inside their dtype switch.
-pub trait GemmElem: Dot {
-    /// `C = alpha * A * B + beta * C` (`beta == 0`: C is not read).
-    fn gemm(
-        ctx: &KernelContext<'_>,
-        alpha: Scalar,
-        a: Mat<'_, Self>,
-        b: Mat<'_, Self>,
-        beta: Scalar,
-        c: MatMut<'_, Self>,
-    ) -> KernelResult;
-}
-
-impl GemmElem for f32 {
-    #[inline]
-    fn gemm(
-        ctx: &KernelContext<'_>,
-        alpha: Scalar,
-        a: Mat<'_, f32>,
-        b: Mat<'_, f32>,
-        beta: Scalar,
-        c: MatMut<'_, f32>,
-    ) -> KernelResult {
-        sgemm(ctx, alpha.to_f64() as f32, a, b, beta.to_f64() as f32, c)
-    }
-}
-
-macro_rules! gemm_by_reference {
-    ($($t:ty),*) => {$(
-        impl GemmElem for $t {
-            #[inline]
-            fn gemm(
-                _ctx: &KernelContext<'_>,
-                alpha: Scalar,
-                a: Mat<'_, $t>,
-                b: Mat<'_, $t>,
-                beta: Scalar,
-                c: MatMut<'_, $t>,
-            ) -> KernelResult {
-                gemm_ref(alpha, a, b, beta, c)
-            }
-        }
-    )*};
-}
-
-gemm_by_reference!(
-    f64,
-    et_runtime::f16,
-    et_runtime::bf16,
-    u8,
-    i8,
-    i16,
-    i32,
-    i64
-);

@@ -62,6 +62,7 @@ fn check_shapes_against_reference(simd: Level) {
                 MatMut::row_major(&mut c, m, n),
                 None,
                 simd,
+                false,
             )
             .unwrap();
         }
@@ -85,6 +86,7 @@ fn check_shapes_against_reference(simd: Level) {
                 MatMut::row_major(&mut cb, m, n),
                 None,
                 simd,
+                false,
             )
             .unwrap();
         }
@@ -129,6 +131,7 @@ fn check_shapes_against_reference(simd: Level) {
                 },
                 None,
                 simd,
+                false,
             )
             .unwrap();
         }
@@ -286,6 +289,7 @@ fn bench(simd: Level) {
                 MatMut::row_major(&mut c, m, n),
                 None,
                 simd,
+                false,
             )
             .unwrap();
             best = best.min(t.elapsed().as_secs_f64());
@@ -342,7 +346,7 @@ fn split_products_match_the_whole() {
                         workers > 1,
                         "{m}x{n}x{k} on {workers}"
                     );
-                    sgemm_impl(&ctx, alpha, ra, rb, beta, view, None, level).unwrap();
+                    sgemm_impl(&ctx, alpha, ra, rb, beta, view, None, level, false).unwrap();
                     outs.push(c);
                 }
                 for (w, c) in outs.iter().enumerate().skip(1) {
@@ -423,7 +427,7 @@ fn column_major_b_matches_row_major_bit_for_bit() {
                 let ctx = KernelContext::new(&arena);
                 let a = Mat::row_major(&a, m, k);
                 let out = MatMut::row_major(&mut c, m, n);
-                sgemm_impl(&ctx, 1.0, a, b, 1.0, out, None, level).unwrap();
+                sgemm_impl(&ctx, 1.0, a, b, 1.0, out, None, level, false).unwrap();
                 c
             };
             let want = run(Mat::row_major(&b, k, n));
@@ -475,7 +479,7 @@ fn epilogue_in_registers_matches_the_scalar_map() {
             let ctx = KernelContext::new(&arena);
             let (am, bm) = (Mat::row_major(&a, m, k), Mat::row_major(&b, k, n));
             let cm = MatMut::row_major(&mut c, m, n);
-            sgemm_impl(&ctx, 1.0, am, bm, 0.0, cm, epilogue, level).unwrap();
+            sgemm_impl(&ctx, 1.0, am, bm, 0.0, cm, epilogue, level, false).unwrap();
             c
         };
         let fused = run(Some(epilogue), &mut scratch);
