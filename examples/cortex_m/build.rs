@@ -17,8 +17,8 @@ use et_xnnpack as _;
 
 const MODEL_VAR: &str = "ET_SELECT_OPS_MODEL";
 
-/// The one model named by `ET_SELECT_OPS_MODEL`, absolute: relative paths are taken
-/// from this directory (the workspace root, where the compiler resolves them too).
+/// The one model named by `ET_SELECT_OPS_MODEL`: an absolute path, as the selective
+/// build needs (`#[kernel]` would take a relative one from the compiler's directory).
 fn model_path() -> Result<PathBuf, String> {
     let value = std::env::var(MODEL_VAR).unwrap_or_default();
     let paths: Vec<&str> = value
@@ -31,9 +31,12 @@ fn model_path() -> Result<PathBuf, String> {
             "{MODEL_VAR}={value:?}: name the one .pte the firmware runs (see .cargo/config.toml)"
         ));
     };
-    let manifest_dir =
-        std::env::var_os("CARGO_MANIFEST_DIR").ok_or("cargo sets CARGO_MANIFEST_DIR")?;
-    let path = Path::new(manifest_dir.as_os_str()).join(path);
+    let path = Path::new(path);
+    if !path.is_absolute() {
+        return Err(format!(
+            "{MODEL_VAR}={value:?}: give an absolute path (`$PWD/{value}`)"
+        ));
+    }
     path.canonicalize()
         .map_err(|e| format!("{MODEL_VAR}: {}: {e}", path.display()))
 }

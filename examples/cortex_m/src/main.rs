@@ -15,9 +15,10 @@ include!(concat!(env!("OUT_DIR"), "/model.rs"));
 /// The program, 64-byte aligned, in flash: its constants are read in place.
 static PROGRAM: Aligned<[u8; include_bytes!(env!("MODEL_PTE")).len()]> =
     Aligned(*include_bytes!(env!("MODEL_PTE")));
-/// Input 0 and the output ExecuTorch computed from it.
+/// Input 0 (the fixture's).
 static INPUT: [u8; include_bytes!(env!("MODEL_INPUT")).len()] =
     *include_bytes!(env!("MODEL_INPUT"));
+/// Output 0 as ExecuTorch computed it from `INPUT`.
 static EXPECTED: [u8; include_bytes!(env!("MODEL_EXPECTED")).len()] =
     *include_bytes!(env!("MODEL_EXPECTED"));
 
