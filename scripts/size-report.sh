@@ -177,10 +177,11 @@ fi
 echo "$table"
 echo
 cat "${reported[@]}" 2>/dev/null || true
-# The Cortex-M example's flash and RAM, when it has been built (scripts/cortex-m-test.sh
-# builds and runs it, then reports the same table).
-arm_bins=examples/cortex_m/target/thumbv7em-none-eabihf/release
-if [ -x "$arm_bins/mlp" ] && [ -x "$arm_bins/runtime_only" ]; then
+# The Cortex-M example's flash, RAM and stack, when it has been built
+# (scripts/cortex-m-test.sh builds each model's firmware, then reports the same table;
+# the stack is measured by running each under qemu-system-arm).
+arm_bins=examples/cortex_m/target/cortex-m
+if [ -x "$arm_bins/mlp" ] && [ -x "$arm_bins/runtime_only" ] && command -v qemu-system-arm > /dev/null; then
   echo
   echo "Cortex-M (thumbv7em-none-eabihf), examples/cortex_m:"
   scripts/arm-size.sh "$arm_bins"/{runtime_only,mlp,small_cnn,q8_fire}

@@ -1,9 +1,10 @@
-//! etch on a Cortex-M: each binary (`src/bin/`) runs one model from flash in static
+//! etch on a Cortex-M: the firmware (`src/main.rs`) runs one model from flash in static
 //! buffers sized at build time from the program, checks its output against ExecuTorch's
-//! and exits through semihosting (0 when the output matches, 1 otherwise).
+//! and the stack it used against the stack reserved, and exits through semihosting (0
+//! when both hold, 1 otherwise).
 //!
 //! No heap: the `.pte` is read in place from flash, constants included; the method's
-//! tables, activations and kernel scratch live in the statics the binary declares from
+//! tables, activations and kernel scratch live in the statics the firmware declares from
 //! the constants `build.rs` measured (`MethodBufferSizes::measure`).
 
 #![no_std]
@@ -13,11 +14,6 @@ use core::cell::UnsafeCell;
 
 use cortex_m_semihosting::hprintln;
 use et_runtime::{BufferLoader, EValue, MemoryManager, Program, Verification};
-
-#[doc(hidden)]
-pub use cortex_m_rt;
-#[doc(hidden)]
-pub use cortex_m_semihosting;
 
 // The kernels and the XNNPACK backend register themselves by being linked.
 #[cfg(feature = "kernels")]
@@ -229,6 +225,48 @@ fn failed(model: &Model, step: &str, e: et_runtime::Error) -> bool {
     false
 }
 
+/// Prints the stack's high-water mark and the bytes `memory.x` reserves for it; `false`
+/// when the stack reached the bottom of its reserve (it may have gone past it, into the
+/// statics below).
+///
+/// cortex-m-rt's `paint-stack` fills the reserve, `_stack_end` up to `_stack_start`, with
+/// `STACK_PAINT_VALUE` before `main`; the lowest word that no longer holds it is the
+/// deepest the stack has reached.
+pub fn report_stack() -> bool {
+    extern "C" {
+        static _stack_start: u32;
+        static _stack_end: u32;
+    }
+    let top = (&raw const _stack_start).expose_provenance();
+    let bottom = (&raw const _stack_end).expose_provenance();
+    let mut deepest = bottom;
+    while deepest < top {
+        let word = core::ptr::with_exposed_provenance::<u32>(deepest);
+        // SAFETY: `word` is a word-aligned address (cortex-m-rt asserts both ends of the
+        // reserve are) inside the reserve, RAM that is always mapped. Every word below the
+        // first changed one still holds the paint, so no frame has ever been there and no
+        // Rust object lives there; the first changed one is only read, never written. A
+        // volatile read of a `u32`, whatever its bits, is defined.
+        if unsafe { word.read_volatile() } != cortex_m_rt::STACK_PAINT_VALUE {
+            break;
+        }
+        deepest += 4;
+    }
+    let (used, reserved) = (top - deepest, top - bottom);
+    let ok = used < reserved;
+    hprintln!(
+        "stack (bytes): {} used of {} reserved{}",
+        used,
+        reserved,
+        if ok {
+            ""
+        } else {
+            ": OVERFLOW (the stack reached the bottom of its reserve)"
+        }
+    );
+    ok
+}
+
 /// Ends the run: semihosting exit with success or failure, which QEMU returns as its
 /// exit code (0 or 1).
 pub fn exit(ok: bool) -> ! {
@@ -264,60 +302,4 @@ static ALLOCATOR: NoHeap = NoHeap;
 fn panic(info: &core::panic::PanicInfo<'_>) -> ! {
     hprintln!("panic: {}", info);
     exit(false)
-}
-
-/// A binary's `main` for one fixture: the program embedded in flash (aligned), its
-/// inputs and expected outputs, the three buffers as statics of the sizes `build.rs`
-/// measured (`METHOD`, `PLANNED`, `SCRATCH`: the consts it wrote for the model), and the
-/// fixture's tolerance. `path` is the fixture's path under `tests/fixtures` without its
-/// extension.
-#[macro_export]
-macro_rules! firmware {
-    (
-        name: $name:literal,
-        path: $path:literal,
-        sizes: ($method:ident, $planned:ident, $scratch:ident),
-        atol: $atol:expr,
-        rtol: $rtol:expr $(,)?
-    ) => {
-        include!(concat!(env!("OUT_DIR"), "/buffer_sizes.rs"));
-
-        static PROGRAM: $crate::Aligned<
-            [u8; include_bytes!(concat!("../../../../tests/fixtures/", $path, ".pte")).len()],
-        > = $crate::Aligned(*include_bytes!(concat!(
-            "../../../../tests/fixtures/",
-            $path,
-            ".pte"
-        )));
-
-        static METHOD: $crate::Pool<$method> = $crate::Pool::new();
-        static PLANNED: $crate::Pool<{ $crate::planned_total(&$planned) }> = $crate::Pool::new();
-        static SCRATCH: $crate::Pool<$scratch> = $crate::Pool::new();
-
-        #[$crate::cortex_m_rt::entry]
-        fn main() -> ! {
-            let model = $crate::Model {
-                name: $name,
-                program: &PROGRAM.0,
-                input: include_bytes!(concat!("../../../../tests/fixtures/", $path, ".in0.bin")),
-                expected: include_bytes!(concat!(
-                    "../../../../tests/fixtures/",
-                    $path,
-                    ".out0.bin"
-                )),
-                atol: $atol,
-                rtol: $rtol,
-            };
-            // SAFETY: `main` runs once, so each pool is taken once.
-            let buffers = unsafe {
-                $crate::Buffers {
-                    method: METHOD.take(),
-                    planned_sizes: $planned,
-                    planned: PLANNED.take(),
-                    scratch: SCRATCH.take(),
-                }
-            };
-            $crate::exit($crate::run(&model, buffers))
-        }
-    };
 }

@@ -88,7 +88,8 @@ impl<const MR: usize> TileMap<'_, MR> {
         (self.scale[i % MR], self.shift[i % MR])
     }
 
-    /// The clamp's bounds.
+    /// The clamp's bounds (for the SIMD micro-kernels, which clamp a whole vector).
+    #[cfg(any(target_arch = "x86_64", target_arch = "aarch64"))]
     #[inline(always)]
     pub(super) fn bounds(&self) -> (f32, f32) {
         (self.lo, self.hi)
