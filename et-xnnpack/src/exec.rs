@@ -191,6 +191,20 @@ impl Frame<'_> {
         scratch_floats: usize,
         task: impl Fn(Range<usize>, &mut [T], &mut [f32]) + Sync,
     ) -> KernelResult {
+        self.split_by(rows, 1, work_per_row, (out, per_row), scratch_floats, task)
+    }
+
+    /// [`split`](Self::split) with every band but the last a whole number of `unit`
+    /// rows (a product cut into column panels: the rows are columns, `unit` a panel).
+    pub(crate) fn split_by<T: Send>(
+        &self,
+        rows: usize,
+        unit: usize,
+        work_per_row: usize,
+        (out, per_row): (&mut [T], usize),
+        scratch_floats: usize,
+        task: impl Fn(Range<usize>, &mut [T], &mut [f32]) + Sync,
+    ) -> KernelResult {
         let by_work = rows.saturating_mul(work_per_row) / MIN_WORK_PER_BAND;
         let wanted = self
             .ctx
@@ -199,7 +213,11 @@ impl Frame<'_> {
             .min(by_work)
             .min(rows)
             .max(1);
-        let chunk = rows.div_ceil(wanted).max(1);
+        let chunk = rows
+            .div_ceil(wanted)
+            .max(1)
+            .checked_next_multiple_of(unit.max(1))
+            .unwrap_or(usize::MAX);
         let bands = rows.div_ceil(chunk).max(1);
         let per_band = scratch_floats
             .checked_next_multiple_of(16)

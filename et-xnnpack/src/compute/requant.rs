@@ -43,6 +43,17 @@ impl Requant {
         }
     }
 
+    /// This range with the integer clamp `[min, max]` of a following qint8 Clamp (same
+    /// scale and zero point) folded in: `apply` of the result equals `apply` then the
+    /// clamp, for every accumulator. Rounding is monotonic and keeps integers, and every
+    /// bound is an integer, so clamping before or after rounding agrees; `None` when the
+    /// two ranges do not meet (the fold would then pick the wrong end).
+    pub(crate) fn narrowed(&self, min: i8, max: i8) -> Option<Requant> {
+        let lo = self.lo.max((i32::from(min) - self.zero_point) as f32);
+        let hi = self.hi.min((i32::from(max) - self.zero_point) as f32);
+        (lo <= hi).then_some(Requant { lo, hi, ..*self })
+    }
+
     /// `acc * scale`, clamped, rounded and shifted by the zero point, as an int8.
     #[inline]
     pub(crate) fn apply(&self, acc: i32, scale: f32) -> i8 {
@@ -84,6 +95,40 @@ mod tests {
         let r = Requant::new(0.05, -128, 0.0, 6.0);
         assert_eq!(r.apply(-10, 1.0), -128);
         assert_eq!(r.apply(500, 1.0), -8);
+    }
+
+    #[test]
+    fn a_narrowed_range_is_the_range_then_the_clamp() {
+        let ranges = [
+            Requant::new(0.05, -128, 0.0, 6.0),
+            Requant::new(0.5, -5, f32::NEG_INFINITY, f32::INFINITY),
+            Requant::new(0.1, 20, -3.0, 2.0),
+        ];
+        let clamps = [(-128i8, 127i8), (-128, -8), (-20, 30), (0, 0), (100, 127)];
+        let scales = [1.0f32, 0.37, 0.0123];
+        for r in ranges {
+            for (min, max) in clamps {
+                let Some(n) = r.narrowed(min, max) else {
+                    // Disjoint: every output of `r` lies outside [min, max] on one side.
+                    let (a, b) = (r.apply(-100_000, 1.0), r.apply(100_000, 1.0));
+                    assert!(
+                        (a > max && b > max) || (a < min && b < min),
+                        "{r:?} {min} {max}"
+                    );
+                    continue;
+                };
+                for scale in scales {
+                    for acc in (-3000..3000).map(|a| a * 7) {
+                        let want = r.apply(acc, scale).clamp(min, max);
+                        assert_eq!(n.apply(acc, scale), want, "{r:?} {min} {max} {acc}");
+                    }
+                }
+            }
+        }
+        // relu6's own range folded again changes nothing.
+        let relu6 = Requant::new(0.05, -128, 0.0, 6.0);
+        assert_eq!(relu6.narrowed(-128, -8), Some(relu6));
+        assert_eq!(relu6.narrowed(100, 127), None);
     }
 
     #[test]

@@ -50,6 +50,29 @@ pub(crate) struct QuantizedConv {
     requant: Requant,
 }
 
+impl QuantizedConv {
+    /// This convolution writing `output` instead of its own output `input`, with the
+    /// integer clamp `[min, max]` of the qint8 Clamp that read `input` (same scale and
+    /// zero point) folded into the requantizing store, as XNNPACK fuses min/max into a
+    /// convolution's output parameters. `None` if this does not write `input` or the
+    /// ranges do not meet.
+    pub(crate) fn with_output_clamp(
+        &self,
+        input: u32,
+        output: u32,
+        (min, max): (i8, i8),
+    ) -> Option<QuantizedConv> {
+        if self.output != input {
+            return None;
+        }
+        Some(QuantizedConv {
+            output,
+            requant: self.requant.narrowed(min, max)?,
+            ..*self
+        })
+    }
+}
+
 /// What both kinds check and copy: the int32 bias and the requantization of each
 /// output channel, `padded` entries (zero past the channels).
 struct Prepared {

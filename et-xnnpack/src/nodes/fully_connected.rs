@@ -1,8 +1,10 @@
 //! FullyConnected: `out[.., o] = sum_i in[.., i] * filter[o, i] + bias[o]`, over the
 //! input's last dim (the others are rows). The filter is `[out, in]`, or `[in, out]` with
 //! `XNN_FLAG_TRANSPOSE_WEIGHTS` (how `mm` lowers). A constant filter is packed once at
-//! init as a row-major `[in, out]` matrix, which the GEMM reads in place; a filter
-//! computed at run time (a lowered `mm` of two activations) is read through strides.
+//! init in `compute::fgemm`'s panels with the bias, and the product runs on them with
+//! nothing packed per call, cut over the execute's pool by rows or, for one row (a
+//! classifier's head), by panels of output features; a filter computed at run time (a
+//! lowered `mm` of two activations) is read through strides by the general GEMM.
 
 use et_ops::gemm::{sgemm, sgemm_scratch_bytes, Mat, MatMut};
 use et_runtime::backend::DelegateError;
@@ -11,6 +13,7 @@ use et_schema::xnnpack::fields as xf;
 use et_schema::xnnpack::{Graph, NodeView, QuantParams, INVALID_ID};
 
 use super::{check_flags, register, wrong_params, Clamp, Params, Step};
+use crate::compute::fgemm::{self, Isa, PackedGemm};
 use crate::compute::qconv::QConv;
 use crate::compute::qd8_gemm;
 use crate::exec::Frame;
@@ -24,8 +27,13 @@ type F<'a> = xf::XNNFullyConnected<'a>;
 
 #[derive(Clone, Copy, Debug)]
 pub(crate) enum Filter {
-    /// Packed at init: row-major `[in, out]`.
-    Packed(*const f32),
+    /// Packed at init: `fgemm::packed_len(out, in)` floats of panels and
+    /// `fgemm::padded(out)` of bias (zero without one).
+    Packed {
+        panels: *const f32,
+        bias: *const f32,
+        isa: Isa,
+    },
     /// A value computed at run time, `[out, in]` (or `[in, out]` when `transposed`).
     Value { value: u32, transposed: bool },
 }
@@ -138,28 +146,6 @@ fn prepare(b: &mut Builder<'_, '_>, node: &NodeView<'_>) -> Result<Step, Delegat
         in_features,
         out_features,
     } = read_operands(b, node, input, transposed, false)?;
-    let filter = match b.constant(filter) {
-        Some(w) => {
-            let packed = b.alloc::<f32>(in_features * out_features)?;
-            for o in 0..out_features {
-                for i in 0..in_features {
-                    packed[i * out_features + o] = if transposed {
-                        w[i * out_features + o]
-                    } else {
-                        w[o * in_features + i]
-                    };
-                }
-            }
-            Filter::Packed(packed.as_ptr())
-        }
-        None if b.value(filter).is_constant() => {
-            return Err(b.invalid("the filter constant is not 4-byte aligned"));
-        }
-        None => Filter::Value {
-            value: filter,
-            transposed,
-        },
-    };
     let bias = match bias {
         None => None,
         Some(v) => {
@@ -169,10 +155,43 @@ fn prepare(b: &mut Builder<'_, '_>, node: &NodeView<'_>) -> Result<Step, Delegat
                     "a bias computed at run time is not supported",
                 )
             })?;
-            Some(data.as_ptr())
+            Some(data)
         }
     };
-    b.scratch(sgemm_scratch_bytes(rows, out_features, in_features));
+    let filter = match b.constant(filter) {
+        Some(w) => {
+            let (n, k) = (out_features, in_features);
+            let panels = b.alloc::<f32>(fgemm::packed_len(n, k))?;
+            let weight = |o: usize, i: usize| {
+                if transposed {
+                    w[i * n + o]
+                } else {
+                    w[o * k + i]
+                }
+            };
+            fgemm::pack(n, k, weight, panels);
+            let padded = b.alloc::<f32>(fgemm::padded(n))?;
+            if let Some(bias) = bias {
+                padded[..n].copy_from_slice(&bias[..n]);
+            }
+            Filter::Packed {
+                panels: panels.as_ptr(),
+                bias: padded.as_ptr(),
+                isa: Isa::detect(),
+            }
+        }
+        None if b.value(filter).is_constant() => {
+            return Err(b.invalid("the filter constant is not 4-byte aligned"));
+        }
+        None => Filter::Value {
+            value: filter,
+            transposed,
+        },
+    };
+    let bias = bias.map(<[f32]>::as_ptr);
+    if matches!(filter, Filter::Value { .. }) {
+        b.scratch(sgemm_scratch_bytes(rows, out_features, in_features));
+    }
     Ok(Step {
         run,
         params: Params::FullyConnected(FullyConnected {
@@ -228,12 +247,12 @@ fn filter_dims(graph: &Graph<'_>, node: &NodeView<'_>) -> (usize, usize) {
     }
 }
 
-/// The packed-memory bound of an fp32 FullyConnected: its filter as `[in, out]`. Every
-/// node packs its own copy, so filters shared by several nodes (an unrolled recurrence)
-/// count once per node.
+/// The packed-memory bound of an fp32 FullyConnected: its filter's panels and the
+/// padded bias. Every node packs its own copy, so filters shared by several nodes (an
+/// unrolled recurrence) count once per node.
 fn packed(graph: &Graph<'_>, node: &NodeView<'_>) -> usize {
     let (n, k) = filter_dims(graph, node);
-    super::alloc_bound(n.saturating_mul(k), 4)
+    super::conv2d_pointwise::packed_bound(n, k)
 }
 
 /// The packed-memory bound of a quantized FullyConnected: whichever of its two paths
@@ -283,36 +302,47 @@ fn run(step: &Step, frame: &Frame<'_>) -> KernelResult {
     // The rows of this execute (fewer than planned under a dynamic input).
     let m = frame.numel(p.input) / k.max(1);
     debug_assert!(m <= p.rows);
-    let filter_value = match p.filter {
-        Filter::Value { value, .. } => value,
-        Filter::Packed(_) => p.input,
+    let (filter_value, transposed) = match p.filter {
+        Filter::Value { value, transposed } => (value, transposed),
+        Filter::Packed { panels, bias, isa } => {
+            let ([x], out) = frame.operands([p.input], p.output)?;
+            // SAFETY: both packed at init in method memory with these lengths, read-only
+            // since, living as long as the plan.
+            let (panels, bias) = unsafe {
+                (
+                    core::slice::from_raw_parts(panels, fgemm::packed_len(n, k)),
+                    core::slice::from_raw_parts(bias, fgemm::padded(n)),
+                )
+            };
+            let gemm = PackedGemm {
+                n,
+                k,
+                panels,
+                bias,
+                min: p.clamp.min,
+                max: p.clamp.max,
+                isa,
+            };
+            return run_packed(frame, &gemm, x, (m, out));
+        }
     };
     let ([x, w], out) = frame.operands([p.input, filter_value], p.output)?;
-    let b = match p.filter {
-        Filter::Packed(ptr) => Mat {
-            // SAFETY: packed at init with `k * n` floats in method memory, read-only since.
-            data: unsafe { core::slice::from_raw_parts(ptr, k * n) },
-            rows: k,
-            cols: n,
-            rs: n,
-            cs: 1,
-        },
-        Filter::Value {
-            transposed: true, ..
-        } => Mat {
+    let b = if transposed {
+        Mat {
             data: w,
             rows: k,
             cols: n,
             rs: n,
             cs: 1,
-        },
-        Filter::Value { .. } => Mat {
+        }
+    } else {
+        Mat {
             data: w,
             rows: k,
             cols: n,
             rs: 1,
             cs: k,
-        },
+        }
     };
     // SAFETY: a constant of `n` floats (checked at init), 4-aligned, read-only.
     let bias = p.bias.map(|b| unsafe { core::slice::from_raw_parts(b, n) });
@@ -336,4 +366,38 @@ fn run(step: &Step, frame: &Frame<'_>) -> KernelResult {
         .with(|ctx| sgemm(ctx, 1.0, a, b, 0.0, c))?;
     p.clamp.bias_rows(out, bias);
     Ok(())
+}
+
+/// The product of `m` rows of `x` with the packed filter into `out`: bands of rows over
+/// the pool, or for one row bands of whole panels of output features (each output
+/// depends on its row and column alone, so any cut gives the same bits).
+fn run_packed(
+    frame: &Frame<'_>,
+    gemm: &PackedGemm<'_>,
+    x: &[f32],
+    (m, out): (usize, &mut [f32]),
+) -> KernelResult {
+    let (n, k) = (gemm.n, gemm.k);
+    let short = || {
+        et_runtime::KernelError::new(
+            Error::Internal,
+            "a fully connected operand is smaller than its rows",
+        )
+    };
+    let x = x.get(..m * k).ok_or_else(short)?;
+    let out = out.get_mut(..m * n).ok_or_else(short)?;
+    if m != 1 {
+        return frame.split(m, n * k, (out, n), 0, |band, out, _| {
+            gemm.rows(&x[band.start * k..band.end * k], band.len(), out)
+        });
+    }
+    frame.split_by(n, fgemm::NR, k, (out, 1), 0, |band, out, _| {
+        let part = PackedGemm {
+            n: band.len(),
+            panels: &gemm.panels[band.start * k..],
+            bias: &gemm.bias[band.start..],
+            ..*gemm
+        };
+        part.rows(x, 1, out);
+    })
 }

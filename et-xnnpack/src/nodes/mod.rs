@@ -17,6 +17,7 @@ use et_schema::xnnpack::{Graph, NodeDatatype, NodeKind, NodeView};
 pub(crate) use crate::compute::clamp::Clamp;
 use crate::exec::Frame;
 use crate::plan::Builder;
+pub(crate) use quantized::fold_clamps;
 
 mod activation;
 mod avg_pooling;

@@ -10,7 +10,7 @@ use super::{wrong_params, Clamp, Params, Step};
 use crate::compute::qelementwise::{self, AddParams, MeanParams, Q8};
 use crate::compute::requant::quantize_bound;
 use crate::exec::Frame;
-use crate::plan::{Builder, Elem, Quant};
+use crate::plan::{Builder, Elem, Quant, Storage, Value};
 
 #[derive(Clone, Copy, Debug)]
 pub(crate) enum Quantized {
@@ -230,6 +230,50 @@ pub(crate) fn mean_scratch(channels: usize) -> usize {
         .saturating_mul(4)
         .checked_next_multiple_of(64)
         .unwrap_or(usize::MAX)
+}
+
+/// Folds each qint8 Clamp into the convolution just before it when that convolution's
+/// output is an intermediate value only the Clamp reads: the convolution then writes the
+/// Clamp's output through the narrowed requantization, and the Clamp step does nothing.
+/// Results are the same bytes (see `Requant::narrowed`); one pass over the output is
+/// saved. Runs before liveness lays values out: the Clamp's output is then live from the
+/// convolution on, and the convolution's own output is written by no one (no bytes).
+pub(crate) fn fold_clamps(steps: &mut [Step], values: &mut [Value]) {
+    for s in 1..steps.len() {
+        let Params::Quantized(Quantized::Clamp {
+            input,
+            output,
+            min,
+            max,
+        }) = steps[s].params
+        else {
+            continue;
+        };
+        let Params::QuantizedConv(conv) = steps[s - 1].params else {
+            continue;
+        };
+        let (producer, clamp) = ((s - 1) as u32, s as u32);
+        let read_once = {
+            let v = &values[input as usize];
+            matches!(v.storage, Storage::Unused) && v.def == producer && v.last_use == clamp
+        };
+        if !read_once {
+            continue;
+        }
+        let Some(fused) = conv.with_output_clamp(input, output, (min, max)) else {
+            continue;
+        };
+        steps[s - 1].params = Params::QuantizedConv(fused);
+        steps[s].run = folded;
+        values[output as usize].def = producer;
+        values[input as usize].def = u32::MAX;
+    }
+}
+
+/// The run of a step whose work another step does (a Clamp folded into the convolution
+/// before it by `plan::fold`): nothing.
+pub(crate) fn folded(_: &Step, _: &Frame<'_>) -> KernelResult {
+    Ok(())
 }
 
 fn run(step: &Step, frame: &Frame<'_>) -> KernelResult {

@@ -359,6 +359,12 @@ pub(crate) fn build<'n>(
     }
     let scratch_len = b.scratch;
     let values = b.values;
+    // SAFETY: all `num_steps` steps were written above, in method memory handed to no
+    // one else yet; the borrow ends before the plan takes the pointer.
+    nodes::fold_clamps(
+        unsafe { core::slice::from_raw_parts_mut(steps.as_ptr(), num_steps) },
+        values,
+    );
     // Every delegate output must be written.
     if values
         .iter()
