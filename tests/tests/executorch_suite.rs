@@ -6,8 +6,8 @@
 //! case and where it went, or why it does not apply.
 
 use et_runtime::{
-    BufferLoader, Error, Input, Module, Output, Program, ScalarType, ShapeDynamism, Tag, TensorRef,
-    PROGRAM_ALIGNMENT,
+    BufferLoader, EValue, Error, Input, MemoryManager, MethodBuffers, Module, Output, Program,
+    ScalarType, ShapeDynamism, Tag, TensorRef, PROGRAM_ALIGNMENT,
 };
 use etch_tests::fixtures_dir;
 
@@ -442,5 +442,104 @@ fn joint_training_graph_matches_executorch() {
         for (g, w) in got.iter().zip(&want) {
             assert!((g - w).abs() <= 1e-5, "output {k}: got {g}, ExecuTorch {w}");
         }
+    }
+}
+
+/// `program_test` `UnalignedProgramDataFails`: program bytes at an address that is not
+/// [`PROGRAM_ALIGNMENT`]-aligned are refused (etch refuses them when the loader is made,
+/// before `Program::load`, which upstream's `BufferDataLoader` cannot).
+#[test]
+fn unaligned_program_data_fails() {
+    let bytes = std::fs::read(path("ModuleAdd.pte")).unwrap();
+    let mut buf = vec![0u8; bytes.len() + PROGRAM_ALIGNMENT + 1];
+    let odd = buf.as_ptr().align_offset(PROGRAM_ALIGNMENT) + 1;
+    buf[odd..odd + bytes.len()].copy_from_slice(&bytes);
+    let loader = BufferLoader::new(&buf[odd..odd + bytes.len()]);
+    assert_eq!(loader.err(), Some(Error::InvalidArgument));
+    // The same bytes, aligned, load.
+    buf.copy_within(odd..odd + bytes.len(), odd - 1);
+    let aligned = BufferLoader::new(&buf[odd - 1..odd - 1 + bytes.len()]).unwrap();
+    assert_eq!(Program::load(&aligned).unwrap().num_methods(), 1);
+}
+
+/// `program_test` `GetNamedDataMap_Fail`: ModuleAdd has no named data. Upstream's
+/// `get_named_data_map` fails with NotFound; etch deliberately returns an empty map
+/// (`Program::named_data` cannot fail), in which every lookup finds nothing, while a
+/// program with named data lists its keys.
+#[test]
+fn a_program_without_named_data_has_an_empty_map() {
+    let bytes = std::fs::read(path("ModuleAdd.pte")).unwrap();
+    let (buf, start) = aligned(&bytes);
+    let loader = BufferLoader::new(&buf[start..start + bytes.len()]).unwrap();
+    let program = Program::load(&loader).unwrap();
+    let named = program.named_data();
+    assert_eq!(named.program_entries().count(), 0);
+    assert!(named.files().is_empty());
+    assert!(named.get("linear.weight").is_none());
+}
+
+/// `method_test` `MutableInputTests`: the first and last inputs are reachable for writing
+/// in place; an index past the end is InvalidArgument (ExecuTorch aborts). ModuleAdd's
+/// last input is the `alpha` scalar, which has no tensor to write: InvalidType.
+/// `MutableOutputTests` does not apply: etch has no writable-output accessor (outputs
+/// are read with `Method::output`; caller-owned outputs are set through unplanned IO).
+#[test]
+fn mutable_inputs_in_range_only() {
+    let bytes = std::fs::read(path("ModuleAdd.pte")).unwrap();
+    let (buf, start) = aligned(&bytes);
+    let loader = BufferLoader::new(&buf[start..start + bytes.len()]).unwrap();
+    let program = Program::load(&loader).unwrap();
+    let mut buffers = MethodBuffers::for_program_method(&program, "forward", 1 << 20).unwrap();
+    let (method_mem, mut planned, scratch) = buffers.split();
+    let mut memory = MemoryManager::new(method_mem, &mut planned, scratch);
+    let mut method = program.load_method("forward", &mut memory).unwrap();
+    let n = method.num_inputs();
+    assert_eq!(n, 3);
+    for i in 0..2 {
+        let t = method.input_tensor_mut(i).unwrap();
+        assert_eq!(t.sizes(), [2, 2]);
+        t.data_mut::<f32>().unwrap().fill(i as f32 + 1.0);
+    }
+    method.set_input_scalar(2, EValue::Double(1.0)).unwrap();
+    assert_eq!(
+        method.input_tensor_mut(n - 1).err(),
+        Some(Error::InvalidType)
+    );
+    for i in [n, n + 1] {
+        assert_eq!(
+            method.input_tensor_mut(i).err(),
+            Some(Error::InvalidArgument),
+            "{i}"
+        );
+    }
+    // What was written in place is what the method adds.
+    method.execute().unwrap();
+    let out = method.output(0).unwrap();
+    let t = out.as_tensor().unwrap();
+    assert_eq!(t.data::<f32>().unwrap(), [3.0; 4]);
+}
+
+/// `module_test` `TestPTD_Multiple`: both programs given both data files, in the same
+/// order; each finds its own weights among them (the keys do not collide) and computes
+/// what it computes with its own file alone.
+#[test]
+fn several_data_files_each_program_finds_its_own() {
+    let files = [
+        path("ModuleAddMulProgram.ptd"),
+        path("ModuleLinearProgram.ptd"),
+    ];
+    let mut add_mul = Module::from_file_with_data(path("ModuleAddMulProgram.pte"), &files).unwrap();
+    let x = [1.0f32, 2.0, 3.0, 4.0];
+    let out = add_mul
+        .forward(&[TensorRef::from_slice(&x, &[2, 2]).into()])
+        .unwrap();
+    assert_eq!(floats(&out[0]), [5.0, 8.0, 11.0, 14.0]);
+    let mut linear = Module::from_file_with_data(path("ModuleLinearProgram.pte"), &files).unwrap();
+    let input = f32s("ModuleLinear.in0.bin");
+    let out = linear
+        .forward(&[TensorRef::from_slice(&input, &[3]).into()])
+        .unwrap();
+    for (g, w) in floats(&out[0]).iter().zip(&f32s("ModuleLinear.out0.bin")) {
+        assert!((g - w).abs() <= 1e-6, "linear: got {g}, ExecuTorch {w}");
     }
 }
