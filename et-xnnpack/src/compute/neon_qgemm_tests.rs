@@ -54,7 +54,10 @@ fn run(
         Some(level) => g.tile_neon(&rows, count, &mut out, level),
         None => g.tile_portable(&rows, count, &mut out),
     }
-    assert!(out[count * n..].iter().all(|&v| v == 0x55), "rows past count written");
+    assert!(
+        out[count * n..].iter().all(|&v| v == 0x55),
+        "rows past count written"
+    );
     out
 }
 
@@ -62,7 +65,9 @@ fn run(
 fn every_level_gives_the_portable_kernels_bytes() {
     // Odd `k` (a partial pair and quad), partial channel blocks, long sums, and the
     // extremes: every byte -128, or rows at 127 against weights at -128.
-    let cases: [(usize, usize, Option<(i8, i8)>); 9] = [
+    /// (channels, inputs, every row byte and weight set to these, else random).
+    type Case = (usize, usize, Option<(i8, i8)>);
+    let cases: [Case; 9] = [
         (1, 1, None),
         (3, 5, None),
         (16, 4, None),
@@ -92,20 +97,15 @@ fn every_level_gives_the_portable_kernels_bytes() {
             .collect();
         for requant in requants {
             for count in [MR, 1, 3] {
-                let args = ((n, k), &w[..], &x[..], &bias[..], &scales[..], requant);
-                let want = run(args.0, args.1, args.2, args.3, args.4, args.5, (false, None), count);
+                let gemm = |packing| run((n, k), &w, &x, &bias, &scales, requant, packing, count);
+                let want = gemm((false, None));
                 for &level in &levels {
                     for quads in [false, true] {
                         if quads && level < ArmDot::DotProd {
                             continue;
                         }
-                        let got = run(
-                            args.0, args.1, args.2, args.3, args.4, args.5,
-                            (quads, Some(level)),
-                            count,
-                        );
                         let label = format!("{level:?} quads {quads} n {n} k {k} count {count}");
-                        assert_eq!(got, want, "{label}");
+                        assert_eq!(gemm((quads, Some(level))), want, "{label}");
                     }
                 }
             }
