@@ -118,8 +118,8 @@ pub(crate) fn widen(src: &[i8], dst: &mut [i16]) {
 /// folded in) and the requantization scale of each (padded) channel.
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct QGemm<'a> {
-    /// Packed by [`pack_quads`] for the VNNI kernels (only when
-    /// [`vnni_available`]), else by [`pack`].
+    /// Packed by [`pack_quads`] for the VNNI kernels (or aarch64's `sdot`/`usdot`
+    /// ones: only when [`vnni_available`]), else by [`pack`].
     pub(crate) vnni: bool,
     pub(crate) k: usize,
     pub(crate) n: usize,
