@@ -19,7 +19,7 @@
 # the cross-build takes most of the time (about 8 min for the unit tests and 12 min for
 # the fixture tests when other builds share the cores); under `-cpu max` the runs take
 # et-ops 22 s, et-xnnpack 2 s, `fixtures` 16 s, `quantized` 11 s and `xnnpack` 262 s
-# (82 s since the int8 GEMMs have `usdot`/`sdot` kernels; 121 s under cortex-a57).
+# (82 s, and 121 s under cortex-a57, measured again with the aarch64 int8 kernels).
 # `xnnpack` runs under `-cpu max` only: every path it takes also runs under cortex-a57
 # through the unit tests and the other fixtures, and a second run would add 4 minutes.
 #
