@@ -181,6 +181,13 @@ impl Profile {
                 .map(|us| format!("; load_method {us:.1} us"))
                 .unwrap_or_default()
         );
+        #[cfg(feature = "xnnpack")]
+        {
+            // Which int8 kernels this CPU takes: under emulation or on a device, the
+            // table's times belong to these paths.
+            let k = et_xnnpack::int8_kernels();
+            let _ = writeln!(out, "int8 gemm: {}; qd8 gemm: {}", k.gemm, k.qd8_gemm);
+        }
         self.table(&mut out, "operator", &self.calls);
         if !self.steps.is_empty() {
             out.push('\n');

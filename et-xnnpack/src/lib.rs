@@ -27,6 +27,7 @@ mod plain;
 mod plan;
 
 pub use backend::XnnpackBackend;
+pub use compute::cpu::{int8_kernels, Int8Kernels};
 pub use nodes::{NodeSpec, NODES};
 
 /// The node kinds this build runs, in slice order (a kind once per datatype family).

@@ -1,5 +1,6 @@
-//! What this CPU offers the integer kernels beyond AVX2, checked once with `cpuid`, and
-//! the step their `vpdpbusd`-shaped loops are generic over.
+//! What this CPU offers the integer kernels beyond AVX2 (x86-64, checked once with
+//! `cpuid`) or beyond NEON (aarch64: `dotprod` and `i8mm`), and the step the x86
+//! `vpdpbusd`-shaped loops are generic over.
 
 #[cfg(target_arch = "x86_64")]
 pub(crate) use steps::{Avx2Nibbles, Avx512Vnni, AvxVnni, Dot4};
@@ -41,6 +42,136 @@ pub(crate) fn vnni() -> Option<Vnni> {
     #[cfg(not(target_arch = "x86_64"))]
     {
         None
+    }
+}
+
+/// The int8 dot-product instructions an aarch64 CPU offers beyond NEON, in the order the
+/// kernels prefer them.
+#[cfg(target_arch = "aarch64")]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub(crate) enum ArmDot {
+    /// NEON only (ARMv8.0, e.g. Cortex-A53/A57/A72): widening multiplies (`smull`,
+    /// `smlal`) and pairwise accumulation (`sadalp`).
+    Neon,
+    /// `sdot` (FEAT_DotProd, standard from ARMv8.4): 4 signed bytes times 4 signed bytes
+    /// added to an int32 lane.
+    DotProd,
+    /// `dotprod` and FEAT_I8MM (ARMv8.6), whose `usdot` multiplies unsigned by signed
+    /// bytes: the exact counterpart of x86's `vpdpbusd`.
+    I8mm,
+}
+
+#[cfg(target_arch = "aarch64")]
+impl ArmDot {
+    /// The levels this CPU runs, lowest first (the tests run each of them).
+    #[cfg(test)]
+    pub(crate) fn available() -> impl Iterator<Item = ArmDot> {
+        let best = arm_dot();
+        [ArmDot::Neon, ArmDot::DotProd, ArmDot::I8mm]
+            .into_iter()
+            .filter(move |&level| level <= best)
+    }
+}
+
+/// The dot-product level of this aarch64 CPU, checked once: at run time through `std`'s
+/// detection (the `std` feature, and the unit tests), else what the build's target
+/// features promise (a `no_std` build for a core with dotprod enables it with
+/// `-C target-feature=+dotprod`).
+#[cfg(target_arch = "aarch64")]
+pub(crate) fn arm_dot() -> ArmDot {
+    use core::sync::atomic::{AtomicU8, Ordering};
+    // 0: not checked yet; else 1 + the level.
+    static DETECTED: AtomicU8 = AtomicU8::new(0);
+    let found = match DETECTED.load(Ordering::Relaxed) {
+        0 => {
+            let found = 1 + detect_arm() as u8;
+            DETECTED.store(found, Ordering::Relaxed);
+            found
+        }
+        found => found,
+    };
+    match found {
+        3 => ArmDot::I8mm,
+        2 => ArmDot::DotProd,
+        _ => ArmDot::Neon,
+    }
+}
+
+#[cfg(target_arch = "aarch64")]
+#[cold]
+fn detect_arm() -> ArmDot {
+    #[cfg(any(test, feature = "std"))]
+    let (dotprod, i8mm) = {
+        extern crate std;
+        (
+            std::arch::is_aarch64_feature_detected!("dotprod"),
+            std::arch::is_aarch64_feature_detected!("i8mm"),
+        )
+    };
+    #[cfg(not(any(test, feature = "std")))]
+    let (dotprod, i8mm) = (
+        cfg!(target_feature = "dotprod"),
+        cfg!(target_feature = "i8mm"),
+    );
+    match (dotprod, i8mm) {
+        (true, true) => ArmDot::I8mm,
+        (true, false) => ArmDot::DotProd,
+        _ => ArmDot::Neon,
+    }
+}
+
+/// Whether this CPU has an aarch64 int8 dot product (`sdot`), the condition for the
+/// 4-byte-quad packing of the int8 GEMM there.
+pub(crate) fn arm_dotprod() -> bool {
+    #[cfg(target_arch = "aarch64")]
+    {
+        arm_dot() >= ArmDot::DotProd
+    }
+    #[cfg(not(target_arch = "aarch64"))]
+    {
+        false
+    }
+}
+
+/// The int8 GEMM kernels this CPU runs (see [`int8_kernels`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Int8Kernels {
+    /// The GEMM of qint8 convolutions and fully-connected nodes.
+    pub gemm: &'static str,
+    /// The qdint8 x qc8w/qb4w GEMM of dynamically quantized fully-connected nodes.
+    pub qd8_gemm: &'static str,
+}
+
+/// The int8 GEMM kernels chosen on this CPU, for reports such as `etch run --profile`
+/// (so that a run under emulation or on a device shows which paths it took).
+pub fn int8_kernels() -> Int8Kernels {
+    let (gemm, qd8_gemm) = int8_levels();
+    Int8Kernels { gemm, qd8_gemm }
+}
+
+fn int8_levels() -> (&'static str, &'static str) {
+    #[cfg(target_arch = "aarch64")]
+    {
+        match arm_dot() {
+            ArmDot::I8mm => ("usdot (i8mm)", "sdot (dotprod)"),
+            ArmDot::DotProd => ("sdot (dotprod)", "sdot (dotprod)"),
+            ArmDot::Neon => ("neon smlal", "neon smull+sadalp"),
+        }
+    }
+    #[cfg(target_arch = "x86_64")]
+    {
+        match vnni() {
+            Some(Vnni::Avx512) => ("avx512-vnni", "avx512-vnni"),
+            Some(Vnni::Avx) => ("avx-vnni", "avx-vnni"),
+            None if et_ops::gemm::avx2_fma_available() => {
+                ("avx2 pmaddwd", "avx2 (4-bit weights), portable (int8)")
+            }
+            None => ("portable", "portable"),
+        }
+    }
+    #[cfg(not(any(target_arch = "x86_64", target_arch = "aarch64")))]
+    {
+        ("portable", "portable")
     }
 }
 

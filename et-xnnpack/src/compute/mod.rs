@@ -8,6 +8,12 @@ pub(crate) mod depthwise;
 pub(crate) mod direct;
 pub(crate) mod fgemm;
 pub(crate) mod lut;
+#[cfg(target_arch = "aarch64")]
+pub(crate) mod neon_dot;
+#[cfg(target_arch = "aarch64")]
+pub(crate) mod neon_qd8;
+#[cfg(target_arch = "aarch64")]
+pub(crate) mod neon_qgemm;
 pub(crate) mod permute;
 pub(crate) mod qconv;
 pub(crate) mod qd8_gemm;

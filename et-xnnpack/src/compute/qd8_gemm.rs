@@ -37,11 +37,21 @@ pub(crate) enum DotKernel {
     AvxVnni,
     /// `vpdpbusd` in its EVEX encoding on 256-bit vectors (AVX-512 VNNI + VL).
     Avx512Vnni,
+    /// aarch64's `sdot` (dotprod): see `neon_qd8`.
+    #[cfg(target_arch = "aarch64")]
+    NeonDot,
+    /// aarch64 without dotprod: NEON's `smull` + `sadalp`.
+    #[cfg(target_arch = "aarch64")]
+    Neon,
 }
 
 impl DotKernel {
     /// The fastest kernel this CPU has for weights of at most `weight_bits` bits.
     pub(crate) fn detect(weight_bits: u32) -> DotKernel {
+        #[cfg(target_arch = "aarch64")]
+        if let Some(kernel) = super::neon_qd8::detect() {
+            return kernel;
+        }
         match super::cpu::vnni() {
             Some(super::cpu::Vnni::Avx512) => DotKernel::Avx512Vnni,
             Some(super::cpu::Vnni::Avx) => DotKernel::AvxVnni,
@@ -157,12 +167,16 @@ impl Qd8Gemm<'_> {
                 DotKernel::Portable => {}
             }
         }
-        #[cfg(not(target_arch = "x86_64"))]
-        let _ = self.kernel; // only x86-64 has vector kernels here
+        #[cfg(target_arch = "aarch64")]
+        if self.kernel != DotKernel::Portable {
+            return self.row_neon(x, row_scale, zero_point, out);
+        }
+        #[cfg(not(any(target_arch = "x86_64", target_arch = "aarch64")))]
+        let _ = self.kernel; // no vector kernels on this architecture
         self.row_portable(x, row_scale, zero_point, out)
     }
 
-    fn row_portable(&self, x: &[i8], row_scale: f32, zero_point: i32, out: &mut [f32]) {
+    pub(crate) fn row_portable(&self, x: &[i8], row_scale: f32, zero_point: i32, out: &mut [f32]) {
         let (k, block, blocks, kq) = (self.k, self.block, self.blocks(), quads(self.k));
         for (c, y) in out.iter_mut().enumerate().take(self.n) {
             let (g, j) = (c / NR, c % NR);

@@ -44,9 +44,10 @@ pub(crate) fn quads(k: usize) -> usize {
     k.div_ceil(4)
 }
 
-/// Whether a VNNI kernel may run (AVX-VNNI or AVX-512 VNNI: see [`super::cpu::vnni`]).
+/// Whether a VNNI kernel may run (AVX-VNNI or AVX-512 VNNI: see [`super::cpu::vnni`]),
+/// or on aarch64 an `sdot` one (the same packing: see `neon_qgemm`).
 pub(crate) fn vnni_available() -> bool {
-    super::cpu::vnni().is_some()
+    super::cpu::vnni().is_some() || super::cpu::arm_dotprod()
 }
 
 /// Packs `[n][k]` int8 weights for the VNNI kernels into the bytes of `out`: per
@@ -117,8 +118,8 @@ pub(crate) fn widen(src: &[i8], dst: &mut [i16]) {
 /// folded in) and the requantization scale of each (padded) channel.
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct QGemm<'a> {
-    /// Packed by [`pack_quads`] for the VNNI kernels (only when
-    /// [`vnni_available`]), else by [`pack`].
+    /// Packed by [`pack_quads`] for the VNNI kernels (or aarch64's `sdot`/`usdot`
+    /// ones: only when [`vnni_available`]), else by [`pack`].
     pub(crate) vnni: bool,
     pub(crate) k: usize,
     pub(crate) n: usize,
@@ -188,11 +189,16 @@ impl QGemm<'_> {
             unsafe { self.tile_avx2(rows, count, out) };
             return;
         }
+        // The NEON kernels take either packing (the quad one is only chosen with dotprod).
+        #[cfg(target_arch = "aarch64")]
+        if !self.vnni || super::cpu::arm_dotprod() {
+            return self.tile_neon(rows, count, out, super::cpu::arm_dot());
+        }
         let _ = avx2;
         self.tile_portable(rows, count, out);
     }
 
-    fn tile_portable(&self, rows: &[i16], count: usize, out: &mut [i8]) {
+    pub(crate) fn tile_portable(&self, rows: &[i16], count: usize, out: &mut [i8]) {
         let kp = pairs(self.k);
         for r in 0..count {
             let row = &rows[r * kp * 2..(r + 1) * kp * 2];
