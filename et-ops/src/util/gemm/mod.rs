@@ -446,14 +446,14 @@ fn run_blocked(
         // SAFETY: only `sgemm_in_order` asks for this level, and only when
         // `detected_level` found AVX2 and FMA with cpuid and the OS saves the ymm
         // registers.
-        unsafe { x86::sgemm_avx2_unfused(alpha, a, b, beta, c, epilogue, ap, bp) };
+        unsafe { x86::sgemm_avx2::<false>(alpha, a, b, beta, c, epilogue, ap, bp) };
         return;
     }
     #[cfg(target_arch = "x86_64")]
     if level >= Level::Avx2 {
         // SAFETY: `level` is at most what `detected_level` found with cpuid: the CPU
         // supports AVX2 and FMA and the OS saves the ymm registers (OSXSAVE + XCR0).
-        unsafe { x86::sgemm_avx2(alpha, a, b, beta, c, epilogue, ap, bp) };
+        unsafe { x86::sgemm_avx2::<true>(alpha, a, b, beta, c, epilogue, ap, bp) };
         return;
     }
     #[cfg(target_arch = "aarch64")]

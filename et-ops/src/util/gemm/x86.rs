@@ -64,52 +64,15 @@ unsafe fn xcr0() -> u64 {
     unsafe { _xgetbv(0) }
 }
 
-/// The blocked driver compiled for AVX2 + FMA with 6x16 micro-kernels.
-#[allow(
-    clippy::too_many_arguments,
-    reason = "internal driver; the public API is `sgemm`"
-)]
-#[target_feature(enable = "avx2,fma")]
-pub(super) fn sgemm_avx2(
-    alpha: f32,
-    a: Mat<'_, f32>,
-    b: Mat<'_, f32>,
-    beta: f32,
-    c: MatMut<'_, f32>,
-    epilogue: Option<Epilogue<'_>>,
-    ap: &mut [f32],
-    bp: &mut [f32],
-) {
-    sgemm_avx2_with::<true>(alpha, a, b, beta, c, epilogue, ap, bp)
-}
-
-/// [`sgemm_avx2`] with a multiply, then an add, per step: every product rounded before
-/// it is summed, in k order (`sgemm_in_order`).
-#[allow(
-    clippy::too_many_arguments,
-    reason = "internal driver; the public API is `sgemm_in_order`"
-)]
-#[target_feature(enable = "avx2,fma")]
-pub(super) fn sgemm_avx2_unfused(
-    alpha: f32,
-    a: Mat<'_, f32>,
-    b: Mat<'_, f32>,
-    beta: f32,
-    c: MatMut<'_, f32>,
-    epilogue: Option<Epilogue<'_>>,
-    ap: &mut [f32],
-    bp: &mut [f32],
-) {
-    sgemm_avx2_with::<false>(alpha, a, b, beta, c, epilogue, ap, bp)
-}
-
-/// The AVX2 driver; `FUSED` chooses FMAs or separate multiplies and adds.
+/// The blocked driver compiled for AVX2 + FMA with 6x16 micro-kernels: FMAs, or unless
+/// `FUSED` a multiply, then an add, per step (every product rounded before it is summed,
+/// for `sgemm_in_order`).
 #[target_feature(enable = "avx2,fma")]
 #[allow(
     clippy::too_many_arguments,
     reason = "internal driver; the public API is `sgemm`"
 )]
-fn sgemm_avx2_with<const FUSED: bool>(
+pub(super) fn sgemm_avx2<const FUSED: bool>(
     alpha: f32,
     a: Mat<'_, f32>,
     b: Mat<'_, f32>,
