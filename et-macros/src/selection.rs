@@ -14,6 +14,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::SystemTime;
 
+use et_schema::scalar_type::ScalarType;
 use proc_macro2::TokenStream;
 use quote::quote;
 use selection::Selection;
@@ -44,8 +45,14 @@ pub(crate) enum SelectionError {
     Reported,
 }
 
-/// The selection for `op` (`aten::add.out`).
-pub(crate) fn for_op(op: &str) -> Result<OpSelection, SelectionError> {
+/// The selection for `op` (`aten::add.out`). A kernel that `replaces` operators (a fused
+/// kernel no program names) is also kept, for every dtype, when the selection keeps each
+/// of them for each of `dtypes` (`ScalarType` numbers; none: for any dtype).
+pub(crate) fn for_op(
+    op: &str,
+    replaces: &[String],
+    dtypes: &[u8],
+) -> Result<OpSelection, SelectionError> {
     let mut tracking = env_tracking();
     let Some(loaded) = load()? else {
         return Ok(OpSelection {
@@ -55,8 +62,27 @@ pub(crate) fn for_op(op: &str) -> Result<OpSelection, SelectionError> {
         });
     };
     tracking.extend(file_tracking(&loaded.files));
-    let registered = loaded.selection.allows_op(op);
-    let mask = match loaded.selection.allowed_dtypes(op) {
+    let selection = &loaded.selection;
+    let replaced_kept = !replaces.is_empty()
+        && replaces.iter().all(|p| {
+            let kept = |&d: &u8| {
+                ScalarType::from_i8(d as i8).is_some_and(|dtype| selection.allows(p, dtype))
+            };
+            if dtypes.is_empty() {
+                selection.allows_op(p)
+            } else {
+                dtypes.iter().all(kept)
+            }
+        });
+    if replaced_kept && !selection.allows_op(op) {
+        return Ok(OpSelection {
+            registered: true,
+            mask: u32::MAX,
+            tracking,
+        });
+    }
+    let registered = selection.allows_op(op);
+    let mask = match selection.allowed_dtypes(op) {
         None => u32::MAX,
         Some(dtypes) => dtypes.iter().fold(0, |m, t| m | t.bit()),
     };
@@ -81,6 +107,18 @@ pub(crate) fn for_metadata_entry(
     };
     tracking.extend(file_tracking(&loaded.files));
     let kept = loaded.selection.allows_metadata_entry(key, name, variant);
+    Ok((kept, tracking))
+}
+
+/// Whether the selection keeps every operator of `ops` (for some dtype), with the items
+/// that make cargo rebuild when the selection changes. No selection keeps them all.
+pub(crate) fn for_operators(ops: &[String]) -> Result<(bool, TokenStream), SelectionError> {
+    let mut tracking = env_tracking();
+    let Some(loaded) = load()? else {
+        return Ok((true, tracking));
+    };
+    tracking.extend(file_tracking(&loaded.files));
+    let kept = ops.iter().all(|op| loaded.selection.allows_op(op));
     Ok((kept, tracking))
 }
 

@@ -331,13 +331,12 @@ impl Tensor {
 
     /// Makes the tensor a read-only view of `data` laid out in `dim_order`: the sizes
     /// stay, the strides are recomputed for the new dim order, and the tensor no longer
-    /// counts as planned (its data is no longer its own). For load-time constant views
-    /// (`method::views`).
+    /// counts as planned (its data is no longer its own). For load-time rewrites
+    /// (`rewrite::Rewriter::view_constant`).
     ///
     /// # Safety
     /// `dim_order` must be a permutation of `0..dim()`, and `data` valid for reads of
     /// `numel_bound() * element_size` bytes for as long as the tensor is used.
-    #[cfg(any(test, feature = "constant-views"))]
     pub(crate) unsafe fn view_read_only(&mut self, data: *const u8, dim_order: &[u8]) {
         debug_assert_eq!(dim_order.len(), self.dim());
         // SAFETY: the dim-order array holds `dim` bytes, valid for writes (constructor

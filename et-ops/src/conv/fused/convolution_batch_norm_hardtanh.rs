@@ -12,7 +12,11 @@ use crate::util::convert::scalar_as;
 /// `aten::convolution.out`'s arguments, the batch norm's weight, bias, running mean,
 /// running variance and eps, then `aten::hardtanh.out`'s bounds (converted to f32 as that
 /// kernel converts them).
-#[kernel("etch::convolution_batch_norm_hardtanh.out", dtype = f32)]
+#[kernel(
+    "etch::convolution_batch_norm_hardtanh.out",
+    dtype = f32,
+    replaces = ["aten::convolution.out", "aten::_native_batch_norm_legit_no_training.out", "aten::hardtanh.out"]
+)]
 #[allow(
     clippy::too_many_arguments,
     reason = "the three operators' argument lists"
