@@ -337,6 +337,7 @@ impl Tensor {
     /// # Safety
     /// `dim_order` must be a permutation of `0..dim()`, and `data` valid for reads of
     /// `numel_bound() * element_size` bytes for as long as the tensor is used.
+    #[cfg(any(test, feature = "rewrite"))]
     pub(crate) unsafe fn view_read_only(&mut self, data: *const u8, dim_order: &[u8]) {
         debug_assert_eq!(dim_order.len(), self.dim());
         // SAFETY: the dim-order array holds `dim` bytes, valid for writes (constructor

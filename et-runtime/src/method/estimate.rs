@@ -71,7 +71,10 @@ pub fn method_allocator_estimate(meta: &MethodMeta<'_>) -> usize {
             bytes += nargs * 4 + 8;
             // Room for the argument lists the registered rewrite rules may write in place
             // of this call's.
-            bytes += super::rewrite::reserved_for_call(nargs);
+            #[cfg(feature = "rewrite")]
+            {
+                bytes += super::rewrite::reserved_for_call(nargs);
+            }
         }
     }
     bytes += meta.num_operators() * 16;

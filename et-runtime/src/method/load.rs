@@ -7,7 +7,6 @@ use core::marker::PhantomData;
 use core::ptr::NonNull;
 
 use super::build::{Builder, Plan};
-use super::rewrite;
 use super::tensors::planned_buffers;
 use super::{Method, DEFAULT_INSTRUCTION_LIMIT};
 use crate::error::Error;
@@ -132,13 +131,14 @@ impl<'a> Builder<'a, '_> {
         method.input_set = arena.alloc_zeroed(num_inputs)?;
         (method.instrs, method.chains, method.num_chains) =
             self.build_instructions(num_delegates)?;
-        if !rewrite::rules().is_empty() {
+        #[cfg(feature = "rewrite")]
+        if !super::rewrite::rules().is_empty() {
             // SAFETY: the instruction table and its chains were just built over the value
             // table, nothing else refers to them, and the kernels' scratch holds nothing
             // between calls.
             unsafe {
                 let chains = core::slice::from_raw_parts(method.chains.as_ptr(), method.num_chains);
-                rewrite::run_rules(rewrite::Built {
+                super::rewrite::run_rules(super::rewrite::Built {
                     meta,
                     values: self.values,
                     num_values: self.num_values,

@@ -18,7 +18,7 @@
 //!   resolution is `registry::resolve`, the rule introspection uses) and passes values
 //!   that fit its signature (`KernelSignature::check_call`); out arguments are proved
 //!   not to alias once here when no instruction can rebind memory.
-//! - `rewrite`: the rules kernel crates register ([`rewrite`](crate::rewrite)) are applied
+//! - `rewrite` (feature `rewrite`): the rules kernel crates register ([`rewrite`](crate::rewrite)) are applied
 //!   to the built method; what each may change, and what keeps the method sound, is in
 //!   its docs.
 //!
@@ -38,6 +38,7 @@ mod external;
 mod inputs;
 mod instructions;
 mod load;
+#[cfg(any(test, feature = "rewrite"))]
 pub mod rewrite;
 mod tensors;
 mod trace;

@@ -30,8 +30,9 @@
 //!
 //! Rules run in link order, each over the method as the rules before it left it. A rule
 //! that finds nothing to do costs one look at the operator table, so a binary can carry
-//! rules for operators most of its programs never call. A binary that registers no rule
-//! runs none of this.
+//! rules for operators most of its programs never call. The mechanism is the feature
+//! `rewrite`, which a crate registering rules enables; without it none of this is
+//! compiled.
 //!
 //! Whether a call is served by a particular crate's kernel is a comparison the rule
 //! makes: [`Call::runs`] compares the call's function with an entry's, and an entry's
