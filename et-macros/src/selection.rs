@@ -63,17 +63,7 @@ pub(crate) fn for_op(
     };
     tracking.extend(file_tracking(&loaded.files));
     let selection = &loaded.selection;
-    let replaced_kept = !replaces.is_empty()
-        && replaces.iter().all(|p| {
-            let kept = |&d: &u8| {
-                ScalarType::from_i8(d as i8).is_some_and(|dtype| selection.allows(p, dtype))
-            };
-            if dtypes.is_empty() {
-                selection.allows_op(p)
-            } else {
-                dtypes.iter().all(kept)
-            }
-        });
+    let replaced_kept = keeps_everything_replaced(selection, replaces, dtypes);
     if replaced_kept && !selection.allows_op(op) {
         return Ok(OpSelection {
             registered: true,
@@ -108,6 +98,23 @@ pub(crate) fn for_metadata_entry(
     tracking.extend(file_tracking(&loaded.files));
     let kept = loaded.selection.allows_metadata_entry(key, name, variant);
     Ok((kept, tracking))
+}
+
+/// Whether `selection` keeps every operator of `replaces` (none: false) for each of
+/// `dtypes` (`ScalarType` numbers; none: for any dtype): then it keeps the fused kernel
+/// that replaces them.
+fn keeps_everything_replaced(selection: &Selection, replaces: &[String], dtypes: &[u8]) -> bool {
+    !replaces.is_empty()
+        && replaces.iter().all(|p| {
+            let kept = |&d: &u8| {
+                ScalarType::from_i8(d as i8).is_some_and(|dtype| selection.allows(p, dtype))
+            };
+            if dtypes.is_empty() {
+                selection.allows_op(p)
+            } else {
+                dtypes.iter().all(kept)
+            }
+        })
 }
 
 /// Whether the selection keeps every operator of `ops` (for some dtype), with the items
@@ -300,4 +307,51 @@ fn file_error(var: &str, path: &Path, problem: &str) -> String {
         "#[kernel] selection: {var} names `{}`: {problem}",
         path.display()
     )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn ops(list: &str) -> Vec<String> {
+        list.split(',').map(|s| s.trim().to_string()).collect()
+    }
+
+    /// A fused kernel is kept exactly when every operator it replaces is, for its dtypes:
+    /// a selective build made from a program keeps that program's fusion.
+    #[test]
+    fn fused_kernels_follow_the_operators_they_replace() {
+        let f32 = [ScalarType::Float as u8];
+        let conv_bn = "aten::convolution.out, aten::_native_batch_norm_legit_no_training.out";
+        let sel = Selection::from_op_list(&format!("{conv_bn}, aten::hardtanh.out")).unwrap();
+        assert!(keeps_everything_replaced(&sel, &ops(conv_bn), &f32));
+        let with_hardtanh = ops(&format!("{conv_bn}, aten::hardtanh.out"));
+        assert!(keeps_everything_replaced(&sel, &with_hardtanh, &f32));
+        let with_relu = ops(&format!("{conv_bn}, aten::relu.out"));
+        assert!(!keeps_everything_replaced(&sel, &with_relu, &f32));
+        assert!(!keeps_everything_replaced(&sel, &[], &f32));
+
+        let only_conv = Selection::from_op_list("aten::convolution.out").unwrap();
+        assert!(!keeps_everything_replaced(&only_conv, &ops(conv_bn), &f32));
+
+        // The batch norm selected for float64 only: the float32 fused kernel is not needed,
+        // while a kernel of any dtype would be.
+        let yaml = "\
+operators:
+  aten::convolution.out:
+    is_root_operator: true
+    is_used_for_training: false
+    include_all_overloads: false
+  aten::_native_batch_norm_legit_no_training.out:
+    is_root_operator: true
+    is_used_for_training: false
+    include_all_overloads: false
+et_kernel_metadata:
+  aten::_native_batch_norm_legit_no_training.out:
+    - v1/7;0,1,2,3|7;0|7;0|7;0|7;0|7;0,1,2,3|7;0|7;0
+";
+        let f64_bn = Selection::parse_yaml(yaml).unwrap();
+        assert!(!keeps_everything_replaced(&f64_bn, &ops(conv_bn), &f32));
+        assert!(keeps_everything_replaced(&f64_bn, &ops(conv_bn), &[]));
+    }
 }

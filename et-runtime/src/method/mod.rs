@@ -123,7 +123,7 @@ impl<'a> Method<'a> {
 
     /// The registered kernel that KernelCall `pc` of `chain` runs: the one its operator
     /// resolved to at load, or the one a load-time rewrite rule put in its place (a fused
-    /// kernel, see [`rewrite`](crate::rewrite)). `None` for other instructions and for
+    /// kernel, see the `rewrite` module, feature `rewrite`). `None` for other instructions and for
     /// calls that run nothing since load (absorbed into a fused call, or a copy become a
     /// view). Found by the function's address, so of entries sharing a function the first
     /// registered is named.

@@ -1,5 +1,6 @@
 //! `etch::convolution_batch_norm.out`: a convolution and the inference batch norm of its
-//! output, in one pass (written by et-runtime's load-time fusion, see [`super`]).
+//! output, in one pass (written by this crate's load-time rewrite rule,
+//! [`super::rewrite`]).
 
 use et_runtime::kernel;
 use et_runtime::{KernelContext, KernelResult, Tensor};

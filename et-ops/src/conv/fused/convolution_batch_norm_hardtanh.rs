@@ -1,6 +1,6 @@
 //! `etch::convolution_batch_norm_hardtanh.out`: a convolution, the inference batch norm
-//! of its output and a `hardtanh` (ReLU6) of that, in one pass (written by et-runtime's
-//! load-time fusion, see [`super`]).
+//! of its output and a `hardtanh` (ReLU6) of that, in one pass (written by this crate's
+//! load-time rewrite rule, [`super::rewrite`]).
 
 use et_runtime::kernel;
 use et_runtime::{AllDtypes, KernelContext, KernelResult, Scalar, ScalarType, Tensor};

@@ -323,7 +323,7 @@ impl<'r> Rewriter<'r> {
         }
     }
 
-    /// The items of value `v` (value indices, or [`NONE_INDEX`] for an absent optional
+    /// The items of value `v` (value indices, or `u32::MAX` for an absent optional
     /// tensor) if it is a list; empty otherwise.
     pub fn list_items(&self, v: u32) -> &[u32] {
         match self.value(v) {
@@ -673,8 +673,8 @@ mod tests {
     use alloc::vec::Vec;
     use et_schema::scalar_type::ScalarType;
 
-    /// The dim order a permuted view of a constant gets (what a constant-view rule computes) makes its strides
-    /// the input's, permuted: `stride_out[k] == stride_in[perm[k]]`, for inputs in the
+    /// The dim order a permuted view of a constant gets (as a constant-view rule computes
+    /// it) makes its strides the input's, permuted: `stride_out[k] == stride_in[perm[k]]`, for inputs in the
     /// default and in other dim orders.
     #[test]
     fn permuted_dim_order_gives_permuted_strides() {

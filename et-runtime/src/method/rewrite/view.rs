@@ -173,7 +173,7 @@ pub enum ValueRef<'r> {
     BoolList,
     /// A list of tensors: the value indices of its items.
     TensorList(&'r [u32]),
-    /// A list of optional tensors: the value indices of its items (`NONE_INDEX` for an
+    /// A list of optional tensors: the value indices of its items (`u32::MAX` for an
     /// absent one).
     OptionalTensorList(&'r [u32]),
 }
