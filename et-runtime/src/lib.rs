@@ -49,7 +49,7 @@ pub use loader::{BufferLoader, DataLoader, PROGRAM_ALIGNMENT};
 pub use loader::{FileLoader, MmapLoader};
 pub use memory::{Arena, MemoryManager};
 /// Load-time rewrites that kernel crates register: see the module docs.
-#[cfg(any(test, feature = "rewrite"))]
+#[cfg(feature = "rewrite")]
 pub use method::rewrite;
 pub use method::{
     method_allocator_estimate, ExecuteError, ExternalDataProblem, InputError, InputProblem,

@@ -38,7 +38,7 @@ mod external;
 mod inputs;
 mod instructions;
 mod load;
-#[cfg(any(test, feature = "rewrite"))]
+#[cfg(feature = "rewrite")]
 pub mod rewrite;
 mod tensors;
 mod trace;
