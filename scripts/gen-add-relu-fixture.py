@@ -9,10 +9,9 @@ crate's rewrite rule can fuse, and one add it must leave alone. `h` and the inpu
 the end, so the memory plan puts no relu's out over an input of its add (a fused call
 reading and writing the same bytes would be refused at load). Exported with default settings;
 the expected outputs are ExecuTorch's own runtime's (eager PyTorch agrees exactly).
-The selection file is ExecuTorch's gen_oplist's, run afterwards from the repository root:
+The selection file is ExecuTorch's gen_oplist's, run afterwards in tests/fixtures:
     python -m executorch.codegen.tools.gen_oplist \
-        --output_path=tests/fixtures/add_relu.selected_operators.yaml \
-        --model_file_path=tests/fixtures/add_relu.pte
+        --output_path=add_relu.selected_operators.yaml --model_file_path=add_relu.pte
 """
 import os
 
