@@ -84,7 +84,8 @@ fn view_constants(rw: &mut Rewriter<'_>) {
     let Some(permute) = rw.operator("aten::permute_copy", "out") else {
         return;
     };
-    let gemms = [own_aten_kernel("addmm.out"), own_aten_kernel("mm.out")];
+    // Found when a permute of a constant is, once.
+    let mut gemms = None;
     for at in 0..rw.num_instructions() {
         let Some(call) = rw.call(at) else {
             continue;
@@ -95,7 +96,9 @@ fn view_constants(rw: &mut Rewriter<'_>) {
         let Some(rewrite) = permute_of_constant(rw, call.args()) else {
             continue;
         };
-        if !only_gemms_read(rw, &rewrite, at, &gemms) {
+        let gemms =
+            gemms.get_or_insert_with(|| [own_aten_kernel("addmm.out"), own_aten_kernel("mm.out")]);
+        if !only_gemms_read(rw, &rewrite, at, gemms) {
             continue;
         }
         let dim = rw.tensor(rewrite.out).map_or(0, |t| t.dim());

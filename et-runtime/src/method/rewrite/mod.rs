@@ -272,11 +272,13 @@ impl<'r> Rewriter<'r> {
     }
 
     /// Instruction `at` (an index into the method's instruction table).
+    #[inline]
     pub fn instruction(&self, at: usize) -> Option<Instruction<'r>> {
         self.instrs.get(at).map(Instruction::of)
     }
 
     /// Instruction `at`, if it is a KernelCall.
+    #[inline]
     pub fn call(&self, at: usize) -> Option<Call<'r>> {
         match self.instruction(at)? {
             Instruction::Call(call) => Some(call),
@@ -299,6 +301,7 @@ impl<'r> Rewriter<'r> {
     }
 
     /// Value `v`.
+    #[inline]
     pub fn value(&self, v: u32) -> Option<ValueRef<'_>> {
         let v = self.raw_value(v)?;
         // SAFETY: a value of this method, whose memory outlives the rewriter; the result
@@ -358,9 +361,11 @@ impl<'r> Rewriter<'r> {
         args: &[u32],
     ) -> Option<&'static KernelEntry> {
         let dtypes = self.call_dtypes(args);
-        let known = self.resolved.iter().flatten().find(|&&(n, o, d, _)| {
-            core::ptr::eq(n, name) && core::ptr::eq(o, overload) && d == dtypes
-        });
+        let known = self
+            .resolved
+            .iter()
+            .flatten()
+            .find(|&&(n, o, d, _)| d == dtypes && n == name && o == overload);
         if let Some(&(.., entry)) = known {
             return entry;
         }
