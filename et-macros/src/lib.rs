@@ -14,7 +14,10 @@ mod selection;
 /// function generic over one element type registers one instantiation per dtype;
 /// `accepts = [f32, i64]` (or the groups `floats`, `ints`, `reals`, `all`) narrows a
 /// fallback to the dtypes it computes, so calls with others are missing kernels at load;
-/// `crate = path` names the runtime when it is re-exported. See the crate documentation.
+/// `replaces = ["aten::convolution.out", ..]` on a fused kernel (one a load-time rewrite
+/// rule writes, no program names) keeps it in a selective build that keeps every operator
+/// it replaces; `crate = path` names the runtime when it is re-exported. See the crate
+/// documentation.
 #[proc_macro_attribute]
 pub fn kernel(attr: TokenStream, item: TokenStream) -> TokenStream {
     kernel::kernel(attr.into(), item.into()).into()
@@ -29,8 +32,10 @@ pub fn kernel(attr: TokenStream, item: TokenStream) -> TokenStream {
 /// `distributed_slice` attribute, and the linker drops that code. `variant` is optional
 /// (any entry of the name keeps it); `strip_prefix = "XNN"` compares `entry` without that
 /// prefix. The registering crate checks that its names exist (for example by naming its
-/// schema's enum member next to the attribute); this macro knows no backend. Use it
-/// through `et_runtime::link::selected`.
+/// schema's enum member next to the attribute); this macro knows no backend.
+/// `#[selected(operators = ["aten::permute_copy.out"])]` instead keeps it when the
+/// selection keeps every listed operator (a load-time rewrite rule and the operators it
+/// rewrites). Use it through `et_runtime::link::selected`.
 #[proc_macro_attribute]
 pub fn selected(attr: TokenStream, item: TokenStream) -> TokenStream {
     selected::selected(attr.into(), item.into()).into()

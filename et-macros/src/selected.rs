@@ -9,6 +9,10 @@
 //! attribute (and that attribute's `linkme` helper), so nothing refers to it and the linker drops it with the code it names,
 //! while the code still type-checks (and raises no dead-code warnings) in every build.
 //!
+//! `#[selected(operators = ["aten::permute_copy.out", ..])]` keeps the registration when
+//! the selection keeps every one of those operators (for any dtype): a kernel crate's
+//! load-time rewrite rule goes with the operators it rewrites.
+//!
 //! `strip_prefix = "XNN"` compares the entry's name without that prefix, so a crate can
 //! pass the identifier its schema spells (`XNNConv2d`) and list the name its tools print
 //! (`Conv2d`).
@@ -28,19 +32,26 @@ pub(crate) fn selected(attr: TokenStream, item: TokenStream) -> TokenStream {
 }
 
 const USAGE: &str = "expected `metadata = \"key\", entry = Name` and optionally \
-                     `variant = name` and `strip_prefix = \"prefix\"`";
+                     `variant = name` and `strip_prefix = \"prefix\"`, or \
+                     `operators = [\"ns::op.overload\", ..]`";
 
 /// The attribute's arguments.
-struct Args {
-    metadata: syn::LitStr,
-    entry: syn::Ident,
-    variant: Option<syn::Ident>,
-    strip_prefix: Option<syn::LitStr>,
+enum Args {
+    /// An entry of a `kernel_metadata` list.
+    Metadata {
+        metadata: syn::LitStr,
+        entry: syn::Ident,
+        variant: Option<syn::Ident>,
+        strip_prefix: Option<syn::LitStr>,
+    },
+    /// Operators, all of which the selection must keep.
+    Operators(Vec<syn::LitStr>),
 }
 
 impl Parse for Args {
     fn parse(input: ParseStream<'_>) -> syn::Result<Args> {
         let (mut metadata, mut entry, mut variant, mut strip_prefix) = (None, None, None, None);
+        let mut operators: Option<Vec<syn::LitStr>> = None;
         while !input.is_empty() {
             let key: syn::Ident = input.parse()?;
             input.parse::<syn::Token![=]>()?;
@@ -50,7 +61,15 @@ impl Parse for Args {
                 "entry" if entry.is_none() => entry = Some(input.parse()?),
                 "variant" if variant.is_none() => variant = Some(input.parse()?),
                 "strip_prefix" if strip_prefix.is_none() => strip_prefix = Some(input.parse()?),
-                "metadata" | "entry" | "variant" | "strip_prefix" => return Err(duplicate()),
+                "operators" if operators.is_none() => {
+                    let list;
+                    syn::bracketed!(list in input);
+                    let ops = syn::punctuated::Punctuated::<syn::LitStr, syn::Token![,]>::parse_terminated(&list)?;
+                    operators = Some(ops.into_iter().collect());
+                }
+                "metadata" | "entry" | "variant" | "strip_prefix" | "operators" => {
+                    return Err(duplicate())
+                }
                 _ => return Err(syn::Error::new(key.span(), USAGE)),
             }
             if !input.is_empty() {
@@ -63,7 +82,17 @@ impl Parse for Args {
                 format!("#[selected] needs `{what}`; {USAGE}"),
             )
         };
-        Ok(Args {
+        if let Some(operators) = operators {
+            if metadata.is_some() || entry.is_some() || variant.is_some() || strip_prefix.is_some()
+            {
+                return Err(syn::Error::new(
+                    Span::call_site(),
+                    format!("#[selected] takes `operators` or a metadata entry, not both; {USAGE}"),
+                ));
+            }
+            return Ok(Args::Operators(operators));
+        }
+        Ok(Args::Metadata {
             metadata: metadata.ok_or_else(|| missing("metadata"))?,
             entry: entry.ok_or_else(|| missing("entry"))?,
             variant,
@@ -74,20 +103,33 @@ impl Parse for Args {
 
 fn expand(attr: TokenStream, item: TokenStream) -> syn::Result<TokenStream> {
     let args: Args = syn::parse2(attr)?;
-    let ident = args.entry.to_string();
-    let prefix = args.strip_prefix.as_ref().map(syn::LitStr::value);
-    let name = prefix
-        .as_deref()
-        .and_then(|p| ident.strip_prefix(p))
-        .unwrap_or(&ident);
-    let variant = args.variant.as_ref().map(ToString::to_string);
     let mut item: syn::ItemStatic = syn::parse2(item).map_err(|e| {
         syn::Error::new(
             e.span(),
             "#[selected] goes on the `static` that adds the entry to a link-time slice",
         )
     })?;
-    let found = selection::for_metadata_entry(&args.metadata.value(), name, variant.as_deref());
+    let found = match &args {
+        Args::Metadata {
+            metadata,
+            entry,
+            variant,
+            strip_prefix,
+        } => {
+            let ident = entry.to_string();
+            let prefix = strip_prefix.as_ref().map(syn::LitStr::value);
+            let name = prefix
+                .as_deref()
+                .and_then(|p| ident.strip_prefix(p))
+                .unwrap_or(&ident);
+            let variant = variant.as_ref().map(ToString::to_string);
+            selection::for_metadata_entry(&metadata.value(), name, variant.as_deref())
+        }
+        Args::Operators(ops) => {
+            let ops: Vec<String> = ops.iter().map(syn::LitStr::value).collect();
+            selection::for_operators(&ops)
+        }
+    };
     let (selected, tracking) = match found {
         Ok(found) => found,
         Err(SelectionError::Report(message)) => {

@@ -14,6 +14,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::SystemTime;
 
+use et_schema::scalar_type::ScalarType;
 use proc_macro2::TokenStream;
 use quote::quote;
 use selection::Selection;
@@ -44,8 +45,14 @@ pub(crate) enum SelectionError {
     Reported,
 }
 
-/// The selection for `op` (`aten::add.out`).
-pub(crate) fn for_op(op: &str) -> Result<OpSelection, SelectionError> {
+/// The selection for `op` (`aten::add.out`). A kernel that `replaces` operators (a fused
+/// kernel no program names) is also kept, for every dtype, when the selection keeps each
+/// of them for each of `dtypes` (`ScalarType` numbers; none: for any dtype).
+pub(crate) fn for_op(
+    op: &str,
+    replaces: &[String],
+    dtypes: &[u8],
+) -> Result<OpSelection, SelectionError> {
     let mut tracking = env_tracking();
     let Some(loaded) = load()? else {
         return Ok(OpSelection {
@@ -55,8 +62,17 @@ pub(crate) fn for_op(op: &str) -> Result<OpSelection, SelectionError> {
         });
     };
     tracking.extend(file_tracking(&loaded.files));
-    let registered = loaded.selection.allows_op(op);
-    let mask = match loaded.selection.allowed_dtypes(op) {
+    let selection = &loaded.selection;
+    let replaced_kept = keeps_everything_replaced(selection, replaces, dtypes);
+    if replaced_kept && !selection.allows_op(op) {
+        return Ok(OpSelection {
+            registered: true,
+            mask: u32::MAX,
+            tracking,
+        });
+    }
+    let registered = selection.allows_op(op);
+    let mask = match selection.allowed_dtypes(op) {
         None => u32::MAX,
         Some(dtypes) => dtypes.iter().fold(0, |m, t| m | t.bit()),
     };
@@ -81,6 +97,35 @@ pub(crate) fn for_metadata_entry(
     };
     tracking.extend(file_tracking(&loaded.files));
     let kept = loaded.selection.allows_metadata_entry(key, name, variant);
+    Ok((kept, tracking))
+}
+
+/// Whether `selection` keeps every operator of `replaces` (none: false) for each of
+/// `dtypes` (`ScalarType` numbers; none: for any dtype): then it keeps the fused kernel
+/// that replaces them.
+fn keeps_everything_replaced(selection: &Selection, replaces: &[String], dtypes: &[u8]) -> bool {
+    !replaces.is_empty()
+        && replaces.iter().all(|p| {
+            let kept = |&d: &u8| {
+                ScalarType::from_i8(d as i8).is_some_and(|dtype| selection.allows(p, dtype))
+            };
+            if dtypes.is_empty() {
+                selection.allows_op(p)
+            } else {
+                dtypes.iter().all(kept)
+            }
+        })
+}
+
+/// Whether the selection keeps every operator of `ops` (for some dtype), with the items
+/// that make cargo rebuild when the selection changes. No selection keeps them all.
+pub(crate) fn for_operators(ops: &[String]) -> Result<(bool, TokenStream), SelectionError> {
+    let mut tracking = env_tracking();
+    let Some(loaded) = load()? else {
+        return Ok((true, tracking));
+    };
+    tracking.extend(file_tracking(&loaded.files));
+    let kept = ops.iter().all(|op| loaded.selection.allows_op(op));
     Ok((kept, tracking))
 }
 
@@ -262,4 +307,51 @@ fn file_error(var: &str, path: &Path, problem: &str) -> String {
         "#[kernel] selection: {var} names `{}`: {problem}",
         path.display()
     )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn ops(list: &str) -> Vec<String> {
+        list.split(',').map(|s| s.trim().to_string()).collect()
+    }
+
+    /// A fused kernel is kept exactly when every operator it replaces is, for its dtypes:
+    /// a selective build made from a program keeps that program's fusion.
+    #[test]
+    fn fused_kernels_follow_the_operators_they_replace() {
+        let f32 = [ScalarType::Float as u8];
+        let conv_bn = "aten::convolution.out, aten::_native_batch_norm_legit_no_training.out";
+        let sel = Selection::from_op_list(&format!("{conv_bn}, aten::hardtanh.out")).unwrap();
+        assert!(keeps_everything_replaced(&sel, &ops(conv_bn), &f32));
+        let with_hardtanh = ops(&format!("{conv_bn}, aten::hardtanh.out"));
+        assert!(keeps_everything_replaced(&sel, &with_hardtanh, &f32));
+        let with_relu = ops(&format!("{conv_bn}, aten::relu.out"));
+        assert!(!keeps_everything_replaced(&sel, &with_relu, &f32));
+        assert!(!keeps_everything_replaced(&sel, &[], &f32));
+
+        let only_conv = Selection::from_op_list("aten::convolution.out").unwrap();
+        assert!(!keeps_everything_replaced(&only_conv, &ops(conv_bn), &f32));
+
+        // The batch norm selected for float64 only: the float32 fused kernel is not needed,
+        // while a kernel of any dtype would be.
+        let yaml = "\
+operators:
+  aten::convolution.out:
+    is_root_operator: true
+    is_used_for_training: false
+    include_all_overloads: false
+  aten::_native_batch_norm_legit_no_training.out:
+    is_root_operator: true
+    is_used_for_training: false
+    include_all_overloads: false
+et_kernel_metadata:
+  aten::_native_batch_norm_legit_no_training.out:
+    - v1/7;0,1,2,3|7;0|7;0|7;0|7;0|7;0,1,2,3|7;0|7;0
+";
+        let f64_bn = Selection::parse_yaml(yaml).unwrap();
+        assert!(!keeps_everything_replaced(&f64_bn, &ops(conv_bn), &f32));
+        assert!(keeps_everything_replaced(&f64_bn, &ops(conv_bn), &[]));
+    }
 }

@@ -230,7 +230,7 @@ pub trait Backend: Sync {
 #[linkme::distributed_slice]
 pub static BACKENDS: [BackendEntry];
 
-/// A registered backend: an element of [`BACKENDS`].
+/// A registered backend: an element of `BACKENDS` (feature `backends`).
 pub struct BackendEntry {
     /// The id programs use (`XnnpackBackend`, ...).
     pub name: &'static str,

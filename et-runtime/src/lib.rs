@@ -48,6 +48,9 @@ pub use loader::{BufferLoader, DataLoader, PROGRAM_ALIGNMENT};
 #[cfg(feature = "std")]
 pub use loader::{FileLoader, MmapLoader};
 pub use memory::{Arena, MemoryManager};
+/// Load-time rewrites that kernel crates register: see the module docs.
+#[cfg(feature = "rewrite")]
+pub use method::rewrite;
 pub use method::{
     method_allocator_estimate, ExecuteError, ExternalDataProblem, InputError, InputProblem,
     LoadDetail, LoadError, Method, DEFAULT_INSTRUCTION_LIMIT,

@@ -331,13 +331,13 @@ impl Tensor {
 
     /// Makes the tensor a read-only view of `data` laid out in `dim_order`: the sizes
     /// stay, the strides are recomputed for the new dim order, and the tensor no longer
-    /// counts as planned (its data is no longer its own). For load-time constant views
-    /// (`method::views`).
+    /// counts as planned (its data is no longer its own). For load-time rewrites
+    /// (`rewrite::Rewriter::view_constant`).
     ///
     /// # Safety
     /// `dim_order` must be a permutation of `0..dim()`, and `data` valid for reads of
     /// `numel_bound() * element_size` bytes for as long as the tensor is used.
-    #[cfg(any(test, feature = "constant-views"))]
+    #[cfg(any(test, feature = "rewrite"))]
     pub(crate) unsafe fn view_read_only(&mut self, data: *const u8, dim_order: &[u8]) {
         debug_assert_eq!(dim_order.len(), self.dim());
         // SAFETY: the dim-order array holds `dim` bytes, valid for writes (constructor
@@ -417,4 +417,56 @@ unsafe fn fill_strides(
         }
     }
     numel
+}
+
+#[cfg(test)]
+mod view_tests {
+    use crate::tensor::ShapeDynamism;
+    use crate::tensor_buf::TensorBuf;
+    use alloc::vec::Vec;
+    use et_schema::scalar_type::ScalarType;
+
+    /// The dim order a permuted view of a constant gets (as a constant-view rule computes
+    /// it) makes its strides the input's, permuted: `stride_out[k] == stride_in[perm[k]]`, for inputs in the
+    /// default and in other dim orders.
+    #[test]
+    fn permuted_dim_order_gives_permuted_strides() {
+        let cases: &[(&[usize], &[u8], &[u8])] = &[
+            (&[1000, 1280], &[0, 1], &[1, 0]),
+            (&[2, 3, 4], &[0, 1, 2], &[2, 0, 1]),
+            (&[2, 3, 4, 5], &[0, 2, 3, 1], &[0, 3, 1, 2]),
+            (&[2, 0, 4], &[0, 1, 2], &[1, 2, 0]),
+            (&[7], &[0], &[0]),
+        ];
+        for &(sizes, in_order, perm) in cases {
+            let src =
+                TensorBuf::with_layout(ScalarType::Float, sizes, in_order, ShapeDynamism::Static)
+                    .unwrap();
+            let n = sizes.len();
+            let out_sizes: Vec<usize> = perm.iter().map(|&p| sizes[p as usize]).collect();
+            let mut out = TensorBuf::zeros(ScalarType::Float, &out_sizes).unwrap();
+            let mut inverse = [0u8; 8];
+            for (k, &p) in perm.iter().enumerate() {
+                inverse[p as usize] = k as u8;
+            }
+            let order: Vec<u8> = src
+                .dim_order()
+                .iter()
+                .map(|&d| inverse[d as usize])
+                .collect();
+            // SAFETY: `order` is a permutation of `0..n`; `src`'s data holds the same
+            // number of elements and outlives `out`'s use here.
+            unsafe { out.view_read_only(src.data_ptr(), &order) };
+            for k in 0..n {
+                assert_eq!(
+                    out.strides()[k],
+                    src.strides()[perm[k] as usize],
+                    "sizes {sizes:?}, input order {in_order:?}, perm {perm:?}"
+                );
+            }
+            assert!(out.is_read_only() && !out.is_memory_planned());
+            assert_eq!(out.data_ptr(), src.data_ptr());
+            assert!(out.data_mut::<f32>().is_err() || out.numel() == 0);
+        }
+    }
 }

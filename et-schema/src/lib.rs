@@ -26,7 +26,6 @@ pub mod fields;
 #[rustfmt::skip]
 pub mod etdump_fields;
 pub mod flat_tensor;
-pub mod fused;
 /// Field offsets and enums of flat_tensor.fbs (the `.ptd` schema), derived from flatc's
 /// output.
 #[allow(

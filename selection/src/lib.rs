@@ -2,7 +2,6 @@
 #![deny(missing_docs)]
 
 mod error;
-mod fused;
 mod key;
 mod name;
 mod program;
@@ -263,9 +262,8 @@ impl Selection {
     /// `et_kernel_metadata` is selected too (ExecuTorch's codegen would require both,
     /// which every file its tools write has).
     ///
-    /// An operator etch's load-time fusion writes (`etch::convolution_batch_norm.out`
-    /// and its `_hardtanh`/`_relu` forms) that the selection does not name is selected
-    /// when every operator it replaces is selected for float32.
+    /// (A fused kernel that no program names is kept by its `#[kernel(replaces = ..)]`
+    /// when every operator it replaces is selected: the kernel says what it replaces.)
     pub fn allows_op(&self, op: &str) -> bool {
         if self.include_all_operators {
             return true;
@@ -278,11 +276,7 @@ impl Selection {
                 return info.is_root_operator;
             }
         }
-        if self.et_kernel_metadata.contains_key(op) {
-            return true;
-        }
-        fused::replaced_by(op)
-            .is_some_and(|parts| parts.iter().all(|p| self.allows(p, ScalarType::Float)))
+        self.et_kernel_metadata.contains_key(op)
     }
 
     /// The dtypes of `op` the build needs, sorted by number, or `None` for every dtype.

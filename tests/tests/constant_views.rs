@@ -1,6 +1,6 @@
-//! Constant views (`method::views` in et-runtime): a `permute_copy` of a constant weight
-//! read only by et-ops' `addmm`/`mm` (how `nn.Linear` exports) becomes a view of the
-//! constant at load and never runs, and the programs still match ExecuTorch's outputs.
+//! Constant views (et-ops' rewrite rule in `linalg/constant_view.rs`): a `permute_copy`
+//! of a constant weight read only by et-ops' `addmm`/`mm` (how `nn.Linear` exports)
+//! becomes a view of the constant at load and never runs, and the programs still match ExecuTorch's outputs.
 //!
 //! The permute's kernel here is the test's own float32 entry (`counted_permute`), which
 //! counts its calls and then runs et-ops' kernel: the count is what an execute really ran

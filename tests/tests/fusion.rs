@@ -1,5 +1,5 @@
-//! Epilogue fusion (`method::fusion` in et-runtime, et-ops' `etch::convolution_batch_norm*`
-//! kernels): which calls a real program's load fuses, and that the fused program still
+//! Epilogue fusion (et-ops' rewrite rule `conv::fused::rewrite` and its
+//! `etch::convolution_batch_norm*` kernels): which calls a real program's load fuses, and that the fused program still
 //! matches ExecuTorch's outputs, on one thread and on two.
 
 use et_runtime::threads::ThreadPool;

@@ -15,7 +15,7 @@ use syn::{Ident, LitStr, Path, Token};
 use super::Errors;
 
 /// The attribute keys `#[kernel]` understands, for "unknown key" messages.
-pub(crate) const KEYS: &[&str] = &["dtype", "accepts", "crate"];
+pub(crate) const KEYS: &[&str] = &["dtype", "accepts", "crate", "replaces"];
 
 /// What the attribute said.
 #[derive(Default)]
@@ -38,6 +38,10 @@ pub(crate) enum KeyValue {
     /// `accepts = [..]`: the dtypes a fallback kernel computes (names or groups).
     Accepts(DtypeSpec),
     Crate(Path),
+    /// `replaces = ["aten::convolution.out", ..]`: the operators whose consecutive calls
+    /// a fused kernel replaces (a load-time rewrite rule writes its calls); a selection
+    /// that keeps all of them keeps this kernel.
+    Replaces(Vec<LitStr>),
     /// A key `#[kernel]` does not know; its value was skipped.
     Unknown,
 }
@@ -90,6 +94,17 @@ impl Args {
                 .filter_map(|i| accepted_mask(&i.to_string()))
                 .fold(0, |m, b| m | b),
         )
+    }
+
+    /// The operators of the first `replaces = [..]` argument (none without one).
+    pub(crate) fn replaces(&self) -> Vec<String> {
+        self.keys
+            .iter()
+            .find_map(|k| match &k.value {
+                KeyValue::Replaces(ops) => Some(ops.iter().map(LitStr::value).collect()),
+                _ => None,
+            })
+            .unwrap_or_default()
     }
 
     /// The runtime crate path: the first `crate = ..` argument, else `::et_runtime`.
@@ -150,6 +165,12 @@ fn parse_into(input: ParseStream, args: &mut Args, errors: &mut Errors) -> syn::
                 DtypeSpec::Invalid
             })),
             "crate" => KeyValue::Crate(Path::parse_mod_style(input)?),
+            "replaces" => {
+                let list;
+                syn::bracketed!(list in input);
+                let ops = Punctuated::<LitStr, Token![,]>::parse_terminated(&list)?;
+                KeyValue::Replaces(ops.into_iter().collect())
+            }
             _ => {
                 // `check_unknown_keys` reports the key.
                 skip_value(input);

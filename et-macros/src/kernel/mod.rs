@@ -78,7 +78,19 @@ fn try_expand(
         if errors.has_errors() {
             break;
         }
-        match crate::selection::for_op(&op.value()) {
+        // A fused kernel is kept where the selection keeps everything it replaces, for
+        // its dtypes.
+        let dtypes: Vec<u8> = args
+            .dtype()
+            .map(|d| {
+                d.idents()
+                    .iter()
+                    .filter_map(|i| args::Dtype::named(&i.to_string()))
+                    .map(|d| d.number)
+                    .collect()
+            })
+            .unwrap_or_default();
+        match crate::selection::for_op(&op.value(), &args.replaces(), &dtypes) {
             Ok(mut selection) => {
                 // A fallback's `accepts` narrows what it is compiled and registered for.
                 if let Some(m) = args.accepts_mask() {

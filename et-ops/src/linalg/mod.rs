@@ -3,6 +3,7 @@
 pub mod addmm;
 pub mod bmm;
 pub mod cdist_forward;
+mod constant_view;
 pub mod mm;
 pub mod pdist_forward;
 

@@ -8,6 +8,7 @@ pub mod element;
 pub mod elementwise;
 pub mod gemm;
 pub mod layout;
+pub(crate) mod own_kernels;
 pub mod promote;
 pub mod random;
 pub mod reduction;

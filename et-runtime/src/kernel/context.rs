@@ -53,7 +53,7 @@ impl<'a> KernelContext<'a> {
     }
 
     /// Starts timing one step of a delegate call (a node of its graph), when the call is
-    /// being profiled ([`Method::execute_traced`](crate::Method::execute_traced));
+    /// being profiled (`Method::execute_traced`, feature `etdump`);
     /// `None` otherwise, and always without the `etdump` feature, so an untraced call
     /// pays nothing for it.
     #[inline(always)]

@@ -69,11 +69,11 @@ pub fn method_allocator_estimate(meta: &MethodMeta<'_>) -> usize {
                 _ => 0,
             };
             bytes += nargs * 4 + 8;
-            // Room for the argument list of a call that load-time fusion makes of this
-            // one (a convolution's takes 10 arguments or more).
-            #[cfg(feature = "fusion")]
-            if nargs >= 10 {
-                bytes += super::fusion::MAX_FUSED_ARGS * 4 + 4;
+            // Room for the argument lists the registered rewrite rules may write in place
+            // of this call's.
+            #[cfg(feature = "rewrite")]
+            {
+                bytes += super::rewrite::reserved_for_call(nargs);
             }
         }
     }

@@ -105,11 +105,6 @@ struct Decoding {
     rebinds: bool,
 }
 
-/// Whether anything reads [`Decoding::rebinds`]: the alias proofs, which it withdraws, and
-/// the constant-views pass. A size-first build without constant views has neither, and
-/// does not track it.
-const REBINDS_READ: bool = ALIAS_PROOFS || cfg!(any(test, feature = "constant-views"));
-
 /// Stands in for a KernelCall without a kernel; never run, since loading then fails.
 const UNSERVED: Instr = Instr::Free { value: 0 };
 
@@ -206,11 +201,6 @@ impl<'a> Builder<'a, '_> {
             // SAFETY: all `total` entries were written above.
             unsafe { withdraw_alias_proofs(instrs, total) };
         }
-        // SAFETY: as above; the value table is built and nothing else refers to the table.
-        #[cfg(any(test, feature = "constant-views"))]
-        unsafe {
-            self.view_constants(instrs, total, state.rebinds)
-        };
         Ok((instrs, out_chains, num_chains))
     }
 
@@ -256,7 +246,8 @@ impl<'a> Builder<'a, '_> {
                 }
             }
         };
-        if REBINDS_READ {
+        // Only the alias proofs read it (a size-first build has none).
+        if ALIAS_PROOFS {
             state.rebinds |= rebinds_memory(&decoded);
         }
         slot.write(decoded);
@@ -403,30 +394,6 @@ impl<'a> Builder<'a, '_> {
             unsafe { core::slice::from_raw_parts(out.as_ptr(), len) },
             dtypes,
         ))
-    }
-
-    /// The dtypes of a call's tensor arguments `args` (range-checked value indices), as
-    /// [`call_args`](Self::call_args) gathers them: for calls that load-time fusion makes,
-    /// whose arguments are not read from the program.
-    #[cfg(feature = "fusion")]
-    pub(super) fn call_dtypes(&self, args: &[u32]) -> CallDtypes {
-        let mut all = DtypeSet::EMPTY;
-        let mut last = None;
-        for &a in args {
-            // SAFETY: `a` was range-checked against the value table; tensors live in the
-            // method arena.
-            if let Value::Tensor(t) = unsafe { *self.values.as_ptr().add(a as usize) } {
-                // SAFETY: as above; nothing else borrows the tensor during load.
-                let d = unsafe { t.as_ref() }.dtype();
-                all = all.with(d);
-                last = Some(d);
-            }
-        }
-        CallDtypes {
-            // The tensors share a dtype when the set holds that one dtype alone.
-            common: last.filter(|&d| all.0 == d.bit()),
-            all,
-        }
     }
 
     /// The error for the KernelCalls no kernel serves.

@@ -131,12 +131,24 @@ impl<'a> Builder<'a, '_> {
         method.input_set = arena.alloc_zeroed(num_inputs)?;
         (method.instrs, method.chains, method.num_chains) =
             self.build_instructions(num_delegates)?;
-        // SAFETY: the instruction table and its chains were just built, nothing else
-        // refers to them, and the kernels' scratch holds nothing between calls.
-        #[cfg(feature = "fusion")]
-        unsafe {
-            let chains = core::slice::from_raw_parts(method.chains.as_ptr(), method.num_chains);
-            self.fuse_epilogues(method.instrs, meta.num_instructions(), chains, temp);
+        #[cfg(feature = "rewrite")]
+        if !super::rewrite::rules().is_empty() {
+            // SAFETY: the instruction table and its chains were just built over the value
+            // table, nothing else refers to them, and the kernels' scratch holds nothing
+            // between calls.
+            unsafe {
+                let chains = core::slice::from_raw_parts(method.chains.as_ptr(), method.num_chains);
+                super::rewrite::run_rules(super::rewrite::Built {
+                    meta,
+                    values: self.values,
+                    num_values: self.num_values,
+                    arena,
+                    scratch: temp,
+                    instrs: method.instrs,
+                    total: meta.num_instructions(),
+                    chains,
+                });
+            }
         }
         Ok(method)
     }

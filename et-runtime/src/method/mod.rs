@@ -18,14 +18,9 @@
 //!   resolution is `registry::resolve`, the rule introspection uses) and passes values
 //!   that fit its signature (`KernelSignature::check_call`); out arguments are proved
 //!   not to alias once here when no instruction can rebind memory.
-//! - `views` (feature `constant-views`, last step of `instructions`): a `permute_copy` of
-//!   a constant read only by et-ops' `addmm`/`mm` (how `nn.Linear` exports) becomes a
-//!   read-only view of the constant, and the instruction a no-op; what must hold, and why
-//!   the alias proofs stay valid, is in its docs.
-//! - `fusion` (feature `fusion`, after `views`): a convolution followed by an inference
-//!   batch norm (and a `hardtanh` or `relu`) becomes one call of et-ops' fused kernel,
-//!   the absorbed calls no-ops; what must hold is in its docs. (`rewrites` holds what
-//!   both rewrites ask of the built method.)
+//! - `rewrite` (feature `rewrite`): the rules kernel crates register ([`rewrite`](crate::rewrite)) are applied
+//!   to the built method; what each may change, and what keeps the method sound, is in
+//!   its docs.
 //!
 //! After loading, `execute` runs the instructions; `estimate` sizes method memory from
 //! the program alone (`method_allocator_estimate`); `error` holds the failure
@@ -40,18 +35,14 @@ mod delegates;
 mod estimate;
 mod execute;
 mod external;
-#[cfg(feature = "fusion")]
-mod fusion;
 mod inputs;
 mod instructions;
 mod load;
-#[cfg(any(test, feature = "constant-views", feature = "fusion"))]
-mod rewrites;
+#[cfg(feature = "rewrite")]
+pub mod rewrite;
 mod tensors;
 mod trace;
 mod values;
-#[cfg(any(test, feature = "constant-views"))]
-mod views;
 
 use core::fmt;
 use core::marker::PhantomData;
@@ -131,12 +122,11 @@ impl<'a> Method<'a> {
     }
 
     /// The registered kernel that KernelCall `pc` of `chain` runs: the one its operator
-    /// resolved to at load, or the one a load-time rewrite put in its place (a
-    /// convolution that absorbed the batch norm and ReLU6 after it runs
-    /// `etch::convolution_batch_norm_hardtanh.out`). `None` for other instructions and
-    /// for calls that run nothing since load (absorbed into a fused call, or a permute
-    /// become a view of its constant). Found by the function's address, so of entries
-    /// sharing a function the first registered is named.
+    /// resolved to at load, or the one a load-time rewrite rule put in its place (a fused
+    /// kernel, see the `rewrite` module, feature `rewrite`). `None` for other instructions and for
+    /// calls that run nothing since load (absorbed into a fused call, or a copy become a
+    /// view). Found by the function's address, so of entries sharing a function the first
+    /// registered is named.
     pub fn instruction_kernel(&self, chain: u32, pc: u32) -> Option<&'static KernelEntry> {
         let Instr::Kernel { function, .. } = self.instruction(chain, pc)? else {
             return None;

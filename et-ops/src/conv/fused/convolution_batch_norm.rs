@@ -1,5 +1,6 @@
 //! `etch::convolution_batch_norm.out`: a convolution and the inference batch norm of its
-//! output, in one pass (written by et-runtime's load-time fusion, see [`super`]).
+//! output, in one pass (written by this crate's load-time rewrite rule,
+//! [`super::rewrite`]).
 
 use et_runtime::kernel;
 use et_runtime::{KernelContext, KernelResult, Tensor};
@@ -9,7 +10,11 @@ use super::{conv_batch_norm_clamp, BatchNorm, Convolution};
 /// `out = batch_norm(convolution(input, weight, bias, ...))`: `aten::convolution.out`'s
 /// arguments, then `aten::_native_batch_norm_legit_no_training.out`'s weight, bias,
 /// running mean, running variance and eps.
-#[kernel("etch::convolution_batch_norm.out", dtype = f32)]
+#[kernel(
+    "etch::convolution_batch_norm.out",
+    dtype = f32,
+    replaces = ["aten::convolution.out", "aten::_native_batch_norm_legit_no_training.out"]
+)]
 #[allow(
     clippy::too_many_arguments,
     reason = "the two operators' argument lists"

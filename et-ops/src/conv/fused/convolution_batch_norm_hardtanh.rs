@@ -1,6 +1,6 @@
 //! `etch::convolution_batch_norm_hardtanh.out`: a convolution, the inference batch norm
-//! of its output and a `hardtanh` (ReLU6) of that, in one pass (written by et-runtime's
-//! load-time fusion, see [`super`]).
+//! of its output and a `hardtanh` (ReLU6) of that, in one pass (written by this crate's
+//! load-time rewrite rule, [`super::rewrite`]).
 
 use et_runtime::kernel;
 use et_runtime::{AllDtypes, KernelContext, KernelResult, Scalar, ScalarType, Tensor};
@@ -12,7 +12,11 @@ use crate::util::convert::scalar_as;
 /// `aten::convolution.out`'s arguments, the batch norm's weight, bias, running mean,
 /// running variance and eps, then `aten::hardtanh.out`'s bounds (converted to f32 as that
 /// kernel converts them).
-#[kernel("etch::convolution_batch_norm_hardtanh.out", dtype = f32)]
+#[kernel(
+    "etch::convolution_batch_norm_hardtanh.out",
+    dtype = f32,
+    replaces = ["aten::convolution.out", "aten::_native_batch_norm_legit_no_training.out", "aten::hardtanh.out"]
+)]
 #[allow(
     clippy::too_many_arguments,
     reason = "the three operators' argument lists"

@@ -1,6 +1,6 @@
 //! `etch::convolution_batch_norm_relu.out`: a convolution, the inference batch norm of its
-//! output and a ReLU of that, in one pass (written by et-runtime's load-time fusion, see
-//! [`super`]).
+//! output and a ReLU of that, in one pass (written by this crate's load-time rewrite rule,
+//! [`super::rewrite`]).
 
 use et_runtime::kernel;
 use et_runtime::{KernelContext, KernelResult, Tensor};
@@ -10,7 +10,11 @@ use super::{conv_batch_norm_clamp, BatchNorm, Convolution};
 /// `out = relu(batch_norm(convolution(input, weight, bias, ...)))`:
 /// `aten::convolution.out`'s arguments, then the batch norm's weight, bias, running mean,
 /// running variance and eps.
-#[kernel("etch::convolution_batch_norm_relu.out", dtype = f32)]
+#[kernel(
+    "etch::convolution_batch_norm_relu.out",
+    dtype = f32,
+    replaces = ["aten::convolution.out", "aten::_native_batch_norm_legit_no_training.out", "aten::relu.out"]
+)]
 #[allow(
     clippy::too_many_arguments,
     reason = "the two operators' argument lists"

@@ -2,8 +2,8 @@
 //! them in a program: `etch::convolution_batch_norm.out` and its `_hardtanh` and `_relu`
 //! forms.
 //!
-//! No exporter writes these operators. et-runtime's load-time fusion (its `fusion`
-//! feature, which et-ops enables; `method::fusion` there says when it applies) turns an
+//! No exporter writes these operators. This crate's load-time rewrite rule
+//! ([`rewrite`], which says when it applies) turns an
 //! `aten::convolution.out` call followed by `aten::_native_batch_norm_legit_no_training.out`
 //! (and `aten::hardtanh.out` or `aten::relu.out` on its result) into one call of these,
 //! and the calls it absorbed into no-ops. MobileNetV2's 52 convolutions are each followed
@@ -21,6 +21,7 @@
 pub mod convolution_batch_norm;
 pub mod convolution_batch_norm_hardtanh;
 pub mod convolution_batch_norm_relu;
+pub mod rewrite;
 
 use et_runtime::{KernelContext, KernelError, KernelResult, ScalarType, Tensor};
 
