@@ -13,13 +13,15 @@
 //! For an inner dimension up to the blocking's `KC` (256), each element of C is exactly
 //! `(((0 + a0 b0) + a1 b1) + ...)` in float32, bit for bit ExecuTorch's portable `bmm`;
 //! longer sums add each `KC` block's sum to C, as [`sgemm`](super::sgemm) does. The tiles
-//! are the AVX2 ones with a multiply and an add per step where the CPU has AVX2 (about
-//! half the FMA kernel's peak, still twice the portable tile's), the portable tile (which
-//! never fuses) elsewhere.
+//! are the portable ones, which never fuse (Rust does not contract `a * b + c`): about a
+//! third of the AVX2 tiles' rate on large products, and little of any execute, as `bmm`
+//! is a small share of the models that call it (attention scores, a few percent of a
+//! transformer block's time). SIMD tiles without FMAs would cost a second copy of the
+//! blocked driver in every binary that multiplies matrices.
 
 use et_runtime::{KernelContext, KernelResult};
 
-use super::{detected_level, sgemm_impl, Level, Mat, MatMut};
+use super::{sgemm_impl, Level, Mat, MatMut};
 
 /// `C = A * B`, every element summed in k order with each product rounded (see the
 /// module docs). Splits over the context's workers like [`sgemm`](super::sgemm), with
@@ -30,27 +32,7 @@ pub fn sgemm_in_order(
     b: Mat<'_, f32>,
     c: MatMut<'_, f32>,
 ) -> KernelResult {
-    sgemm_impl(
-        ctx,
-        1.0,
-        a,
-        b,
-        0.0,
-        c,
-        None,
-        unfused_level(detected_level()),
-        true,
-    )
-}
-
-/// The widest level whose micro-kernel does not fuse multiply-adds, up to `level`.
-pub(super) fn unfused_level(level: Level) -> Level {
-    #[cfg(target_arch = "x86_64")]
-    if level >= Level::Avx2 {
-        return Level::Avx2Unfused;
-    }
-    let _ = level;
-    Level::Portable
+    sgemm_impl(ctx, 1.0, a, b, 0.0, c, None, Level::Portable, true)
 }
 
 #[cfg(test)]
@@ -74,63 +56,55 @@ mod tests {
             .collect()
     }
 
-    /// Every level's in-order product equals the plain loop bit for bit, for any shape
-    /// (one-row products included, which `sgemm` sums in partial sums), any B layout and
-    /// any number of workers.
+    /// The in-order product equals the plain loop bit for bit, for any shape (one-row
+    /// products included, which `sgemm` sums in partial sums), any B layout and any number
+    /// of workers.
     #[test]
     fn equals_the_plain_loop_bit_for_bit() {
         let mut seed = 5u64;
         let mut scratch = vec![0u8; 4 << 20];
-        let levels = [
-            Level::Portable,
-            #[cfg(target_arch = "x86_64")]
-            Level::Avx2,
-        ];
-        for level in levels.into_iter().filter(|&l| l <= detected_level()) {
-            for &(m, n, k) in &[
-                (1, 40, 64),
-                (3, 6, 8),
-                (13, 17, 5),
-                (50, 33, 256),
-                (7, 100, 1),
-            ] {
-                let a = values(&mut seed, m * k);
-                let b = values(&mut seed, k * n);
-                let mut plain = vec![0f32; m * n];
-                for i in 0..m {
-                    for j in 0..n {
-                        let mut sum = 0f32;
-                        for p in 0..k {
-                            sum += a[i * k + p] * b[p * n + j];
-                        }
-                        plain[i * n + j] = sum;
+        for &(m, n, k) in &[
+            (1, 40, 64),
+            (3, 6, 8),
+            (13, 17, 5),
+            (50, 33, 256),
+            (7, 100, 1),
+        ] {
+            let a = values(&mut seed, m * k);
+            let b = values(&mut seed, k * n);
+            let mut plain = vec![0f32; m * n];
+            for i in 0..m {
+                for j in 0..n {
+                    let mut sum = 0f32;
+                    for p in 0..k {
+                        sum += a[i * k + p] * b[p * n + j];
                     }
+                    plain[i * n + j] = sum;
                 }
-                // B row-major, and the same B stored by columns (a transposed view).
-                let b_t: Vec<f32> = (0..k * n).map(|x| b[(x % k) * n + x / k]).collect();
-                let layouts = [
-                    Mat::row_major(&b, k, n),
-                    Mat {
-                        data: &b_t,
-                        rows: k,
-                        cols: n,
-                        rs: 1,
-                        cs: k,
-                    },
-                ];
-                for bm in layouts {
-                    for workers in [1, 2] {
-                        let pool = Scoped(workers);
-                        let arena = Arena::new(&mut scratch);
-                        let ctx = KernelContext::new(&arena).with_parallel(Some(&pool));
-                        let mut c = vec![f32::NAN; m * n];
-                        let level = unfused_level(level);
-                        let am = Mat::row_major(&a, m, k);
-                        let cm = MatMut::row_major(&mut c, m, n);
-                        sgemm_impl(&ctx, 1.0, am, bm, 0.0, cm, None, level, true).unwrap();
-                        for (x, (got, want)) in c.iter().zip(&plain).enumerate() {
-                            assert_eq!(got.to_bits(), want.to_bits(), "{m}x{n}x{k} at {x}");
-                        }
+            }
+            // B row-major, and the same B stored by columns (a transposed view).
+            let b_t: Vec<f32> = (0..k * n).map(|x| b[(x % k) * n + x / k]).collect();
+            let layouts = [
+                Mat::row_major(&b, k, n),
+                Mat {
+                    data: &b_t,
+                    rows: k,
+                    cols: n,
+                    rs: 1,
+                    cs: k,
+                },
+            ];
+            for bm in layouts {
+                for workers in [1, 2] {
+                    let pool = Scoped(workers);
+                    let arena = Arena::new(&mut scratch);
+                    let ctx = KernelContext::new(&arena).with_parallel(Some(&pool));
+                    let mut c = vec![f32::NAN; m * n];
+                    let am = Mat::row_major(&a, m, k);
+                    let cm = MatMut::row_major(&mut c, m, n);
+                    sgemm_in_order(&ctx, am, bm, cm).unwrap();
+                    for (x, (got, want)) in c.iter().zip(&plain).enumerate() {
+                        assert_eq!(got.to_bits(), want.to_bits(), "{m}x{n}x{k} at {x}");
                     }
                 }
             }

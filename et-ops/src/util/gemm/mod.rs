@@ -267,10 +267,6 @@ enum Level {
         )
     )]
     Portable,
-    /// The AVX2 tiles with a multiply then an add per step instead of an FMA: each
-    /// product rounded, as [`sgemm_in_order`] promises. Never detected, only asked for.
-    #[cfg_attr(not(target_arch = "x86_64"), allow(dead_code, reason = "x86-64 only"))]
-    Avx2Unfused,
     #[cfg(target_arch = "aarch64")]
     Neon,
     #[cfg_attr(not(target_arch = "x86_64"), allow(dead_code, reason = "x86-64 only"))]
@@ -410,7 +406,7 @@ fn tiling(level: Level) -> (usize, usize, Blocking) {
         #[cfg(target_arch = "x86_64")]
         Level::Avx512 => (Z_MR, Z_NR, Z_BLOCK),
         #[cfg(target_arch = "x86_64")]
-        Level::Avx2 | Level::Avx2Unfused => (X_MR, X_NR, X_BLOCK),
+        Level::Avx2 => (X_MR, X_NR, X_BLOCK),
         #[cfg(target_arch = "aarch64")]
         Level::Neon => (N_MR, N_NR, N_BLOCK),
         _ => (P_MR, P_NR, P_BLOCK),
@@ -442,18 +438,10 @@ fn run_blocked(
         return;
     }
     #[cfg(target_arch = "x86_64")]
-    if level == Level::Avx2Unfused {
-        // SAFETY: only `sgemm_in_order` asks for this level, and only when
-        // `detected_level` found AVX2 and FMA with cpuid and the OS saves the ymm
-        // registers.
-        unsafe { x86::sgemm_avx2::<false>(alpha, a, b, beta, c, epilogue, ap, bp) };
-        return;
-    }
-    #[cfg(target_arch = "x86_64")]
     if level >= Level::Avx2 {
         // SAFETY: `level` is at most what `detected_level` found with cpuid: the CPU
         // supports AVX2 and FMA and the OS saves the ymm registers (OSXSAVE + XCR0).
-        unsafe { x86::sgemm_avx2::<true>(alpha, a, b, beta, c, epilogue, ap, bp) };
+        unsafe { x86::sgemm_avx2(alpha, a, b, beta, c, epilogue, ap, bp) };
         return;
     }
     #[cfg(target_arch = "aarch64")]

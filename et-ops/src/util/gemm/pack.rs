@@ -81,7 +81,7 @@ pub(super) fn pack_rows_portable<const MR: usize>(srcs: &[&[f32]; MR], panel: &m
 /// the products, and a runtime `nr` keeps one copy of the code instead of one per
 /// driver. A row-major B is mostly read in place (`blocked`); what comes here is a
 /// partial last panel or an unusual layout. A column-major B (a transposed weight read in
-/// place, `method::views` in et-runtime) has contiguous columns: on x86-64, four at a
+/// place, the constant-view rewrite rule (`linalg::constant_view`)) has contiguous columns: on x86-64, four at a
 /// time are transposed in registers rather than gathered one element at a time.
 #[inline(never)]
 pub(super) fn pack_b<'p>(

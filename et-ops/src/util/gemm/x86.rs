@@ -64,15 +64,13 @@ unsafe fn xcr0() -> u64 {
     unsafe { _xgetbv(0) }
 }
 
-/// The blocked driver compiled for AVX2 + FMA with 6x16 micro-kernels: FMAs, or unless
-/// `FUSED` a multiply, then an add, per step (every product rounded before it is summed,
-/// for `sgemm_in_order`).
+/// The blocked driver compiled for AVX2 + FMA with 6x16 micro-kernels.
 #[target_feature(enable = "avx2,fma")]
 #[allow(
     clippy::too_many_arguments,
     reason = "internal driver; the public API is `sgemm`"
 )]
-pub(super) fn sgemm_avx2<const FUSED: bool>(
+pub(super) fn sgemm_avx2(
     alpha: f32,
     a: Mat<'_, f32>,
     b: Mat<'_, f32>,
@@ -95,12 +93,12 @@ pub(super) fn sgemm_avx2<const FUSED: bool>(
         |a, b, ldb, mr, nr, out| {
             // Edge tiles run a kernel with just enough rows (2, 4, 6) and vectors (1, 2).
             match (mr.div_ceil(2), nr > 8) {
-                (3, true) => ukr_y::<6, 2, FUSED>(a, b, ldb, out),
-                (3, false) => ukr_y::<6, 1, FUSED>(a, b, ldb, out),
-                (2, true) => ukr_y::<4, 2, FUSED>(a, b, ldb, out),
-                (2, false) => ukr_y::<4, 1, FUSED>(a, b, ldb, out),
-                (_, true) => ukr_y::<2, 2, FUSED>(a, b, ldb, out),
-                (_, false) => ukr_y::<2, 1, FUSED>(a, b, ldb, out),
+                (3, true) => ukr_y::<6, 2>(a, b, ldb, out),
+                (3, false) => ukr_y::<6, 1>(a, b, ldb, out),
+                (2, true) => ukr_y::<4, 2>(a, b, ldb, out),
+                (2, false) => ukr_y::<4, 1>(a, b, ldb, out),
+                (_, true) => ukr_y::<2, 2>(a, b, ldb, out),
+                (_, false) => ukr_y::<2, 1>(a, b, ldb, out),
             }
         },
         |srcs, panel| pack_rows_t::<X_MR>(srcs, panel),
@@ -149,11 +147,10 @@ pub(super) fn sgemm_avx512(
 }
 
 /// The first `ME` rows and `8 * NV` columns of a 6x16 tile: per step, `NV` 8-wide
-/// loads of B, `ME` broadcasts of A, `ME * NV` FMAs (or, unless `FUSED`, multiplies and
-/// adds) into ymm accumulators.
+/// loads of B, `ME` broadcasts of A, `ME * NV` FMAs into ymm accumulators.
 #[target_feature(enable = "avx2,fma")]
 #[inline]
-fn ukr_y<const ME: usize, const NV: usize, const FUSED: bool>(
+fn ukr_y<const ME: usize, const NV: usize>(
     a: &[[f32; X_MR]],
     b: &[f32],
     ldb: usize,
@@ -168,11 +165,7 @@ fn ukr_y<const ME: usize, const NV: usize, const FUSED: bool>(
         for i in 0..ME {
             let x = _mm256_set1_ps(av[i]);
             for v in 0..NV {
-                c[i][v] = if FUSED {
-                    _mm256_fmadd_ps(x, bb[v], c[i][v])
-                } else {
-                    _mm256_add_ps(c[i][v], _mm256_mul_ps(x, bb[v]))
-                };
+                c[i][v] = _mm256_fmadd_ps(x, bb[v], c[i][v]);
             }
         }
     }
