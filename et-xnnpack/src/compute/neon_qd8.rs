@@ -24,15 +24,6 @@ use super::cpu::{arm_dot, ArmDot};
 use super::neon_dot::sdot;
 use super::qd8_gemm::{padded, quads, DotKernel, Qd8Gemm, NR};
 
-/// The kernel for this CPU: `sdot` with dotprod, else the plain NEON one.
-pub(crate) fn detect() -> Option<DotKernel> {
-    Some(if arm_dot() >= ArmDot::DotProd {
-        DotKernel::NeonDot
-    } else {
-        DotKernel::Neon
-    })
-}
-
 /// Which instructions compute a group of 4 inputs against 16 channels.
 trait Quad {
     /// The accumulator of one block: 4 channels per int32 vector.

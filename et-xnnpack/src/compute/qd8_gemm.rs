@@ -45,11 +45,23 @@ pub(crate) enum DotKernel {
     Neon,
 }
 
+/// aarch64's kernel, which serves any weight width: `sdot` with dotprod, else the plain
+/// NEON one (`neon_qd8`). An `Option` so [`DotKernel::detect`] keeps one shape on every
+/// architecture.
+#[cfg(target_arch = "aarch64")]
+fn arm_kernel() -> Option<DotKernel> {
+    Some(if super::cpu::arm_dot() >= super::cpu::ArmDot::DotProd {
+        DotKernel::NeonDot
+    } else {
+        DotKernel::Neon
+    })
+}
+
 impl DotKernel {
     /// The fastest kernel this CPU has for weights of at most `weight_bits` bits.
     pub(crate) fn detect(weight_bits: u32) -> DotKernel {
         #[cfg(target_arch = "aarch64")]
-        if let Some(kernel) = super::neon_qd8::detect() {
+        if let Some(kernel) = arm_kernel() {
             return kernel;
         }
         match super::cpu::vnni() {

@@ -8,24 +8,7 @@ use core::arch::x86_64::*;
 use core::ops::Range;
 
 use super::qconv::{product, QDepthwise};
-
-/// Requantizes 8 int32 accumulators (bias included): [`Requant::apply`] on 8 lanes
-/// (scale, clamp, the conversion's default round half to even, zero point).
-///
-/// [`Requant::apply`]: super::requant::Requant::apply
-#[inline]
-#[target_feature(enable = "avx2,fma")]
-pub(crate) fn requant8(
-    acc: __m256i,
-    scale: __m256,
-    lo: __m256,
-    hi: __m256,
-    zp: __m256i,
-) -> __m256i {
-    let v = _mm256_mul_ps(_mm256_cvtepi32_ps(acc), scale);
-    let v = _mm256_min_ps(_mm256_max_ps(v, lo), hi);
-    _mm256_add_epi32(_mm256_cvtps_epi32(v), zp)
-}
+use super::requant::requant8;
 
 /// The most taps (kernel height times width) [`run`] takes.
 pub(crate) const MAX_TAPS: usize = 32;

@@ -13,7 +13,8 @@
 use core::arch::x86_64::*;
 
 #[cfg(target_arch = "x86_64")]
-use super::qdepthwise_avx2::requant8;
+#[cfg(target_arch = "x86_64")]
+use super::requant::requant8;
 use super::requant::Requant;
 use crate::plain::cast_mut;
 

@@ -79,6 +79,24 @@ pub(crate) fn quantize_bound_in(
     round_half_even((val / scale + zero_point as f32).clamp(lo as f32, hi as f32))
 }
 
+/// Requantizes 8 int32 accumulators (bias included): [`Requant::apply`] on 8 lanes
+/// (scale, clamp, the conversion's default round half to even, zero point).
+#[cfg(target_arch = "x86_64")]
+#[inline]
+#[target_feature(enable = "avx2,fma")]
+pub(crate) fn requant8(
+    acc: core::arch::x86_64::__m256i,
+    scale: core::arch::x86_64::__m256,
+    lo: core::arch::x86_64::__m256,
+    hi: core::arch::x86_64::__m256,
+    zp: core::arch::x86_64::__m256i,
+) -> core::arch::x86_64::__m256i {
+    use core::arch::x86_64::*;
+    let v = _mm256_mul_ps(_mm256_cvtepi32_ps(acc), scale);
+    let v = _mm256_min_ps(_mm256_max_ps(v, lo), hi);
+    _mm256_add_epi32(_mm256_cvtps_epi32(v), zp)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
