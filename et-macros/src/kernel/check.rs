@@ -21,6 +21,7 @@ pub(crate) fn check(args: &Args, target: &Target, first: bool, errors: &mut Erro
     check_duplicate_dtypes(args, errors);
     check_empty_dtype_list(args, errors);
     check_accepts(args, errors);
+    check_replaces(args, errors);
     let function = match target {
         Target::Fn(function) => function,
         Target::Other { tokens, what } => {
@@ -91,6 +92,37 @@ fn check_op_name(args: &Args, errors: &mut Errors) {
         }
     };
     errors.at(lit.span(), message);
+}
+
+// Rule: `replaces = [..]` lists at least one operator, each a full name with its
+// overload (`namespace::op.overload`, as selections key operators): a name the selection
+// could never match would silently drop the fused kernel from every selective build.
+fn check_replaces(args: &Args, errors: &mut Errors) {
+    for key in &args.keys {
+        let KeyValue::Replaces(ops) = &key.value else {
+            continue;
+        };
+        if ops.is_empty() {
+            errors.at(
+                key.key.span(),
+                "#[kernel] `replaces` needs at least one operator: `replaces = [\"namespace::op.overload\", ..]`",
+            );
+        }
+        for op in ops {
+            let name = op.value();
+            let full = et_schema::check_op_name(&name).is_ok()
+                && matches!(
+                    et_schema::op_name::split_op_name(&name),
+                    Some((_, _, Some(_)))
+                );
+            if !full {
+                errors.at(
+                    op.span(),
+                    "#[kernel] `replaces` names each operator with its overload: `namespace::op.overload`",
+                );
+            }
+        }
+    }
 }
 
 // Rule: only the keys in `KEYS` are accepted.
