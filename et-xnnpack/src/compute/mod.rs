@@ -28,3 +28,25 @@ pub(crate) mod requant;
 pub(crate) mod shape;
 pub(crate) mod sweep;
 pub(crate) mod window;
+
+/// `len` pseudo-random bytes over all of `i8` for the int8 kernels' tests: a fixed
+/// generator, so every run and target sees the same data for a `seed`.
+#[cfg(test)]
+pub(crate) fn test_bytes(len: usize, seed: u32) -> std::vec::Vec<i8> {
+    test_bytes_in(len, seed, i8::MIN.into(), i8::MAX.into())
+}
+
+/// [`test_bytes`] in `lo..=hi`.
+#[cfg(test)]
+pub(crate) fn test_bytes_in(len: usize, seed: u32, lo: i32, hi: i32) -> std::vec::Vec<i8> {
+    let mut s = seed.wrapping_mul(2_654_435_761).wrapping_add(7);
+    (0..len)
+        .map(|_| {
+            s = s.wrapping_mul(1_664_525).wrapping_add(1_013_904_223);
+            (lo + (s >> 8) as i32 % (hi - lo + 1)) as i8
+        })
+        .collect()
+}
+
+#[cfg(test)]
+extern crate std;

@@ -4,15 +4,7 @@ use std::{format, vec, vec::Vec};
 use super::super::qd8_gemm::{pack, weight_bytes};
 use super::*;
 
-fn bytes(len: usize, seed: u32, lo: i32, hi: i32) -> Vec<i8> {
-    let mut s = seed.wrapping_mul(2_654_435_761).wrapping_add(11);
-    (0..len)
-        .map(|_| {
-            s = s.wrapping_mul(1_664_525).wrapping_add(1_013_904_223);
-            (lo + (s >> 8) as i32 % (hi - lo + 1)) as i8
-        })
-        .collect()
-}
+use crate::compute::test_bytes_in as bytes;
 
 /// The aarch64 kernels this CPU runs: the plain NEON one always, `sdot` with dotprod.
 fn kernels() -> Vec<DotKernel> {

@@ -5,15 +5,7 @@ use super::super::qgemm::{pack, pack_quads, packed_len};
 use super::super::requant::Requant;
 use super::*;
 
-fn bytes(len: usize, seed: u32) -> Vec<i8> {
-    let mut s = seed.wrapping_mul(2_654_435_761).wrapping_add(5);
-    (0..len)
-        .map(|_| {
-            s = s.wrapping_mul(1_664_525).wrapping_add(1_013_904_223);
-            (s >> 24) as u8 as i8
-        })
-        .collect()
-}
+use crate::compute::test_bytes as bytes;
 
 /// Runs one packing of `w` (`[n][k]`) on rows `x` (`[MR][k]`) with `level`'s kernels (or
 /// the portable kernel), `count` rows.

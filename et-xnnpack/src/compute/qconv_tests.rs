@@ -10,15 +10,7 @@ use super::super::qgemm::{pack, packed_len, padded};
 use super::*;
 
 /// Deterministic int8s covering the whole range.
-fn bytes(len: usize, seed: u32) -> Vec<i8> {
-    let mut s = seed.wrapping_mul(2_654_435_761).wrapping_add(7);
-    (0..len)
-        .map(|_| {
-            s = s.wrapping_mul(1_664_525).wrapping_add(1_013_904_223);
-            (s >> 24) as u8 as i8
-        })
-        .collect()
-}
+use crate::compute::test_bytes as bytes;
 
 /// Deterministic int32 biases in [-2^14, 2^14).
 fn biases(len: usize, seed: u32) -> Vec<i32> {

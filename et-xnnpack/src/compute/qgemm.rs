@@ -364,15 +364,7 @@ mod tests {
 
     use super::*;
 
-    fn bytes(len: usize, seed: u32) -> Vec<i8> {
-        let mut s = seed.wrapping_mul(2_654_435_761).wrapping_add(3);
-        (0..len)
-            .map(|_| {
-                s = s.wrapping_mul(1_664_525).wrapping_add(1_013_904_223);
-                (s >> 24) as u8 as i8
-            })
-            .collect()
-    }
+    use crate::compute::test_bytes as bytes;
 
     #[test]
     fn tiles_match_a_plain_dot_product() {
