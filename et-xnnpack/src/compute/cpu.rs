@@ -244,3 +244,15 @@ mod steps {
         }
     }
 }
+
+/// Whether the AVX2 and FMA kernels may run.
+pub(crate) fn avx2_fma() -> bool {
+    #[cfg(target_arch = "x86_64")]
+    {
+        et_ops::gemm::avx2_fma_available()
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    {
+        false
+    }
+}

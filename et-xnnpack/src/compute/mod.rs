@@ -17,8 +17,7 @@ pub(crate) mod neon_qgemm;
 pub(crate) mod permute;
 pub(crate) mod qconv;
 pub(crate) mod qd8_gemm;
-#[cfg(target_arch = "x86_64")]
-pub(crate) mod qdepthwise_avx2;
+pub(crate) mod qdepthwise;
 pub(crate) mod qelementwise;
 pub(crate) mod qgemm;
 pub(crate) mod qmul;

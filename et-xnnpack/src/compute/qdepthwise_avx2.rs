@@ -7,8 +7,8 @@
 use core::arch::x86_64::*;
 use core::ops::Range;
 
-use super::qconv::{product, QDepthwise};
-use super::requant::requant8;
+use super::{product, QDepthwise};
+use crate::compute::requant::requant8;
 
 /// The most taps (kernel height times width) [`run`] takes.
 pub(crate) const MAX_TAPS: usize = 32;

@@ -10,9 +10,10 @@ use et_schema::xnnpack::{Graph, NodeView};
 
 use super::conv2d::{ConvNode, Window, N};
 use super::{alloc_bound, graph_numel, wrong_params, Clamp, Params, Step};
-use crate::compute::qconv::{fold_zero_point, QConv, QDepthwise};
+use crate::compute::qconv::{fold_zero_point, QConv};
 #[cfg(target_arch = "x86_64")]
-use crate::compute::qdepthwise_avx2::{interleave, interleaved_len, MAX_TAPS};
+use crate::compute::qdepthwise::avx2::{interleave, interleaved_len, MAX_TAPS};
+use crate::compute::qdepthwise::QDepthwise;
 use crate::compute::qgemm::{pack, pack_quads, packed_len, padded, vnni_available, QGemm, NR};
 use crate::compute::requant::Requant;
 use crate::exec::{Frame, MAX_BANDS};

@@ -1,0 +1,99 @@
+//! The int8 depthwise kernels (AVX2 and portable) against the direct loop of the
+//! convolution tests.
+
+extern crate std;
+
+use std::{vec, vec::Vec};
+
+use super::super::depthwise::tests::window;
+use super::super::qconv::tests::{biases, reference, scales, ALL};
+use super::*;
+use crate::compute::test_bytes as bytes;
+
+fn check_depthwise(w: Window, channels_in: usize, multiplier: usize, zp: i8, range: (f32, f32)) {
+    let cout = channels_in * multiplier;
+    let x = bytes(w.batch * w.in_h * w.in_w * channels_in, 4);
+    let filter = bytes(w.kernel_h * w.kernel_w * cout, 5);
+    let bias = biases(cout, 6);
+    let scales: Vec<f32> = scales(cout).iter().map(|s| s * 8.0).collect();
+    let requant = Requant::new(0.05, -9, range.0, range.1);
+    let want = reference(
+        &w,
+        &x,
+        channels_in,
+        cout,
+        i32::from(zp),
+        &bias,
+        &scales,
+        requant,
+        |o, kh, kw, _| i32::from(filter[(kh * w.kernel_w + kw) * cout + o]),
+        1,
+        |o, _| o / multiplier,
+    );
+    let mut acc = vec![0i32; cout];
+    let mut out = vec![0i8; want.len()];
+    #[cfg(target_arch = "x86_64")]
+    let interleaved = {
+        use super::avx2::{interleave, interleaved_len};
+        let taps = w.kernel_h * w.kernel_w;
+        let mut packed = vec![0i16; interleaved_len(cout, taps)];
+        interleave(&filter, cout, taps, &mut packed);
+        packed
+    };
+    #[cfg(not(target_arch = "x86_64"))]
+    let interleaved: Vec<i16> = Vec::new();
+    let depthwise = QDepthwise {
+        window: &w,
+        channels_in,
+        multiplier,
+        x_zero_point: zp,
+        filter: &filter,
+        interleaved: &interleaved,
+        bias: &bias,
+        scales: &scales,
+        requant,
+    };
+    // In three bands of rows, as a split step runs it.
+    let (all, per_row) = (w.out_rows(), w.out_w * channels_in * multiplier);
+    for cut in [0, all / 3, all * 2 / 3, all].windows(2) {
+        let band = &mut out[cut[0] * per_row..cut[1] * per_row];
+        depthwise.run(&x, cut[0]..cut[1], band, &mut acc);
+    }
+    assert_eq!(
+        out, want,
+        "{w:?} channels {channels_in} x{multiplier} zp {zp}"
+    );
+    assert!(out.iter().any(|&v| v != out[0]));
+    // The portable loop too (`run` takes the AVX2 kernel where it can).
+    let mut portable = vec![0i8; want.len()];
+    QDepthwise {
+        window: &w,
+        channels_in,
+        multiplier,
+        x_zero_point: zp,
+        filter: &filter,
+        interleaved: &[],
+        bias: &bias,
+        scales: &scales,
+        requant,
+    }
+    .run_with(&x, 0..w.out_rows(), &mut portable, &mut acc);
+    assert_eq!(
+        portable, want,
+        "portable {w:?} channels {channels_in} zp {zp}"
+    );
+}
+
+#[test]
+fn depthwise_matches_the_reference() {
+    let same = window(1, (6, 7), (3, 3), (1, 1), (1, 1), [1, 1, 1, 1]);
+    let strided = window(2, (7, 6), (3, 3), (2, 2), (1, 1), [1, 1, 1, 1]);
+    for zp in [-128, 127, 0, 13] {
+        check_depthwise(same, 19, 1, zp, ALL);
+        check_depthwise(same, 32, 1, zp, (0.0, 6.0));
+        check_depthwise(strided, 5, 1, zp, (0.0, 6.0));
+    }
+    check_depthwise(strided, 3, 2, -50, ALL);
+    let odd = window(1, (5, 4), (2, 3), (1, 2), (2, 1), [0, 1, 2, 1]);
+    check_depthwise(odd, 7, 3, 99, ALL);
+}
