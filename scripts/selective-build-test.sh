@@ -177,6 +177,16 @@ if env ET_SELECT_OPS_LIST=aten::add.out ET_SELECT_OPS_MODEL="$fx/mv2.pte" CARGO_
 fi
 grep -q ET_SELECT_OPS_LIST "$work/err" && grep -q ET_SELECT_OPS_MODEL "$work/err" || fail "error does not name both variables"
 
+# A node kind or datatype family the XNNPACK schema does not know fails the build (et-xnnpack's
+# build script), naming each wrong entry.
+printf 'kernel_metadata:\n  etch::xnnpack_node_kinds: [Add, Conv3d, "Conv2d:int8"]\n' > "$work/bad_kinds.yaml"
+if env ET_SELECT_OPS_YAML="$work/bad_kinds.yaml" CARGO_TARGET_DIR="$target_root/select-rebuild" \
+   cargo check --quiet --profile release-size -p et-xnnpack 2> "$work/err"; then
+  fail "unknown XNNPACK node kinds were accepted"
+fi
+grep -q '`Conv3d` is not an XNNPACK node kind' "$work/err" && grep -q '`Conv2d:int8` names an unknown datatype family' "$work/err" \
+  || fail "the node-kind error does not name both entries: $(cat "$work/err")"
+
 echo "| build | stripped bytes | registered kernels |"
 echo "|---|---|---|"
 echo "| no selection | ${size[all]} | ${count[all]} |"

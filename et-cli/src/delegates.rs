@@ -5,7 +5,7 @@
 use std::collections::BTreeMap;
 
 use et_runtime::Program;
-use et_schema::xnnpack::{Graph, NodeDatatype, NodeVariant};
+use et_xnnpack_schema::{Graph, NodeDatatype, NodeVariant};
 
 use crate::Failure;
 

@@ -289,8 +289,11 @@ fn select(
             .map_err(|e| Failure(format!("cannot read {}: {e}", model.display())))?;
         // ExecuTorch's files record the path the model was given as.
         let label = model.display().to_string();
-        add(selection::Selection::from_program(&bytes, &label)
-            .map_err(|e| Failure(format!("{}: {e}", model.display())))?);
+        let backends: [&dyn selection::DelegateMetadata; 1] = [&et_xnnpack_schema::NodeKinds];
+        add(
+            selection::Selection::from_program_with(&bytes, &label, &backends)
+                .map_err(|e| Failure(format!("{}: {e}", model.display())))?,
+        );
     }
     if let Some(list) = ops {
         add(selection::Selection::from_op_list(list).map_err(|e| Failure(format!("--ops: {e}")))?);
@@ -298,8 +301,11 @@ fn select(
     for path in yamls {
         let text = std::fs::read_to_string(path)
             .map_err(|e| Failure(format!("cannot read {}: {e}", path.display())))?;
-        add(selection::Selection::parse_yaml(&text)
-            .map_err(|e| Failure(format!("{}: {e}", path.display())))?);
+        let parsed = selection::Selection::parse_yaml(&text).and_then(|s| {
+            s.check_metadata(&et_xnnpack_schema::NodeKinds)?;
+            Ok(s)
+        });
+        add(parsed.map_err(|e| Failure(format!("{}: {e}", path.display())))?);
     }
     let merged = merged.unwrap_or_default();
     std::fs::write(output, merged.to_yaml())

@@ -96,8 +96,32 @@ pub(crate) fn for_metadata_entry(
         return Ok((true, tracking));
     };
     tracking.extend(file_tracking(&loaded.files));
-    let kept = loaded.selection.allows_metadata_entry(key, name, variant);
+    tracking.extend(quote!(
+        const _: ::core::option::Option<&str> = ::core::option_env!(#DELEGATE_METADATA);
+    ));
+    let kept = loaded.selection.allows_metadata_entry(key, name, variant)
+        || delegate_metadata()?.is_some_and(|m| m.allows_metadata_entry(key, name, variant));
     Ok((kept, tracking))
+}
+
+/// Set by a backend crate's build script for its own compilation: a
+/// `selected_operators.yaml` holding the `kernel_metadata` it derived from the selected
+/// model's delegate payloads (which only the backend can read), added to the selection
+/// for that crate's `#[selected(metadata = ..)]` attributes.
+const DELEGATE_METADATA: &str = "ET_SELECT_OPS_DELEGATE_METADATA";
+
+/// The selection in [`DELEGATE_METADATA`]'s file, if the variable is set.
+fn delegate_metadata() -> Result<Option<Selection>, SelectionError> {
+    static REPORTED: AtomicBool = AtomicBool::new(false);
+    let Some(path) = std::env::var_os(DELEGATE_METADATA) else {
+        return Ok(None);
+    };
+    let path = PathBuf::from(path);
+    std::fs::read_to_string(&path)
+        .map_err(|e| e.to_string())
+        .and_then(|text| Selection::parse_yaml(&text).map_err(|e| e.to_string()))
+        .map(Some)
+        .map_err(|e| report_once(&REPORTED, file_error(DELEGATE_METADATA, &path, &e)))
 }
 
 /// Whether `selection` keeps every operator of `replaces` (none: false) for each of

@@ -44,7 +44,6 @@ pub mod program;
 pub mod reader;
 pub mod scalar_type;
 mod verify;
-pub mod xnnpack;
 
 pub use error::Error;
 pub use header::{ExtendedHeader, ProgramError, Verification};

@@ -9,7 +9,7 @@ use et_runtime::backend::{
     KernelContext,
 };
 use et_runtime::{Error, KernelError, KernelResult};
-use et_schema::xnnpack::Graph;
+use et_xnnpack_schema::Graph;
 
 use crate::exec;
 use crate::plan::{self, Plan};

@@ -3,7 +3,7 @@
 //! C library and no heap.
 //!
 //! Linking this crate registers the backend (`use et_xnnpack as _;`). At `load_method` it
-//! parses each payload ([`et_schema::xnnpack`]), checks every node, value and flag, packs
+//! parses each payload ([`et_xnnpack_schema`]), checks every node, value and flag, packs
 //! constant weights and lays out the intermediate values in method memory; an unknown node
 //! kind, datatype or flag is a load error naming the node, its index and kind. Execute
 //! binds the call's tensors and runs the nodes in order, in XNNPACK's layouts (NHWC
@@ -31,13 +31,13 @@ pub use compute::cpu::{int8_kernels, Int8Kernels};
 pub use nodes::{NodeSpec, NODES};
 
 /// The node kinds this build runs, in slice order (a kind once per datatype family).
-pub fn node_kinds() -> impl Iterator<Item = et_schema::xnnpack::NodeKind> {
+pub fn node_kinds() -> impl Iterator<Item = et_xnnpack_schema::NodeKind> {
     NODES.iter().map(|s| s.kind)
 }
 
 /// The (node kind, datatype family) pairs this build runs, in slice order.
-pub fn node_variants() -> impl Iterator<Item = et_schema::xnnpack::NodeVariant> {
-    NODES.iter().map(|s| et_schema::xnnpack::NodeVariant {
+pub fn node_variants() -> impl Iterator<Item = et_xnnpack_schema::NodeVariant> {
+    NODES.iter().map(|s| et_xnnpack_schema::NodeVariant {
         kind: s.kind,
         datatype: s.datatype,
     })

@@ -9,26 +9,37 @@ mod yaml;
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use et_schema::xnnpack::{NodeDatatype, NodeKind};
 use et_schema::ScalarType;
 
 pub use error::Error;
 pub use key::{KernelKey, TensorMeta};
 pub use name::check_op_name;
 
-/// The `kernel_metadata` entry that lists the XNNPACK node kinds a build keeps
-/// (XNNPACK's names without the `XNN` prefix). An entry is a kind, which keeps every
-/// datatype family of it (`Conv2d`), or a kind and one family after a colon, which keeps
-/// only that one (`Conv2d:fp32`, `Conv2d:qint8`, `FullyConnected:qdint8`; the families
-/// are [`NodeDatatype`]'s). A selection without the entry keeps no node kind, unless it
-/// includes all operators.
-pub const XNNPACK_NODE_KINDS_KEY: &str = "etch::xnnpack_node_kinds";
+/// What a delegate backend records in a selection about the payloads a program hands it:
+/// a list under `key()` in `kernel_metadata` (a map ExecuTorch's tools read, merge and
+/// write back without interpreting), for example the node kinds a backend's build keeps.
+///
+/// The selection crate knows no backend: the backend's schema crate implements this,
+/// and whoever derives a selection from a model ([`Selection::from_program_with`], a
+/// build script, `etch select`) or checks a hand-written one
+/// ([`Selection::check_metadata`]) passes it in.
+pub trait DelegateMetadata {
+    /// The backend id the program's delegates name (`XnnpackBackend`).
+    fn backend_id(&self) -> &str;
+    /// The `kernel_metadata` list the entries go under.
+    fn key(&self) -> &str;
+    /// Adds to `entries` what one payload needs; an error says what is wrong with it.
+    fn read_payload(&self, payload: &[u8], entries: &mut BTreeSet<String>) -> Result<(), String>;
+    /// Checks an entry of the list as a person may write it; an error says what is wrong
+    /// and what would be right.
+    fn check_entry(&self, entry: &str) -> Result<(), String>;
+}
 
 /// Which operators, and which kernel keys (dtypes and dim orders) of each, a build
-/// includes, and which node kinds of etch's built-in XNNPACK backend. It holds exactly
-/// what ExecuTorch's `selected_operators.yaml` holds: the node kinds are a list under
-/// [`XNNPACK_NODE_KINDS_KEY`] in `kernel_metadata`, a map ExecuTorch's tools read,
-/// merge and write back but never interpret (it is PyTorch mobile's tracing metadata).
+/// includes, and what delegate backends keep. It holds exactly what ExecuTorch's
+/// `selected_operators.yaml` holds: a backend's part is a list in `kernel_metadata`
+/// (see [`DelegateMetadata`]), a map ExecuTorch's tools read, merge and write back but
+/// never interpret (it is PyTorch mobile's tracing metadata).
 ///
 /// `Selection::default()` selects nothing; [`Selection::all`] selects everything.
 ///
@@ -121,11 +132,7 @@ impl Selection {
     pub fn parse_yaml(text: &str) -> Result<Selection, Error> {
         let raw: Option<yaml::RawSelection> = serde_yaml::from_str(text)?;
         match raw {
-            Some(raw) => {
-                let sel = raw.into_selection();
-                sel.check_node_kinds()?;
-                Ok(sel)
-            }
+            Some(raw) => Ok(raw.into_selection()),
             None => Err(Error::Yaml {
                 message: "the document is empty; expected a mapping with `operators`, \
                           `et_kernel_metadata`, ... (or `include_all_operators: true`)"
@@ -183,13 +190,21 @@ impl Selection {
     /// other values give nothing. This differs from the runtime's kernel key, which skips
     /// tensor lists. Keys are deduplicated and sorted.
     ///
-    /// Beyond `gen_oplist`, the node kinds of every XNNPACK delegate payload go under
-    /// [`XNNPACK_NODE_KINDS_KEY`] (no entry when the program has none, so the file of a
-    /// program without XNNPACK delegates stays identical to ExecuTorch's).
-    ///
     /// The program is fully verified first: a truncated or corrupt file is an error.
     pub fn from_program(bytes: &[u8], label: &str) -> Result<Selection, Error> {
-        let ops = program::read_program(bytes, label)?;
+        Selection::from_program_with(bytes, label, &[])
+    }
+
+    /// [`from_program`](Self::from_program), plus, beyond `gen_oplist`, what each of
+    /// `backends` reads from the payloads of the delegates that name it, under its key
+    /// (no entry when the program has no such delegate, so the file of a program
+    /// without delegates stays identical to ExecuTorch's).
+    pub fn from_program_with(
+        bytes: &[u8],
+        label: &str,
+        backends: &[&dyn DelegateMetadata],
+    ) -> Result<Selection, Error> {
+        let ops = program::read_program(bytes, label, backends)?;
         let mut sel = Selection::default();
         let info = OperatorInfo {
             debug_info: Some(vec![label.to_owned()]),
@@ -202,11 +217,11 @@ impl Selection {
             sel.et_kernel_metadata
                 .insert(name, keys.into_iter().collect());
         }
-        if !ops.xnnpack_node_kinds.is_empty() {
-            sel.kernel_metadata.insert(
-                XNNPACK_NODE_KINDS_KEY.to_owned(),
-                ops.xnnpack_node_kinds.into_iter().collect(),
-            );
+        for (key, entries) in ops.delegate_metadata {
+            if !entries.is_empty() {
+                sel.kernel_metadata
+                    .insert(key, entries.into_iter().collect());
+            }
         }
         Ok(sel)
     }
@@ -357,12 +372,11 @@ impl Selection {
         self.operators.get(op)
     }
 
-    /// The XNNPACK node kinds the selection names (sorted; see
-    /// [`XNNPACK_NODE_KINDS_KEY`]).
-    pub fn xnnpack_node_kinds(&self) -> &[String] {
+    /// The entries of the `kernel_metadata` list `key` (sorted), empty when it has none.
+    pub fn metadata(&self, key: &str) -> &[String] {
         self.kernel_metadata
-            .get(XNNPACK_NODE_KINDS_KEY)
-            .map_or(&[], |kinds| kinds.as_slice())
+            .get(key)
+            .map_or(&[], |entries| entries.as_slice())
     }
 
     /// Whether the build keeps entry `name` of the `kernel_metadata` list `key`, in
@@ -374,78 +388,25 @@ impl Selection {
         self.include_all_operators
             || self.kernel_metadata.get(key).is_some_and(|entries| {
                 entries.iter().any(|entry| {
-                    let (n, v) = split_node_entry(entry);
+                    let (n, v) = split_metadata_entry(entry);
                     n == name && (v.is_none() || variant.is_none() || v == variant)
                 })
             })
     }
 
-    /// Whether the build keeps XNNPACK node kind `kind` (`Conv2d`) in any datatype
-    /// family: named under [`XNNPACK_NODE_KINDS_KEY`] alone or with a family, or every
-    /// operator included.
-    pub fn allows_xnnpack_node(&self, kind: &str) -> bool {
-        self.allows_metadata_entry(XNNPACK_NODE_KINDS_KEY, kind, None)
-    }
-
-    /// Whether the build keeps datatype family `datatype` (`fp32`, `qint8`, `qdint8`) of
-    /// XNNPACK node kind `kind`: the kind named alone (every family) or as
-    /// `kind:datatype` under [`XNNPACK_NODE_KINDS_KEY`], or every operator included.
-    pub fn allows_xnnpack_node_datatype(&self, kind: &str, datatype: &str) -> bool {
-        self.allows_metadata_entry(XNNPACK_NODE_KINDS_KEY, kind, Some(datatype))
-    }
-
-    /// Refuses node kind names the XNNPACK schema does not define and datatype
-    /// families etch does not know.
-    fn check_node_kinds(&self) -> Result<(), Error> {
-        let unknown: Vec<&str> = self
-            .xnnpack_node_kinds()
+    /// Checks the entries of `backend`'s list with its [`DelegateMetadata::check_entry`]:
+    /// every wrong entry is named in one error.
+    pub fn check_metadata(&self, backend: &dyn DelegateMetadata) -> Result<(), Error> {
+        let problems: Vec<String> = self
+            .metadata(backend.key())
             .iter()
-            .map(String::as_str)
-            .filter(|entry| NodeKind::from_name(split_node_entry(entry).0).is_none())
+            .filter_map(|entry| backend.check_entry(entry).err())
             .collect();
-        if !unknown.is_empty() {
-            let known: Vec<&str> = NodeKind::names().collect();
-            return Err(Error::Yaml {
-                message: format!(
-                    "kernel_metadata.{XNNPACK_NODE_KINDS_KEY}: {} not an XNNPACK node kind \
-                     (names without the XNN prefix: {})",
-                    unknown
-                        .iter()
-                        .map(|k| format!("`{k}`"))
-                        .collect::<Vec<_>>()
-                        .join(", ")
-                        + if unknown.len() == 1 { " is" } else { " are" },
-                    known.join(", ")
-                ),
-                location: None,
-            });
-        }
-        let bad: Vec<&str> = self
-            .xnnpack_node_kinds()
-            .iter()
-            .map(String::as_str)
-            .filter(|entry| {
-                split_node_entry(entry)
-                    .1
-                    .is_some_and(|d| NodeDatatype::from_name(d).is_none())
-            })
-            .collect();
-        if bad.is_empty() {
+        if problems.is_empty() {
             return Ok(());
         }
-        let known: Vec<&str> = NodeDatatype::names().collect();
         Err(Error::Yaml {
-            message: format!(
-                "kernel_metadata.{XNNPACK_NODE_KINDS_KEY}: {} {} an unknown datatype \
-                 family (write `Kind` for every family or `Kind:FAMILY` with FAMILY one of \
-                 {})",
-                bad.iter()
-                    .map(|k| format!("`{k}`"))
-                    .collect::<Vec<_>>()
-                    .join(", "),
-                if bad.len() == 1 { "names" } else { "name" },
-                known.join(", ")
-            ),
+            message: format!("kernel_metadata.{}: {}", backend.key(), problems.join("; ")),
             location: None,
         })
     }
@@ -467,7 +428,7 @@ impl Selection {
 
 /// A metadata entry's name and, after a colon, its variant (`Conv2d:fp32`: a node kind
 /// and its datatype family).
-fn split_node_entry(entry: &str) -> (&str, Option<&str>) {
+pub fn split_metadata_entry(entry: &str) -> (&str, Option<&str>) {
     match entry.split_once(':') {
         Some((kind, datatype)) => (kind, Some(datatype)),
         None => (entry, None),

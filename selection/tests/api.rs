@@ -479,112 +479,118 @@ fn bad_programs_are_errors_not_panics() {
     }
 }
 
-#[test]
-fn xnnpack_node_kinds_in_yaml() {
-    let key = selection::XNNPACK_NODE_KINDS_KEY;
-    let sel = Selection::parse_yaml(&format!(
-        "kernel_metadata:\n  {key}:\n  - Conv2d\n  - Add\n  - Conv2d\n"
-    ))
-    .unwrap();
-    assert_eq!(sel.xnnpack_node_kinds(), ["Add", "Conv2d"]);
-    assert!(sel.allows_xnnpack_node("Conv2d"));
-    assert!(!sel.allows_xnnpack_node("Gelu"));
-    // Written back where ExecuTorch's tools carry it, and read again unchanged.
-    let written = sel.to_yaml();
-    assert!(
-        written.contains(&format!(
-            "kernel_metadata:\n  {key}:\n  - Add\n  - Conv2d\n"
-        )),
-        "{written}"
-    );
-    assert_eq!(Selection::parse_yaml(&written).unwrap(), sel);
+/// A backend of the test's own: what it reads from a payload goes under its key, only
+/// delegates naming it are read, and its entry check names every wrong entry.
+struct PayloadSizes;
 
-    // A name the schema does not define (or written with the XNN prefix) is refused,
-    // naming the key and the name.
-    for bad in ["Conv3d", "XNNConv2d"] {
-        let err = Selection::parse_yaml(&format!("kernel_metadata:\n  {key}: [Add, {bad}]\n"))
-            .unwrap_err()
-            .to_string();
-        assert!(
-            err.contains(key) && err.contains(&format!("`{bad}`")),
-            "{bad}: {err}"
-        );
+impl selection::DelegateMetadata for PayloadSizes {
+    fn backend_id(&self) -> &str {
+        "XnnpackBackend"
+    }
+    fn key(&self) -> &str {
+        "test::payload_sizes"
+    }
+    fn read_payload(
+        &self,
+        payload: &[u8],
+        entries: &mut std::collections::BTreeSet<String>,
+    ) -> Result<(), String> {
+        if payload.len() < 8 {
+            return Err(format!("{} bytes is too short", payload.len()));
+        }
+        entries.insert(format!("size:{}", payload.len()));
+        Ok(())
+    }
+    fn check_entry(&self, entry: &str) -> Result<(), String> {
+        match entry.strip_prefix("size:").map(str::parse::<usize>) {
+            Some(Ok(_)) => Ok(()),
+            _ => Err(format!("`{entry}` is not `size:N`")),
+        }
+    }
+}
+
+struct Other;
+
+impl selection::DelegateMetadata for Other {
+    fn backend_id(&self) -> &str {
+        "OtherBackend"
+    }
+    fn key(&self) -> &str {
+        "test::other"
+    }
+    fn read_payload(
+        &self,
+        _: &[u8],
+        _: &mut std::collections::BTreeSet<String>,
+    ) -> Result<(), String> {
+        Err("never called: no delegate names this backend".into())
+    }
+    fn check_entry(&self, _: &str) -> Result<(), String> {
+        Ok(())
     }
 }
 
 #[test]
-fn xnnpack_node_datatypes_in_yaml() {
-    let key = selection::XNNPACK_NODE_KINDS_KEY;
-    // A bare kind keeps every datatype family (the earlier form); `Kind:family` keeps one.
-    let sel = Selection::parse_yaml(&format!(
-        "kernel_metadata:\n  {key}:\n  - Conv2d:qint8\n  - Add\n  - FullyConnected:qdint8\n"
-    ))
-    .unwrap();
-    assert!(sel.allows_xnnpack_node("Conv2d") && sel.allows_xnnpack_node("FullyConnected"));
-    assert!(sel.allows_xnnpack_node_datatype("Conv2d", "qint8"));
-    assert!(!sel.allows_xnnpack_node_datatype("Conv2d", "fp32"));
-    assert!(sel.allows_xnnpack_node_datatype("Add", "fp32"));
-    assert!(sel.allows_xnnpack_node_datatype("Add", "qint8"));
-    assert!(sel.allows_xnnpack_node_datatype("FullyConnected", "qdint8"));
-    assert!(!sel.allows_xnnpack_node_datatype("FullyConnected", "qint8"));
-    assert!(!sel.allows_xnnpack_node_datatype("Gelu", "fp32"));
-    assert!(Selection::all().allows_xnnpack_node_datatype("Gelu", "qint8"));
-    // Written back unquoted, sorted, and read again unchanged.
-    let written = sel.to_yaml();
-    assert!(
-        written.contains(&format!(
-            "  {key}:\n  - Add\n  - Conv2d:qint8\n  - FullyConnected:qdint8\n"
-        )),
-        "{written}"
-    );
-    assert_eq!(Selection::parse_yaml(&written).unwrap(), sel);
-    // Merging unites the entries.
-    let mut merged = sel.clone();
-    merged.merge(
-        &Selection::parse_yaml(&format!("kernel_metadata:\n  {key}: [Conv2d:fp32]\n")).unwrap(),
-    );
-    assert!(merged.allows_xnnpack_node_datatype("Conv2d", "fp32"));
-    assert!(merged.allows_xnnpack_node_datatype("Conv2d", "qint8"));
-
-    // An unknown family is refused, naming the entry and the families.
-    for bad in ["Conv2d:int8", "Add:", "Add:fp32:qint8"] {
-        let err = Selection::parse_yaml(&format!("kernel_metadata:\n  {key}: [Add, '{bad}']\n"))
-            .unwrap_err()
-            .to_string();
-        assert!(
-            err.contains(key)
-                && err.contains(&format!("`{bad}`"))
-                && err.contains("fp32, qint8, qdint8"),
-            "{bad}: {err}"
-        );
-    }
-    // An unknown kind with a family is refused as an unknown kind.
-    let err = Selection::parse_yaml(&format!("kernel_metadata:\n  {key}: [Conv3d:fp32]\n"))
-        .unwrap_err()
-        .to_string();
-    assert!(
-        err.contains("`Conv3d:fp32` is not an XNNPACK node kind"),
-        "{err}"
-    );
-}
-
-#[test]
-fn delegated_program_errors_name_the_delegate() {
+fn delegate_metadata_comes_from_the_backends_given() {
     let path = concat!(
         env!("CARGO_MANIFEST_DIR"),
         "/../tests/fixtures/mlp_xnnpack.pte"
     );
-    let good = std::fs::read(path).unwrap();
-    let payload = good
-        .windows(4)
-        .position(|w| w == b"XH00")
-        .expect("the payload's header")
-        - 4;
-    // A payload whose flatbuffer offset points past its end.
-    let mut bad = good.clone();
-    bad[payload + 8..payload + 12].copy_from_slice(&u32::MAX.to_le_bytes());
-    let err = Selection::from_program(&bad, "m.pte")
+    let pte = std::fs::read(path).unwrap();
+    // Without backends, gen_oplist's selection: nothing under either key.
+    let plain = Selection::from_program(&pte, "m.pte").unwrap();
+    assert!(plain.metadata("test::payload_sizes").is_empty());
+    let sel = Selection::from_program_with(&pte, "m.pte", &[&PayloadSizes, &Other]).unwrap();
+    let sizes = sel.metadata("test::payload_sizes");
+    assert_eq!(sizes.len(), 1, "{sizes:?}");
+    let size: usize = sizes[0].strip_prefix("size:").unwrap().parse().unwrap();
+    assert!(size > 1000 && size < pte.len(), "{size}");
+    assert!(sel.metadata("test::other").is_empty());
+    assert!(sel.allows_metadata_entry("test::payload_sizes", "size", None));
+    assert!(!sel.allows_metadata_entry("test::other", "size", None));
+    // Entries written back under the key and read again unchanged.
+    assert_eq!(Selection::parse_yaml(&sel.to_yaml()).unwrap(), sel);
+    assert!(sel.check_metadata(&PayloadSizes).is_ok());
+
+    // The check names the key and every wrong entry.
+    let yaml = "kernel_metadata:\n  test::payload_sizes: ['size:3', big, 'size:x']\n";
+    let err = Selection::parse_yaml(yaml)
+        .unwrap()
+        .check_metadata(&PayloadSizes)
         .unwrap_err()
         .to_string();
-    assert!(err.contains("delegate 0 (XnnpackBackend)"), "{err}");
+    assert!(
+        err.contains("kernel_metadata.test::payload_sizes")
+            && err.contains("`big` is not")
+            && err.contains("`size:x` is not")
+            && !err.contains("`size:3`"),
+        "{err}"
+    );
+    // A backend's error on a payload names the method and the delegate.
+    struct Refuses;
+    impl selection::DelegateMetadata for Refuses {
+        fn backend_id(&self) -> &str {
+            "XnnpackBackend"
+        }
+        fn key(&self) -> &str {
+            "test::refuses"
+        }
+        fn read_payload(
+            &self,
+            _: &[u8],
+            _: &mut std::collections::BTreeSet<String>,
+        ) -> Result<(), String> {
+            Err("node 3: bad".into())
+        }
+        fn check_entry(&self, _: &str) -> Result<(), String> {
+            Ok(())
+        }
+    }
+    let err = Selection::from_program_with(&pte, "m.pte", &[&Refuses])
+        .unwrap_err()
+        .to_string();
+    assert!(
+        err.contains("m.pte") && err.contains("delegate 0 (XnnpackBackend): node 3: bad"),
+        "{err}"
+    );
 }

@@ -6,7 +6,7 @@
 use std::collections::BTreeMap;
 
 use et_runtime::{FileLoader, Program};
-use et_schema::xnnpack::Graph;
+use et_xnnpack_schema::Graph;
 use etch_tests::{compare, fixture, fixtures_dir, load_and_run_bytes, run_case, IoSpec};
 
 // Link the kernel library and the backend: nothing else in this test names them.
@@ -98,11 +98,11 @@ fn q8_pool_matches_executorch() {
 /// those value ids.
 fn patched_se(patches: &[(usize, u8, u32, u32)]) -> Vec<u8> {
     use et_schema::reader::Table;
-    use et_schema::xnnpack::fields as xf;
+    use et_xnnpack_schema::fields as xf;
     type N<'a> = xf::_XNNNode1x1<'a>;
     let mut bytes = std::fs::read(fixtures_dir().join("q8/q8_se.pte")).unwrap();
     let payload = payload_range(&bytes);
-    let layout = et_schema::xnnpack::header::locate(&bytes[payload.clone()]).unwrap();
+    let layout = et_xnnpack_schema::header::locate(&bytes[payload.clone()]).unwrap();
     let base = payload.start + layout.graph.start;
     let graph = bytes[base..payload.start + layout.graph.end].to_vec();
     let root = Table::root(&graph).unwrap();
@@ -155,7 +155,7 @@ fn run_patched_se(bytes: &[u8], tag: &str) -> (Vec<f32>, f64) {
 
 #[test]
 fn qint8_lookup_table_activations_run_in_a_graph() {
-    use et_schema::xnnpack::fields::XNodeUnion as U;
+    use et_xnnpack_schema::fields::XNodeUnion as U;
     // q8_se runs its first Hardswish (node 4, values 6 -> 7) between Converts (node 3:
     // 4 -> 6, node 5: 7 -> 8), and its Sigmoid (node 26, 40 -> 41) between nodes 25
     // (38 -> 40) and 27 (41 -> 42). Rewired, each activation runs on qint8 (4 -> 8,

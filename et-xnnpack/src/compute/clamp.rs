@@ -1,6 +1,6 @@
 //! The output range a node clamps its results to.
 
-use et_schema::xnnpack::NodeView;
+use et_xnnpack_schema::NodeView;
 
 /// The output range a node clamps to, `(-inf, inf)` when it has none.
 #[derive(Clone, Copy, Debug)]

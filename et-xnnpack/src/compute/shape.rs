@@ -1,6 +1,6 @@
 //! A value's shape, held inline.
 
-use et_schema::xnnpack::ValueView;
+use et_xnnpack_schema::ValueView;
 
 /// XNNPACK's rank limit (`XNN_MAX_TENSOR_DIMS`).
 pub(crate) const MAX_RANK: usize = 6;

@@ -1,6 +1,6 @@
 //! The geometry of a sliding window (convolution, pooling) over an NHWC input.
 
-use et_schema::xnnpack::NodeView;
+use et_xnnpack_schema::NodeView;
 
 /// The geometry of a 2-D convolution or pooling window over an NHWC input.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -4,8 +4,8 @@
 use et_ops::gemm::{sgemm, sgemm_scratch_bytes, Mat, MatMut};
 use et_runtime::backend::DelegateError;
 use et_runtime::KernelResult;
-use et_schema::xnnpack::fields as xf;
-use et_schema::xnnpack::{Graph, NodeView};
+use et_xnnpack_schema::fields as xf;
+use et_xnnpack_schema::{Graph, NodeView};
 
 use super::{check_flags, register, wrong_params, Params, Step};
 use crate::exec::Frame;

@@ -9,8 +9,8 @@
 use et_ops::gemm::{sgemm, sgemm_scratch_bytes, Mat, MatMut};
 use et_runtime::backend::DelegateError;
 use et_runtime::{Error, KernelResult};
-use et_schema::xnnpack::fields as xf;
-use et_schema::xnnpack::{Graph, NodeView, INVALID_ID};
+use et_xnnpack_schema::fields as xf;
+use et_xnnpack_schema::{Graph, NodeView, INVALID_ID};
 
 use super::{check_flags, register, wrong_params, Clamp, Params, Step};
 use crate::compute::direct::{Direct, MAX_CIN};

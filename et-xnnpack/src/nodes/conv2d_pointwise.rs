@@ -6,7 +6,7 @@
 
 use et_runtime::backend::DelegateError;
 use et_runtime::KernelResult;
-use et_schema::xnnpack::NodeView;
+use et_xnnpack_schema::NodeView;
 
 use super::conv2d::ConvNode;
 use super::{wrong_params, Clamp, Params, Step};

@@ -6,7 +6,7 @@
 
 use et_runtime::backend::DelegateError;
 use et_runtime::{Error, KernelResult};
-use et_schema::xnnpack::{Graph, NodeView};
+use et_xnnpack_schema::{Graph, NodeView};
 
 use super::conv2d::{ConvNode, Window, N};
 use super::{alloc_bound, graph_numel, wrong_params, Clamp, Params, Step};

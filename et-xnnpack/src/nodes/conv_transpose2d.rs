@@ -7,8 +7,8 @@
 
 use et_runtime::backend::DelegateError;
 use et_runtime::{Error, KernelResult};
-use et_schema::xnnpack::fields as xf;
-use et_schema::xnnpack::{NodeView, INVALID_ID};
+use et_xnnpack_schema::fields as xf;
+use et_xnnpack_schema::{NodeView, INVALID_ID};
 
 use super::{check_flags, register, wrong_params, Clamp, Params, Step};
 use crate::exec::Frame;

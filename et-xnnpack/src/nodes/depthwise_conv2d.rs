@@ -5,7 +5,7 @@
 
 use et_runtime::backend::DelegateError;
 use et_runtime::KernelResult;
-use et_schema::xnnpack::NodeView;
+use et_xnnpack_schema::NodeView;
 
 use super::conv2d::{bias_ptr, read_conv, Window};
 use super::{register, wrong_params, Clamp, Params, Step};

@@ -12,7 +12,7 @@
 
 use et_runtime::backend::DelegateError;
 use et_runtime::{Error, KernelResult};
-use et_schema::xnnpack::NodeView;
+use et_xnnpack_schema::NodeView;
 
 use super::conv2d::{ConvNode, Window};
 use super::convert::row_params;

@@ -4,8 +4,8 @@
 
 use et_runtime::backend::DelegateError;
 use et_runtime::{Error, KernelResult};
-use et_schema::xnnpack::fields as xf;
-use et_schema::xnnpack::NodeView;
+use et_xnnpack_schema::fields as xf;
+use et_xnnpack_schema::NodeView;
 
 use super::conv2d::Window;
 use super::global_avg_pooling::KEEP_DIMS;

@@ -12,7 +12,7 @@
 
 use et_runtime::backend::DelegateError;
 use et_runtime::KernelResult;
-use et_schema::xnnpack::{Graph, NodeDatatype, NodeKind, NodeView};
+use et_xnnpack_schema::{Graph, NodeDatatype, NodeKind, NodeView};
 
 pub(crate) use crate::compute::clamp::Clamp;
 use crate::exec::Frame;
@@ -142,8 +142,8 @@ macro_rules! register {
             #[et_runtime::link::distributed_slice($crate::nodes::NODES)]
             #[linkme(crate = et_runtime::link::linkme)]
             static SPEC: $crate::nodes::NodeSpec = $crate::nodes::NodeSpec {
-                kind: et_schema::xnnpack::NodeKind(
-                    et_schema::xnnpack::fields::XNodeUnion::$kind.0,
+                kind: et_xnnpack_schema::NodeKind(
+                    et_xnnpack_schema::fields::XNodeUnion::$kind.0,
                 ),
                 datatype: $crate::nodes::register!(@datatype $datatype),
                 prepare: $prepare,
@@ -152,9 +152,9 @@ macro_rules! register {
             };
         };
     )*};
-    (@datatype fp32) => { et_schema::xnnpack::NodeDatatype::Fp32 };
-    (@datatype qint8) => { et_schema::xnnpack::NodeDatatype::Qint8 };
-    (@datatype qdint8) => { et_schema::xnnpack::NodeDatatype::Qdint8 };
+    (@datatype fp32) => { et_xnnpack_schema::NodeDatatype::Fp32 };
+    (@datatype qint8) => { et_xnnpack_schema::NodeDatatype::Qint8 };
+    (@datatype qdint8) => { et_xnnpack_schema::NodeDatatype::Qdint8 };
     (@scratch) => { $crate::nodes::no_scratch };
     (@scratch $scratch:path) => { $scratch };
     (@packed) => { $crate::nodes::no_packed };

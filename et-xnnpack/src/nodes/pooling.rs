@@ -2,8 +2,8 @@
 //! the window's geometry over an NHWC input, checked against the output.
 
 use et_runtime::backend::DelegateError;
-use et_schema::xnnpack::fields as xf;
-use et_schema::xnnpack::NodeView;
+use et_xnnpack_schema::fields as xf;
+use et_xnnpack_schema::NodeView;
 
 use super::conv2d::Window;
 use crate::plan::Builder;

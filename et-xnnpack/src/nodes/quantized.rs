@@ -4,7 +4,7 @@
 
 use et_runtime::backend::DelegateError;
 use et_runtime::{Error, KernelResult};
-use et_schema::xnnpack::NodeView;
+use et_xnnpack_schema::NodeView;
 
 use super::{wrong_params, Clamp, Params, Step};
 use crate::compute::qelementwise::{self, AddParams, MeanParams, Q8};

@@ -9,8 +9,8 @@ use core::ptr::NonNull;
 
 use et_runtime::backend::DelegateError;
 use et_runtime::Error;
-use et_schema::xnnpack::fields::XNNDatatype as D;
-use et_schema::xnnpack::{ConstantRef, Datatype, Graph, QuantParams, ValueView};
+use et_xnnpack_schema::fields::XNNDatatype as D;
+use et_xnnpack_schema::{ConstantRef, Datatype, Graph, QuantParams, ValueView};
 
 pub(crate) use crate::compute::quant::Quant;
 

@@ -11,7 +11,7 @@ use core::ptr::NonNull;
 
 use et_runtime::backend::{BackendInitContext, DelegateError};
 use et_runtime::Error;
-use et_schema::xnnpack::{Datatype, Graph, NodeDatatype, NodeKind};
+use et_xnnpack_schema::{Datatype, Graph, NodeDatatype, NodeKind};
 
 use crate::nodes::{self, Step};
 use crate::plain::Plain;
@@ -415,8 +415,8 @@ pub(crate) fn build<'n>(
     })
 }
 
-const QDINT8: et_schema::xnnpack::fields::XNNDatatype =
-    et_schema::xnnpack::fields::XNNDatatype::xnn_datatype_qdint8;
+const QDINT8: et_xnnpack_schema::fields::XNNDatatype =
+    et_xnnpack_schema::fields::XNNDatatype::xnn_datatype_qdint8;
 
 /// An upper bound of the method memory [`build`] takes for `graph`: the tables, every
 /// value's bytes (intermediates may all be live; constants stay in program data, but

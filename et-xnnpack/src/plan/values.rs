@@ -5,9 +5,7 @@ use core::ptr::NonNull;
 
 use et_runtime::backend::DelegateError;
 use et_runtime::Error;
-use et_schema::xnnpack::{
-    ConstantRef, Graph, ValueView, FLAG_EXTERNAL_INPUT, FLAG_EXTERNAL_OUTPUT,
-};
+use et_xnnpack_schema::{ConstantRef, Graph, ValueView, FLAG_EXTERNAL_INPUT, FLAG_EXTERNAL_OUTPUT};
 
 use super::elem::{read_elem, Elem};
 pub(crate) use crate::compute::shape::{Shape, MAX_RANK};

@@ -1,7 +1,7 @@
 //! Inputs that once crashed the loader (found by the fuzz targets of `scripts/fuzz.sh` or
 //! by this suite), rebuilt structurally from the fixtures and kept as regression cases.
 
-use et_schema::xnnpack::fields as xf;
+use et_xnnpack_schema::fields as xf;
 use etch_tests::fixture;
 
 use crate::harness::{run_program, Inputs, Stats};
@@ -12,7 +12,7 @@ use crate::payload_range;
 /// payload of `bytes`.
 fn set_node_fields(bytes: &mut [u8], kind: u8, fields: &[(u16, u32)]) -> usize {
     let payload = payload_range(bytes).expect("a delegate payload");
-    let layout = et_schema::xnnpack::header::locate(&bytes[payload.clone()]).unwrap();
+    let layout = et_xnnpack_schema::header::locate(&bytes[payload.clone()]).unwrap();
     let g = root(bytes, payload.start + layout.graph.start).unwrap();
     let nodes = vector(bytes, g, xf::XNNGraph::VT_XNODES).unwrap();
     let mut writes = Vec::new();

@@ -2,7 +2,7 @@
 //! located like those of [`crate::targeted`].
 
 use et_schema::flat_tensor_fields as tf;
-use et_schema::xnnpack::fields as xf;
+use et_xnnpack_schema::fields as xf;
 
 use crate::locate::{all_fields, field, root, table, vector, Targets, Vector};
 
@@ -74,7 +74,7 @@ pub fn data_file(buf: &[u8]) -> Targets {
 pub fn payload(buf: &[u8], payload: std::ops::Range<usize>) -> Targets {
     let mut t = Targets::default();
     let p = &buf[payload.clone()];
-    let Ok(layout) = et_schema::xnnpack::header::locate(p) else {
+    let Ok(layout) = et_xnnpack_schema::header::locate(p) else {
         return t;
     };
     let base = payload.start + layout.graph.start;

@@ -1,7 +1,8 @@
-//! The checked-in flatc output matches the schemas it was generated from.
+//! The checked-in flatc output matches the schemas it was generated from, in each crate
+//! of [`SCHEMA_CRATES`].
 //!
-//! Every `.fbs` in `et-schema/schema/` that declares a `root_type` is a root schema `NAME`,
-//! with flatc's output in `src/NAME_generated.rs` and the derived field offsets in
+//! Every `.fbs` in a crate's `schema/` that declares a `root_type` is a root schema `NAME`,
+//! with flatc's output in its `src/NAME_generated.rs` and the derived field offsets in
 //! `src/NAME_fields.rs` (`scripts/regen-schema.sh` finds them the same way).
 //!
 //! Always: the FNV-1a 64 hashes in `schema/generated.lock` match the schema files and the
@@ -18,13 +19,16 @@ const FLATC_VERSION: &str = "25.12.19";
 
 const STALE: &str = "the generated schema code is stale: run scripts/regen-schema.sh";
 
+/// The crates that hold schemas: the program's and the XNNPACK payload's.
+const SCHEMA_CRATES: [&str; 2] = ["et-schema", "et-xnnpack-schema"];
+
 fn workspace() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("..")
 }
 
 /// Every schema file name, sorted byte-wise (as the script's `LC_ALL=C ls`).
-fn schema_files() -> Vec<String> {
-    let mut names: Vec<String> = fs::read_dir(workspace().join("et-schema/schema"))
+fn schema_files(krate: &str) -> Vec<String> {
+    let mut names: Vec<String> = fs::read_dir(workspace().join(krate).join("schema"))
         .unwrap()
         .map(|e| e.unwrap().file_name().into_string().unwrap())
         .filter(|n| n.ends_with(".fbs"))
@@ -34,9 +38,9 @@ fn schema_files() -> Vec<String> {
 }
 
 /// The root schemas' names (without `.fbs`), sorted.
-fn root_schemas() -> Vec<String> {
-    let dir = workspace().join("et-schema/schema");
-    schema_files()
+fn root_schemas(krate: &str) -> Vec<String> {
+    let dir = workspace().join(krate).join("schema");
+    schema_files(krate)
         .into_iter()
         .filter(|f| {
             fs::read_to_string(dir.join(f))
@@ -49,16 +53,24 @@ fn root_schemas() -> Vec<String> {
 }
 
 /// The files the lock must cover, relative to the workspace root, in its order.
-fn locked_files() -> Vec<String> {
-    let mut files: Vec<String> = schema_files()
+fn locked_files(krate: &str) -> Vec<String> {
+    let mut files: Vec<String> = schema_files(krate)
         .iter()
-        .map(|f| format!("et-schema/schema/{f}"))
+        .map(|f| format!("{krate}/schema/{f}"))
         .collect();
-    for name in root_schemas() {
-        files.push(format!("et-schema/src/{name}_generated.rs"));
-        files.push(format!("et-schema/src/{name}_fields.rs"));
+    for name in root_schemas(krate) {
+        files.push(format!("{krate}/src/{name}_generated.rs"));
+        files.push(format!("{krate}/src/{name}_fields.rs"));
     }
     files
+}
+
+/// Every (crate, root schema) pair.
+fn roots() -> Vec<(&'static str, String)> {
+    SCHEMA_CRATES
+        .iter()
+        .flat_map(|&krate| root_schemas(krate).into_iter().map(move |n| (krate, n)))
+        .collect()
 }
 
 fn fnv1a64(data: &[u8]) -> u64 {
@@ -77,22 +89,23 @@ fn fnv1a64_known_values() {
 #[test]
 fn every_schema_is_a_root() {
     assert_eq!(
-        root_schemas(),
-        [
-            "bundled_program",
-            "etdump",
-            "flat_tensor",
-            "program",
-            "xnnpack"
-        ]
+        root_schemas("et-schema"),
+        ["bundled_program", "etdump", "flat_tensor", "program"]
     );
+    assert_eq!(root_schemas("et-xnnpack-schema"), ["xnnpack"]);
 }
 
 #[test]
 fn generated_code_matches_the_lock() {
+    for krate in SCHEMA_CRATES {
+        check_lock(krate);
+    }
+}
+
+fn check_lock(krate: &str) {
     let root = workspace();
-    let lock = fs::read_to_string(root.join("et-schema/schema/generated.lock"))
-        .unwrap_or_else(|e| panic!("et-schema/schema/generated.lock: {e}; {STALE}"));
+    let lock = fs::read_to_string(root.join(krate).join("schema/generated.lock"))
+        .unwrap_or_else(|e| panic!("{krate}/schema/generated.lock: {e}; {STALE}"));
     let mut lines = lock.lines().filter(|l| !l.starts_with('#'));
     assert_eq!(
         lines.next(),
@@ -103,7 +116,7 @@ fn generated_code_matches_the_lock() {
     let paths: Vec<&str> = entries.iter().map(|&(_, p)| p).collect();
     assert_eq!(
         paths,
-        locked_files(),
+        locked_files(krate),
         "generated.lock lists other files; {STALE}"
     );
     for (hash, path) in entries {
@@ -130,9 +143,9 @@ fn generated_code_matches_flatc_when_available() {
     let root = workspace();
     let out = env::temp_dir().join(format!("etch-schema-{}", std::process::id()));
     fs::create_dir_all(&out).unwrap();
-    for name in root_schemas() {
+    for (krate, name) in roots() {
         let status = Command::new("flatc")
-            .current_dir(root.join("et-schema/schema"))
+            .current_dir(root.join(krate).join("schema"))
             .args(["--rust", "--gen-all", "-o"])
             .arg(&out)
             .arg(format!("{name}.fbs"))
@@ -141,7 +154,7 @@ fn generated_code_matches_flatc_when_available() {
         assert!(status.success(), "flatc failed on {name}.fbs");
         let generated = format!("{name}_generated.rs");
         let fresh = fs::read(out.join(&generated)).unwrap();
-        let checked_in = fs::read(root.join("et-schema/src").join(&generated)).unwrap();
+        let checked_in = fs::read(root.join(krate).join("src").join(&generated)).unwrap();
         assert!(
             fresh == checked_in,
             "flatc output for {name}.fbs differs; {STALE}"
@@ -155,11 +168,11 @@ fn field_offsets_are_the_generated_code_s() {
     // NAME_fields.rs is derived from NAME_generated.rs by scripts/schema-fields.py; run it
     // again (when python3 is present) and compare.
     let root = workspace();
-    for name in root_schemas() {
+    for (krate, name) in roots() {
         let out = env::temp_dir().join(format!("etch-{name}-fields-{}.rs", std::process::id()));
         let Ok(status) = Command::new("python3")
             .arg(root.join("scripts/schema-fields.py"))
-            .arg(root.join(format!("et-schema/src/{name}_generated.rs")))
+            .arg(root.join(format!("{krate}/src/{name}_generated.rs")))
             .arg(&out)
             .status()
         else {
@@ -172,7 +185,7 @@ fn field_offsets_are_the_generated_code_s() {
         );
         let fresh = fs::read(&out).unwrap();
         let _ = fs::remove_file(&out);
-        let checked_in = fs::read(root.join(format!("et-schema/src/{name}_fields.rs"))).unwrap();
+        let checked_in = fs::read(root.join(format!("{krate}/src/{name}_fields.rs"))).unwrap();
         assert!(
             fresh == checked_in,
             "{name}_fields.rs differs from its generator's output; {STALE}"

@@ -13,7 +13,7 @@
 //! | 18 | 4 | constant data offset |
 //! | 22 | 8 | constant data size |
 
-use crate::error::Error;
+use et_schema::Error;
 
 /// The magic at payload bytes 4..8.
 pub const MAGIC: &[u8; 4] = b"XH00";
@@ -33,7 +33,7 @@ pub struct PayloadLayout {
 
 /// Why a payload's framing or graph was refused: the error code and what was wrong, as
 /// for a whole program.
-pub type HeaderError = crate::header::ProgramError;
+pub type HeaderError = et_schema::ProgramError;
 
 fn bad(reason: &'static str) -> HeaderError {
     HeaderError::new(Error::InvalidProgram, reason)

@@ -18,8 +18,8 @@
 use super::fields as xf;
 use super::graph::{Datatype, Graph, NodeKind, NodeView, INVALID_ID};
 use super::header::HeaderError;
-use crate::error::Error;
-use crate::reader::VOffsetT;
+use et_schema::reader::VOffsetT;
+use et_schema::Error;
 
 /// A node's datatype family (see the [module docs](self)).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]

@@ -1,11 +1,11 @@
 //! Typed views of an XNNPACK graph: its values, nodes and constants, read through the
-//! bounds-checked [`reader`](crate::reader) (any bytes are safe to view; what a field
+//! bounds-checked [`reader`](et_schema::reader) (any bytes are safe to view; what a field
 //! means is checked by whoever uses it).
 
 use super::fields as xf;
 use super::header::{locate, HeaderError};
-use crate::error::Error;
-use crate::reader::{Table, Vector};
+use et_schema::reader::{Table, Vector};
+use et_schema::Error;
 
 /// `XNNTensorValue.flags` bit: the value is an input of the delegate call.
 pub const FLAG_EXTERNAL_INPUT: u32 = 1;
