@@ -20,7 +20,7 @@ pub(crate) struct QDepthwise<'a> {
     pub(crate) multiplier: usize,
     pub(crate) x_zero_point: i8,
     pub(crate) filter: &'a [i8],
-    /// The filter packed by [`avx2::interleave`] for the AVX2 kernel (empty
+    /// The filter packed by `avx2::interleave` for the AVX2 kernel (empty
     /// when not packed: the portable loop runs).
     #[cfg_attr(
         not(target_arch = "x86_64"),

@@ -116,9 +116,8 @@ fn fuse_epilogues(rw: &mut Rewriter<'_>) {
         return;
     }
     let mut at = 0;
-    let num_chains = rw.chains().count();
-    for c in 0..num_chains {
-        let Some(chain) = rw.chains().nth(c) else {
+    for c in 0..rw.num_chains() {
+        let Some(chain) = rw.chain(c) else {
             break;
         };
         at = at.max(chain.start);

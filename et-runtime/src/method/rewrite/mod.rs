@@ -238,10 +238,21 @@ impl<'r> Rewriter<'r> {
     /// together lies inside one chain (and, when [`jumps`](Self::jumps) is false, runs
     /// from the first call to the last).
     pub fn chains(&self) -> impl Iterator<Item = Range<usize>> + '_ {
-        self.chains.iter().map(|c| {
-            let start = c.start as usize;
-            start..(start + c.len as usize).min(self.instrs.len())
-        })
+        (0..self.chains.len()).filter_map(|c| self.chain(c))
+    }
+
+    /// The number of chains.
+    pub fn num_chains(&self) -> usize {
+        self.chains.len()
+    }
+
+    /// Chain `c` as a range of instruction indices (see [`chains`](Self::chains)), if
+    /// there is one: a rule that changes calls while it walks the chains takes them by
+    /// index.
+    pub fn chain(&self, c: usize) -> Option<Range<usize>> {
+        let chain = self.chains.get(c)?;
+        let start = chain.start as usize;
+        Some(start..(start + chain.len as usize).min(self.instrs.len()))
     }
 
     /// Whether some instruction can change which memory a value uses (a MoveCall, or the
@@ -336,18 +347,6 @@ impl<'r> Rewriter<'r> {
                 let list = self.meta.list(vt).unwrap_or(Vector::EMPTY);
                 (0..list.len()).any(|k| list.i32(k) == i64::from(v))
             })
-    }
-
-    /// Whether value `v` is an item of a tensor list or optional-tensor list (a kernel
-    /// taking the list reads or writes it without naming it).
-    pub fn in_a_tensor_list(&self, v: u32) -> bool {
-        (0..self.num_values as u32).any(|l| {
-            matches!(
-                self.value(l),
-                Some(ValueRef::TensorList(items) | ValueRef::OptionalTensorList(items))
-                    if items.contains(&v)
-            )
-        })
     }
 
     /// The kernel that serves a call of `name.overload` with arguments `args` (value

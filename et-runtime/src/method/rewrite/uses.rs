@@ -1,6 +1,6 @@
-//! How often a method names each value, and whether an instruction writes it: counted
-//! once, in the kernels' scratch memory, when a rule first asks, and kept in step with
-//! the calls rules replace.
+//! How often a method names each value, whether an instruction writes it and whether it
+//! is an item of a tensor list: counted once, in the kernels' scratch memory, when a rule
+//! first asks, and kept in step with the calls rules replace.
 
 use core::ptr::NonNull;
 
@@ -20,6 +20,10 @@ pub(super) enum Counts {
 
 /// The bit of a count that marks a value some instruction can write.
 const WRITTEN: u16 = 1 << 15;
+/// The bit of a count that marks an item of a tensor list.
+const LISTED: u16 = 1 << 14;
+/// The bits of a count that count; all set: saturated, it no longer says how many.
+const COUNT: u16 = LISTED - 1;
 
 impl Rewriter<'_> {
     /// How many times the method names value `v`: in instruction operands (a call that
@@ -27,9 +31,25 @@ impl Rewriter<'_> {
     /// output. Saturates; `usize::MAX` when it cannot be counted (no scratch memory).
     pub fn uses(&self, v: u32) -> usize {
         match self.count(v) {
-            Some(c) if c & !WRITTEN != !WRITTEN => usize::from(c & !WRITTEN),
+            Some(c) if c & COUNT != COUNT => usize::from(c & COUNT),
             _ => usize::MAX,
         }
+    }
+
+    /// Whether value `v` is an item of a tensor list or optional-tensor list (a kernel
+    /// taking the list reads or writes it without naming it).
+    pub fn in_a_tensor_list(&self, v: u32) -> bool {
+        if let Some(c) = self.count(v) {
+            return c & LISTED != 0;
+        }
+        // Not counted (no scratch memory): look at every list.
+        (0..self.num_values as u32).any(|l| {
+            matches!(
+                self.value(l),
+                Some(ValueRef::TensorList(items) | ValueRef::OptionalTensorList(items))
+                    if items.contains(&v)
+            )
+        })
     }
 
     /// Whether some instruction can write value `v`: as a kernel's return slot (an
@@ -46,21 +66,6 @@ impl Rewriter<'_> {
         }
         // SAFETY: `counts` holds `num_values` counts (see `counted`); `v` is in range.
         Some(unsafe { *counts.as_ptr().add(v as usize) })
-    }
-
-    /// Applies `change` to value `v`'s count, if counted and in range.
-    fn change_count(&self, v: u32, change: impl FnOnce(u16) -> u16) {
-        let Some(counts) = self.counted() else {
-            return;
-        };
-        if (v as usize) < self.num_values {
-            // SAFETY: `counts` holds `num_values` counts in scratch memory the rewriter
-            // alone uses, and no reference to them is alive (none leaves this type).
-            unsafe {
-                let c = counts.as_ptr().add(v as usize);
-                *c = change(*c);
-            }
-        }
     }
 
     /// Where the counts are (`num_values` of them, in scratch memory), counted now if
@@ -84,7 +89,7 @@ impl Rewriter<'_> {
         let counts = self.scratch.alloc_slice::<u16>(self.num_values, 0).ok()?;
         let name = |counts: &mut [u16], v: u32| {
             if let Some(c) = counts.get_mut(v as usize) {
-                if *c & !WRITTEN != !WRITTEN {
+                if *c & COUNT != COUNT {
                     *c += 1;
                 }
             }
@@ -119,7 +124,12 @@ impl Rewriter<'_> {
             if let Some(ValueRef::TensorList(items) | ValueRef::OptionalTensorList(items)) =
                 self.value(l)
             {
-                items.iter().for_each(|&i| name(counts, i));
+                for &i in items {
+                    name(counts, i);
+                    if let Some(c) = counts.get_mut(i as usize) {
+                        *c |= LISTED;
+                    }
+                }
             }
         }
         for vt in [fb::ExecutionPlan::VT_INPUTS, fb::ExecutionPlan::VT_OUTPUTS] {
@@ -136,21 +146,25 @@ impl Rewriter<'_> {
     /// Keeps the counts in step with call `at` taking `args` from now on. A saturated
     /// count stays saturated: it no longer says how many.
     pub(super) fn recount(&self, at: usize, args: &[u32]) {
-        let Some(old) = self.call(at) else {
+        let (Some(old), Some(counts)) = (self.call(at), self.counted()) else {
             return;
         };
-        let saturated = |c: u16| c & !WRITTEN == !WRITTEN;
+        // SAFETY: `counts` holds `num_values` counts in scratch memory the rewriter alone
+        // uses, and no other reference to them is alive (none leaves this type).
+        let counts = unsafe { core::slice::from_raw_parts_mut(counts.as_ptr(), self.num_values) };
         for &a in old.args() {
-            self.change_count(a, |c| {
-                if saturated(c) || c & !WRITTEN == 0 {
-                    c
-                } else {
-                    c - 1
+            if let Some(c) = counts.get_mut(a as usize) {
+                if *c & COUNT != COUNT && *c & COUNT != 0 {
+                    *c -= 1;
                 }
-            });
+            }
         }
         for &a in args {
-            self.change_count(a, |c| if saturated(c) { c } else { c + 1 });
+            if let Some(c) = counts.get_mut(a as usize) {
+                if *c & COUNT != COUNT {
+                    *c += 1;
+                }
+            }
         }
     }
 }
