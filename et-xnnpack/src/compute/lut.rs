@@ -72,6 +72,9 @@ pub(crate) fn table(op: LutOp, x: Quant, y: Quant, (min, max): (i8, i8)) -> [i8;
 /// `out[i] = table[x[i]]`.
 #[inline]
 pub(crate) fn lookup(table: &[i8; 256], x: &[i8], out: &mut [i8]) {
+    #[cfg(target_arch = "aarch64")]
+    neon::lookup(table, x, out);
+    #[cfg(not(target_arch = "aarch64"))]
     for (o, &v) in out.iter_mut().zip(x) {
         *o = table[usize::from(v as u8)];
     }
@@ -150,6 +153,10 @@ pub(crate) fn leaky_relu(p: &LeakyParams, x: &[i8], out: &mut [i8]) {
 pub(crate) unsafe fn leaky_relu_avx2(p: &LeakyParams, x: &[i8], out: &mut [i8]) {
     leaky_relu(p, x, out);
 }
+
+#[cfg(target_arch = "aarch64")]
+#[path = "neon_lut.rs"]
+mod neon;
 
 #[cfg(test)]
 #[path = "lut_tests.rs"]

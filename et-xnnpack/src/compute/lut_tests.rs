@@ -43,6 +43,26 @@ fn check(op: LutOp, x: Quant, y: Quant, f: impl Fn(f32) -> f32) {
 }
 
 #[test]
+fn lookup_reads_the_table_at_every_length() {
+    let t: [i8; 256] = crate::compute::test_bytes(256, 31).try_into().unwrap();
+    for len in (0..=70).chain([255, 256, 1000]) {
+        let x = crate::compute::test_bytes(len, len as u32);
+        let mut out = std::vec![0i8; len];
+        lookup(&t, &x, &mut out);
+        for (i, (&v, &got)) in x.iter().zip(&out).enumerate() {
+            assert_eq!(got, t[usize::from(v as u8)], "length {len} at {i}");
+        }
+    }
+    // Every index, through the vector blocks and the tail.
+    let all: Vec<i8> = (0..=255u8).chain(0..=254u8).map(|b| b as i8).collect();
+    let mut out = std::vec![0i8; all.len()];
+    lookup(&t, &all, &mut out);
+    for (&v, &got) in all.iter().zip(&out) {
+        assert_eq!(got, t[usize::from(v as u8)], "index {}", v as u8);
+    }
+}
+
+#[test]
 fn tables_match_the_reference_on_all_256_inputs() {
     let elu = |a: f32| {
         move |v: f32| {

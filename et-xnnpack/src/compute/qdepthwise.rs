@@ -61,6 +61,11 @@ impl QDepthwise<'_> {
             unsafe { avx2::run(self, self.interleaved, x, band, out, zero_row) };
             return;
         }
+        #[cfg(target_arch = "aarch64")]
+        if self.multiplier == 1 && self.window.kernel_h * self.window.kernel_w <= neon::MAX_TAPS {
+            neon::run(self, x, band, out);
+            return;
+        }
         #[cfg(target_arch = "x86_64")]
         if avx2_fma() {
             // SAFETY: the CPU supports AVX2 and FMA (checked just above); the function
@@ -131,6 +136,10 @@ pub(crate) fn product(v: i8, zero_point: i16, f: i8) -> i16 {
 #[cfg(target_arch = "x86_64")]
 #[path = "qdepthwise_avx2.rs"]
 pub(crate) mod avx2;
+
+#[cfg(target_arch = "aarch64")]
+#[path = "neon_qdepthwise.rs"]
+pub(crate) mod neon;
 
 #[cfg(test)]
 #[path = "qdepthwise_tests.rs"]

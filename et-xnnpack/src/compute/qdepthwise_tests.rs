@@ -1,4 +1,4 @@
-//! The int8 depthwise kernels (AVX2 and portable) against the direct loop of the
+//! The int8 depthwise kernels (AVX2, NEON and portable) against the direct loop of the
 //! convolution tests.
 
 extern crate std;
@@ -64,7 +64,7 @@ fn check_depthwise(w: Window, channels_in: usize, multiplier: usize, zp: i8, ran
         "{w:?} channels {channels_in} x{multiplier} zp {zp}"
     );
     assert!(out.iter().any(|&v| v != out[0]));
-    // The portable loop too (`run` takes the AVX2 kernel where it can).
+    // The portable loop too (`run` takes the AVX2 or NEON kernel where it can).
     let mut portable = vec![0i8; want.len()];
     QDepthwise {
         window: &w,
@@ -96,4 +96,15 @@ fn depthwise_matches_the_reference() {
     check_depthwise(strided, 3, 2, -50, ALL);
     let odd = window(1, (5, 4), (2, 3), (1, 2), (2, 1), [0, 1, 2, 1]);
     check_depthwise(odd, 7, 3, 99, ALL);
+    // Whole 16-channel blocks, an 8-channel block and a tail of 3; a 5x5 kernel whose
+    // padding leaves border pixels a few taps; a 7x7 kernel past the SIMD kernels' tap
+    // limit (the portable loop).
+    let wide = window(2, (9, 8), (5, 5), (2, 1), (1, 1), [2, 2, 2, 2]);
+    for zp in [-128, 127] {
+        check_depthwise(wide, 27, 1, zp, ALL);
+        check_depthwise(same, 40, 1, zp, (0.0, 6.0));
+        check_depthwise(odd, 8, 1, zp, ALL);
+    }
+    let large = window(1, (8, 9), (7, 7), (1, 1), (1, 1), [3, 3, 3, 3]);
+    check_depthwise(large, 24, 1, -3, ALL);
 }
