@@ -8,10 +8,11 @@ use et_runtime::KernelResult;
 use et_schema::xnnpack::fields as xf;
 use et_schema::xnnpack::NodeView;
 
-use super::{check_flags, register, wrong_params, Clamp, Params, Step};
-use crate::exec::Frame;
-use crate::plan::Shape;
-use crate::plan::{Builder, Elem};
+use super::{register, wrong_params, Clamp, Params, Step};
+use crate::builder::{check_flags, other_family, Builder};
+use crate::elem::Elem;
+use crate::frame::Frame;
+use crate::values::Shape;
 
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub(crate) enum UnaryOp {
@@ -107,7 +108,7 @@ fn prepare_clamp_qint8(
 ) -> Result<Step, DelegateError> {
     let input = b.read_any(node.u32(N1::VT_INPUT_ID))?;
     if b.value(input).elem == Elem::F32 {
-        return Err(super::other_family(b));
+        return Err(other_family(b));
     }
     check_flags(b, node.u32(N1::VT_FLAGS), 0)?;
     let output = b.write_any(node.u32(N1::VT_OUTPUT_ID), &[input])?;

@@ -12,9 +12,9 @@ use et_schema::xnnpack::NodeView;
 use super::conv2d::Window;
 use super::global_avg_pooling::KEEP_DIMS;
 use super::pooling::geometry;
-use super::{check_flags, register, wrong_params, Clamp, Params, Step};
-use crate::exec::Frame;
-use crate::plan::Builder;
+use super::{register, wrong_params, Clamp, Params, Step};
+use crate::builder::{check_flags, Builder};
+use crate::frame::Frame;
 
 type P<'a> = xf::_XNNPooling2D<'a>;
 

@@ -7,9 +7,9 @@ use et_runtime::KernelResult;
 use et_schema::xnnpack::fields as xf;
 use et_schema::xnnpack::{Graph, NodeView};
 
-use super::{check_flags, register, wrong_params, Params, Step};
-use crate::exec::Frame;
-use crate::plan::{graph_shape, Builder};
+use super::{register, wrong_params, Params, Step};
+use crate::builder::{check_flags, graph_shape, Builder};
+use crate::frame::Frame;
 
 const TRANSPOSE_B: u32 = 1;
 
@@ -51,10 +51,10 @@ fn prepare(b: &mut Builder<'_, '_>, node: &NodeView<'_>) -> Result<Step, Delegat
     if kb != k || so.dims()[r - 2] != m || so.dims()[r - 1] != n {
         return Err(b.invalid("the operands' inner sizes or the output's sizes do not match"));
     }
-    let batch_of = |s: &crate::plan::Shape| s.dims()[..r - 2].iter().product::<usize>();
+    let batch_of = |s: &crate::values::Shape| s.dims()[..r - 2].iter().product::<usize>();
     let batches = batch_of(&so);
     let (ba, bb) = (batch_of(&sa), batch_of(&sb));
-    let fits = |s: &crate::plan::Shape| {
+    let fits = |s: &crate::values::Shape| {
         (0..r - 2).all(|d| s.dims()[d] == so.dims()[d]) || s.dims()[..r - 2].iter().all(|&d| d == 1)
     };
     if !fits(&sa) || !fits(&sb) {

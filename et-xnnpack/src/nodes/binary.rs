@@ -7,10 +7,12 @@ use et_runtime::KernelResult;
 use et_schema::xnnpack::fields as xf;
 use et_schema::xnnpack::NodeView;
 
-use super::{check_flags, register, wrong_params, Clamp, Params, Step};
+use super::{register, wrong_params, Clamp, Params, Step};
+use crate::builder::{check_flags, other_family, Builder};
 use crate::compute::broadcast::{broadcast_shape, zip_broadcast};
-use crate::exec::Frame;
-use crate::plan::{Builder, Elem, Shape};
+use crate::elem::Elem;
+use crate::frame::Frame;
+use crate::values::Shape;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum BinaryOp {
@@ -83,7 +85,7 @@ fn prepare_add_qint8(b: &mut Builder<'_, '_>, node: &NodeView<'_>) -> Result<Ste
     let y = b.read_any(node.u32(N::VT_INPUT2_ID))?;
     let output = b.write_any(node.u32(N::VT_OUTPUT_ID), &[x, y])?;
     if b.value(x).elem == Elem::F32 {
-        return Err(super::other_family(b));
+        return Err(other_family(b));
     }
     super::quantized::prepare_add(b, node, (x, y, output), false)
 }
@@ -136,9 +138,9 @@ fn compute(op: BinaryOp, x: &[f32], y: &[f32], out: &mut [f32], shapes: Shapes<'
 }
 
 type Shapes<'s> = (
-    &'s crate::plan::Shape,
-    &'s crate::plan::Shape,
-    &'s crate::plan::Shape,
+    &'s crate::values::Shape,
+    &'s crate::values::Shape,
+    &'s crate::values::Shape,
 );
 
 #[inline(always)]
@@ -150,7 +152,7 @@ fn apply(x: &[f32], y: &[f32], out: &mut [f32], shapes: Shapes<'_>, f: impl Fn(f
 mod tests {
     extern crate std;
     use super::*;
-    use crate::plan::Shape;
+    use crate::values::Shape;
     use std::{vec, vec::Vec};
 
     type Reference = fn(f32, f32) -> f32;

@@ -8,11 +8,12 @@ use et_schema::xnnpack::fields as xf;
 use et_schema::xnnpack::NodeView;
 
 use super::quantized::{checked_range, qs8};
-use super::{check_flags, register, wrong_params, Params, Step};
+use super::{register, wrong_params, Params, Step};
+use crate::builder::{check_flags, other_family, Builder};
 use crate::compute::qelementwise::check_broadcast;
 use crate::compute::qmul::{self, MulParams};
-use crate::exec::Frame;
-use crate::plan::{Builder, Elem};
+use crate::elem::Elem;
+use crate::frame::Frame;
 
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct QuantizedMul {
@@ -31,7 +32,7 @@ fn operands(b: &mut Builder<'_, '_>, node: &NodeView<'_>) -> Result<[u32; 3], De
     let y = b.read_any(node.u32(N::VT_INPUT2_ID))?;
     let output = b.write_any(node.u32(N::VT_OUTPUT_ID), &[x, y])?;
     if b.value(x).elem == Elem::F32 {
-        return Err(super::other_family(b));
+        return Err(other_family(b));
     }
     check_broadcast(&b.shape(x), &b.shape(y), &b.shape(output))
         .map_err(|message| b.invalid(message))?;

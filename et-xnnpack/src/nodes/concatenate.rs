@@ -7,9 +7,11 @@ use et_runtime::KernelResult;
 use et_schema::xnnpack::fields as xf;
 use et_schema::xnnpack::NodeView;
 
-use super::{check_flags, register, wrong_params, Params, Step};
-use crate::exec::Frame;
-use crate::plan::{Builder, Elem, Shape};
+use super::{register, wrong_params, Params, Step};
+use crate::builder::{check_flags, other_family, Builder};
+use crate::elem::Elem;
+use crate::frame::Frame;
+use crate::values::Shape;
 
 type C<'a> = xf::_XNNCat<'a>;
 
@@ -80,7 +82,7 @@ fn prepare<const QUANTIZED: bool>(
     }
     let output = b.write_any(node.u32(C::VT_OUTPUT_ID), &inputs[..count])?;
     if (b.value(output).elem == Elem::F32) == QUANTIZED {
-        return Err(super::other_family(b));
+        return Err(other_family(b));
     }
     let mut bytes = false;
     for &input in &inputs[..count] {

@@ -12,11 +12,12 @@ use et_runtime::{Error, KernelResult};
 use et_schema::xnnpack::fields as xf;
 use et_schema::xnnpack::{Graph, NodeView, INVALID_ID};
 
-use super::{check_flags, register, wrong_params, Clamp, Params, Step};
+use super::{register, wrong_params, Clamp, Params, Step};
+use crate::builder::{alloc_bound, check_flags, graph_numel, other_family, Builder};
 use crate::compute::direct::{Direct, MAX_CIN};
 pub(crate) use crate::compute::window::Window;
-use crate::exec::Frame;
-use crate::plan::{Builder, Elem};
+use crate::elem::Elem;
+use crate::frame::Frame;
 
 /// Output pixels per im2col tile for patches of `k` floats: about 64 KiB of patches, so
 /// a tile stays in cache, and 64 to 600 rows. Short patches (a first layer's 27) get long
@@ -158,7 +159,7 @@ pub(crate) fn bias_ptr(
 fn prepare(b: &mut Builder<'_, '_>, node: &NodeView<'_>) -> Result<Step, DelegateError> {
     let c = read_conv(b, node)?;
     if c.quantized {
-        return Err(super::other_family(b));
+        return Err(other_family(b));
     }
     let w = &c.window;
     let taps = w.kernel_h * w.kernel_w;
@@ -226,7 +227,7 @@ fn scratch(_: &Graph<'_>, node: &NodeView<'_>) -> usize {
 fn prepare_qint8(b: &mut Builder<'_, '_>, node: &NodeView<'_>) -> Result<Step, DelegateError> {
     let c = read_conv(b, node)?;
     if !c.quantized {
-        return Err(super::other_family(b));
+        return Err(other_family(b));
     }
     super::conv2d_quantized::prepare_conv(b, node, &c)
 }
@@ -239,7 +240,7 @@ fn packed(graph: &Graph<'_>, node: &NodeView<'_>) -> usize {
         f(N::VT_GROUP_OUTPUT_CHANNELS),
     );
     // Either path's: the pointwise panels and padded bias, or the filter repacked.
-    super::alloc_bound(super::graph_numel(graph, node.u32(N::VT_FILTER_ID)), 4)
+    alloc_bound(graph_numel(graph, node.u32(N::VT_FILTER_ID)), 4)
         .max(super::conv2d_pointwise::packed_bound(cout, cin))
 }
 

@@ -10,9 +10,9 @@ use et_schema::xnnpack::NodeView;
 
 use super::conv2d::ConvNode;
 use super::{wrong_params, Clamp, Params, Step};
+use crate::builder::{alloc_bound, Builder};
 use crate::compute::fgemm::{self, Isa, PackedGemm};
-use crate::exec::Frame;
-use crate::plan::Builder;
+use crate::frame::Frame;
 
 /// A pointwise fp32 convolution.
 #[derive(Clone, Copy, Debug)]
@@ -70,8 +70,7 @@ pub(crate) fn prepare(
 
 /// The method memory [`prepare`] takes for `cout` channels of `cin` (saturating).
 pub(crate) fn packed_bound(cout: usize, cin: usize) -> usize {
-    super::alloc_bound(fgemm::packed_len(cout, cin), 4)
-        .saturating_add(super::alloc_bound(fgemm::padded(cout), 4))
+    alloc_bound(fgemm::packed_len(cout, cin), 4).saturating_add(alloc_bound(fgemm::padded(cout), 4))
 }
 
 fn run(step: &Step, frame: &Frame<'_>) -> KernelResult {

@@ -9,16 +9,17 @@ use et_runtime::{Error, KernelResult};
 use et_schema::xnnpack::{Graph, NodeView};
 
 use super::conv2d::{ConvNode, Window, N};
-use super::{alloc_bound, graph_numel, wrong_params, Clamp, Params, Step};
+use super::{wrong_params, Clamp, Params, Step};
+use crate::builder::{alloc_bound, graph_numel, graph_shape, Builder};
 use crate::compute::qconv::{fold_zero_point, QConv};
 #[cfg(target_arch = "x86_64")]
 use crate::compute::qdepthwise::avx2::{interleave, interleaved_len, MAX_TAPS};
 use crate::compute::qdepthwise::QDepthwise;
 use crate::compute::qgemm::{pack, pack_quads, packed_len, padded, vnni_available, QGemm, NR};
 use crate::compute::requant::Requant;
-use crate::exec::{Frame, MAX_BANDS};
+use crate::elem::Elem;
+use crate::frame::{Frame, MAX_BANDS};
 use crate::plain::cast_mut;
-use crate::plan::{graph_shape, Builder, Elem};
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Kind {

@@ -10,9 +10,9 @@ use et_runtime::{Error, KernelResult};
 use et_schema::xnnpack::fields as xf;
 use et_schema::xnnpack::{NodeView, INVALID_ID};
 
-use super::{check_flags, register, wrong_params, Clamp, Params, Step};
-use crate::exec::Frame;
-use crate::plan::Builder;
+use super::{register, wrong_params, Clamp, Params, Step};
+use crate::builder::{check_flags, Builder};
+use crate::frame::Frame;
 
 type N<'a> = xf::_XNNNodeConv<'a>;
 

@@ -14,11 +14,12 @@ use et_runtime::{Error, KernelResult};
 use et_schema::xnnpack::fields as xf;
 use et_schema::xnnpack::NodeView;
 
-use super::{check_flags, register, wrong_params, Params, Step};
+use super::{register, wrong_params, Params, Step};
+use crate::builder::{check_flags, other_family, Builder};
 use crate::compute::requant::round_half_even;
-use crate::exec::Frame;
-use crate::plan::Shape;
-use crate::plan::{qd8_params_offset, Builder, Elem, Quant};
+use crate::elem::{qd8_params_offset, Elem, Quant};
+use crate::frame::Frame;
+use crate::values::Shape;
 
 /// What a Convert node computes.
 #[derive(Clone, Copy, Debug)]
@@ -72,7 +73,7 @@ fn prepare<const DYNAMIC: bool>(
         }
     };
     if matches!(how, Conversion::Dynamic { .. }) != DYNAMIC {
-        return Err(super::other_family(b));
+        return Err(other_family(b));
     }
     Ok(Step {
         run: run::<DYNAMIC>,

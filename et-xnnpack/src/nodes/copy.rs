@@ -7,10 +7,11 @@ use et_runtime::{Error, KernelResult};
 use et_schema::xnnpack::fields as xf;
 use et_schema::xnnpack::NodeView;
 
-use super::{check_flags, register, wrong_params, Params, Step};
-use crate::exec::Frame;
-use crate::plan::Shape;
-use crate::plan::{Builder, Elem};
+use super::{register, wrong_params, Params, Step};
+use crate::builder::{check_flags, Builder};
+use crate::elem::Elem;
+use crate::frame::Frame;
+use crate::values::Shape;
 
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct Copy {

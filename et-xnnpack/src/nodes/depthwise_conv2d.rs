@@ -9,9 +9,9 @@ use et_schema::xnnpack::NodeView;
 
 use super::conv2d::{bias_ptr, read_conv, Window};
 use super::{register, wrong_params, Clamp, Params, Step};
+use crate::builder::{other_family, Builder};
 use crate::compute::depthwise::Depthwise as Kernel;
-use crate::exec::Frame;
-use crate::plan::Builder;
+use crate::frame::Frame;
 
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct Depthwise {
@@ -28,7 +28,7 @@ pub(crate) struct Depthwise {
 fn prepare(b: &mut Builder<'_, '_>, node: &NodeView<'_>) -> Result<Step, DelegateError> {
     let c = read_conv(b, node)?;
     if c.quantized {
-        return Err(super::other_family(b));
+        return Err(other_family(b));
     }
     if c.group_in != 1 {
         return Err(b.invalid("a depthwise convolution has more than one input channel per group"));
@@ -62,7 +62,7 @@ fn prepare(b: &mut Builder<'_, '_>, node: &NodeView<'_>) -> Result<Step, Delegat
 fn prepare_qint8(b: &mut Builder<'_, '_>, node: &NodeView<'_>) -> Result<Step, DelegateError> {
     let c = read_conv(b, node)?;
     if !c.quantized {
-        return Err(super::other_family(b));
+        return Err(other_family(b));
     }
     super::conv2d_quantized::prepare_depthwise(b, node, &c)
 }

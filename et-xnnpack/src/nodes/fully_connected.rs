@@ -12,13 +12,14 @@ use et_runtime::{Error, KernelResult};
 use et_schema::xnnpack::fields as xf;
 use et_schema::xnnpack::{Graph, NodeView, QuantParams, INVALID_ID};
 
-use super::{check_flags, register, wrong_params, Clamp, Params, Step};
+use super::{register, wrong_params, Clamp, Params, Step};
+use crate::builder::{alloc_bound, check_flags, graph_shape, other_family, Builder};
 use crate::compute::fgemm::{self, Isa, PackedGemm};
 use crate::compute::qconv::QConv;
 use crate::compute::qd8_gemm;
-use crate::exec::Frame;
-use crate::plan::Shape;
-use crate::plan::{graph_shape, Builder, Elem};
+use crate::elem::Elem;
+use crate::frame::Frame;
+use crate::values::Shape;
 
 /// `XNN_FLAG_TRANSPOSE_WEIGHTS`: the filter is `[in, out]`.
 const TRANSPOSE_WEIGHTS: u32 = 1;
@@ -135,7 +136,7 @@ fn prepare(b: &mut Builder<'_, '_>, node: &NodeView<'_>) -> Result<Step, Delegat
     let transposed = flags & TRANSPOSE_WEIGHTS != 0;
     let input = b.read_any(node.u32(F::VT_INPUT1_ID))?;
     if b.value(input).elem != Elem::F32 {
-        return Err(super::other_family(b));
+        return Err(other_family(b));
     }
     let Operands {
         input,
@@ -231,7 +232,7 @@ fn prepare_quantized<const DYNAMIC: bool>(
     check_flags(b, flags, TRANSPOSE_WEIGHTS)?;
     let input = b.read_any(node.u32(F::VT_INPUT1_ID))?;
     if b.value(input).elem == Elem::F32 {
-        return Err(super::other_family(b));
+        return Err(other_family(b));
     }
     super::fully_connected_quantized::prepare::<DYNAMIC>(b, node, input, flags)
 }
@@ -267,10 +268,10 @@ fn packed_quantized(graph: &Graph<'_>, node: &NodeView<'_>) -> usize {
     let blocks = if blockwise { k / 32 } else { 1 };
     let padded = qd8_gemm::padded(n);
     let entries = padded.saturating_mul(blocks);
-    let own = super::alloc_bound(qd8_gemm::weight_bytes(n, k), 1)
-        .saturating_add(super::alloc_bound(entries, 4))
-        .saturating_add(super::alloc_bound(entries, 4))
-        .saturating_add(super::alloc_bound(padded, 4));
+    let own = alloc_bound(qd8_gemm::weight_bytes(n, k), 1)
+        .saturating_add(alloc_bound(entries, 4))
+        .saturating_add(alloc_bound(entries, 4))
+        .saturating_add(alloc_bound(padded, 4));
     super::conv2d_quantized::dense_packed(n, k).max(own)
 }
 

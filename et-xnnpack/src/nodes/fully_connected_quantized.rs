@@ -18,11 +18,12 @@ use super::conv2d::{ConvNode, Window};
 use super::convert::row_params;
 use super::fully_connected::{read_operands, Operands};
 use super::{wrong_params, Clamp, Params, Step};
+use crate::builder::{other_family, Builder};
 use crate::compute::qd8_gemm::{self, DotKernel, Qd8Gemm};
-use crate::exec::Frame;
+use crate::elem::{qd8_params_offset, Elem};
+use crate::frame::Frame;
 use crate::plain::cast;
-use crate::plan::Shape;
-use crate::plan::{qd8_params_offset, Builder, Elem};
+use crate::values::Shape;
 
 /// A dynamically quantized FullyConnected: qdint8 rows times int8 weights, fp32 out.
 #[derive(Clone, Copy, Debug)]
@@ -71,7 +72,7 @@ pub(crate) fn prepare<const DYNAMIC: bool>(
     } = read_operands(b, node, input, false, true)?;
     let dynamic = matches!(b.value(input).elem, Elem::Qd8 { .. });
     if dynamic != DYNAMIC {
-        return Err(super::other_family(b));
+        return Err(other_family(b));
     }
     if let (false, Elem::Qs8(_), Elem::Qc8(_), Elem::Qs8(_)) = (
         DYNAMIC,

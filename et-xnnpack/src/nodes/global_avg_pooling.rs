@@ -6,9 +6,10 @@ use et_runtime::KernelResult;
 use et_schema::xnnpack::fields as xf;
 use et_schema::xnnpack::{Graph, NodeView};
 
-use super::{check_flags, register, wrong_params, Clamp, Params, Step};
-use crate::exec::Frame;
-use crate::plan::{graph_shape, Builder, Elem};
+use super::{register, wrong_params, Clamp, Params, Step};
+use crate::builder::{check_flags, graph_shape, other_family, Builder};
+use crate::elem::Elem;
+use crate::frame::Frame;
 
 /// `XNN_FLAG_KEEP_DIMS`: the output keeps the pooled dims as size 1.
 pub(crate) const KEEP_DIMS: u32 = 0x40;
@@ -34,7 +35,7 @@ fn prepare<const QUANTIZED: bool>(
     let output = b.write_any(node.u32(N::VT_OUTPUT_ID), &[input])?;
     let quantized = b.value(input).elem != Elem::F32;
     if quantized != QUANTIZED {
-        return Err(super::other_family(b));
+        return Err(other_family(b));
     }
     if !QUANTIZED {
         b.require_f32(output)?;

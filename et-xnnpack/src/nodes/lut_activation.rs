@@ -9,11 +9,12 @@ use et_schema::xnnpack::fields as xf;
 use et_schema::xnnpack::{Graph, NodeView};
 
 use super::quantized::{checked_range, qs8};
-use super::{check_flags, register, wrong_params, Params, Step};
+use super::{register, wrong_params, Params, Step};
+use crate::builder::{check_flags, other_family, Builder};
 use crate::compute::lut::{self, LeakyParams, LutOp};
 use crate::compute::requant::quantize_bound;
-use crate::exec::Frame;
-use crate::plan::{Builder, Elem, Quant};
+use crate::elem::{Elem, Quant};
+use crate::frame::Frame;
 
 #[derive(Clone, Copy, Debug)]
 pub(crate) enum QuantizedUnary {
@@ -44,7 +45,7 @@ fn operands(
     check_flags(b, node.u32(flags), 0)?;
     let input = b.read_any(node.u32(input))?;
     if b.value(input).elem == Elem::F32 {
-        return Err(super::other_family(b));
+        return Err(other_family(b));
     }
     let output = b.write_any(node.u32(output), &[input])?;
     let (x, y) = (qs8(b, input)?, qs8(b, output)?);
@@ -136,7 +137,7 @@ register! {
 /// The method memory a node's lookup table takes (LeakyReLU's fixed-point kernel takes
 /// none; the bound covers every kind alike).
 fn table_bytes(_: &Graph<'_>, _: &NodeView<'_>) -> usize {
-    256 + crate::plan::ALIGN
+    256 + crate::builder::ALIGN
 }
 
 fn run(step: &Step, frame: &Frame<'_>) -> KernelResult {

@@ -11,11 +11,12 @@ use super::conv2d::Window;
 use super::global_avg_pooling::KEEP_DIMS;
 use super::pooling::geometry;
 use super::quantized::{checked_range, qs8};
-use super::{check_flags, register, wrong_params, Clamp, Params, Step};
+use super::{register, wrong_params, Clamp, Params, Step};
+use crate::builder::{check_flags, other_family, Builder};
 use crate::compute::qpool;
 use crate::compute::requant::quantize_bound;
-use crate::exec::Frame;
-use crate::plan::{Builder, Elem};
+use crate::elem::Elem;
+use crate::frame::Frame;
 
 type P<'a> = xf::_XNNPooling2D<'a>;
 
@@ -61,7 +62,7 @@ fn prepare_qint8(b: &mut Builder<'_, '_>, node: &NodeView<'_>) -> Result<Step, D
     check_flags(b, node.u32(P::VT_FLAGS), KEEP_DIMS)?;
     let input = b.read_any(node.u32(P::VT_INPUT_ID))?;
     if b.value(input).elem == Elem::F32 {
-        return Err(super::other_family(b));
+        return Err(other_family(b));
     }
     let output = b.write_any(node.u32(P::VT_OUTPUT_ID), &[input])?;
     let (x, y) = (qs8(b, input)?, qs8(b, output)?);

@@ -14,9 +14,9 @@ use et_runtime::backend::DelegateError;
 use et_runtime::KernelResult;
 use et_schema::xnnpack::{Graph, NodeDatatype, NodeKind, NodeView};
 
+use crate::builder::Builder;
 pub(crate) use crate::compute::clamp::Clamp;
-use crate::exec::Frame;
-use crate::plan::Builder;
+use crate::frame::Frame;
 pub(crate) use quantized::fold_clamps;
 
 mod activation;
@@ -86,16 +86,6 @@ pub(crate) fn has_kind(kind: NodeKind) -> bool {
     NODES.iter().any(|s| s.kind == kind)
 }
 
-/// The error of a `prepare` handed a node whose values belong to another datatype family
-/// than the one it was registered for (the plan looks nodes up by the family their
-/// values give, so only an inconsistent payload gets here).
-pub(crate) fn other_family(b: &Builder<'_, '_>) -> DelegateError {
-    b.fail(
-        et_runtime::Error::NotSupported,
-        "the node's values do not fit the datatype family it was looked up by",
-    )
-}
-
 /// A node kind's scratch bound when it takes none.
 pub(crate) fn no_scratch(_: &Graph<'_>, _: &NodeView<'_>) -> usize {
     0
@@ -104,21 +94,6 @@ pub(crate) fn no_scratch(_: &Graph<'_>, _: &NodeView<'_>) -> usize {
 /// A node kind's packed-memory bound when its `prepare` allocates nothing.
 pub(crate) fn no_packed(_: &Graph<'_>, _: &NodeView<'_>) -> usize {
     0
-}
-
-/// What `Builder::alloc` takes for `n` elements of `size` bytes: the bytes and at most
-/// one alignment's padding (saturating).
-pub(crate) fn alloc_bound(n: usize, size: usize) -> usize {
-    n.saturating_mul(size)
-        .max(1)
-        .saturating_add(crate::plan::ALIGN)
-}
-
-/// The element count of value `id` of `graph` (0 when it cannot be read).
-pub(crate) fn graph_numel(graph: &Graph<'_>, id: u32) -> usize {
-    crate::plan::graph_shape(graph, id)
-        .and_then(|s| s.numel())
-        .unwrap_or(0)
 }
 
 /// Registers node kinds, one element per datatype family: `register!(XNNAdd: fp32 =>
@@ -205,20 +180,4 @@ pub(crate) fn wrong_params() -> et_runtime::KernelError {
         et_runtime::Error::Internal,
         "step has another node's parameters",
     )
-}
-
-/// Refuses flags outside `allowed` (XNNPACK flags change a node's meaning; one this
-/// backend does not implement must not be ignored).
-pub(crate) fn check_flags(
-    b: &Builder<'_, '_>,
-    flags: u32,
-    allowed: u32,
-) -> Result<(), DelegateError> {
-    if flags & !allowed != 0 {
-        return Err(b.fail(
-            et_runtime::Error::NotSupported,
-            "the node has a flag this backend does not implement",
-        ));
-    }
-    Ok(())
 }

@@ -6,7 +6,7 @@ use et_schema::xnnpack::fields as xf;
 use et_schema::xnnpack::NodeView;
 
 use super::conv2d::Window;
-use crate::plan::Builder;
+use crate::builder::Builder;
 
 type P<'a> = xf::_XNNPooling2D<'a>;
 

@@ -7,10 +7,12 @@ use et_runtime::{Error, KernelResult};
 use et_schema::xnnpack::NodeView;
 
 use super::{wrong_params, Clamp, Params, Step};
+use crate::builder::Builder;
 use crate::compute::qelementwise::{self, AddParams, MeanParams, Q8};
 use crate::compute::requant::quantize_bound;
-use crate::exec::Frame;
-use crate::plan::{Builder, Elem, Quant, Storage, Value};
+use crate::elem::{Elem, Quant};
+use crate::frame::Frame;
+use crate::values::{Storage, Value};
 
 #[derive(Clone, Copy, Debug)]
 pub(crate) enum Quantized {
@@ -185,9 +187,9 @@ unsafe fn clamp_avx2(x: &[i8], out: &mut [i8], min: i8, max: i8) {
 
 #[cfg(target_arch = "x86_64")]
 type Shapes<'s> = (
-    &'s crate::plan::Shape,
-    &'s crate::plan::Shape,
-    &'s crate::plan::Shape,
+    &'s crate::values::Shape,
+    &'s crate::values::Shape,
+    &'s crate::values::Shape,
 );
 
 /// [`qelementwise::add`] compiled for AVX2 (8-lane `vpmulld`, which SSE2 lacks).

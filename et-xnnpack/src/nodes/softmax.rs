@@ -5,9 +5,9 @@ use et_runtime::KernelResult;
 use et_schema::xnnpack::fields as xf;
 use et_schema::xnnpack::NodeView;
 
-use super::{check_flags, register, wrong_params, Params, Step};
-use crate::exec::Frame;
-use crate::plan::Builder;
+use super::{register, wrong_params, Params, Step};
+use crate::builder::{check_flags, Builder};
+use crate::frame::Frame;
 
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct Softmax {

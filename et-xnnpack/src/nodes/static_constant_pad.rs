@@ -9,10 +9,12 @@ use et_runtime::KernelResult;
 use et_schema::xnnpack::fields as xf;
 use et_schema::xnnpack::NodeView;
 
-use super::{check_flags, register, wrong_params, Params, Step};
+use super::{register, wrong_params, Params, Step};
+use crate::builder::{check_flags, other_family, Builder};
 use crate::compute::requant::quantize_bound_in;
-use crate::exec::Frame;
-use crate::plan::{Builder, Elem, Shape, MAX_RANK};
+use crate::elem::Elem;
+use crate::frame::Frame;
+use crate::values::{Shape, MAX_RANK};
 
 type P<'a> = xf::XNNStaticConstantPad<'a>;
 
@@ -86,7 +88,7 @@ fn prepare_fp32(b: &mut Builder<'_, '_>, node: &NodeView<'_>) -> Result<Step, De
 fn prepare_qint8(b: &mut Builder<'_, '_>, node: &NodeView<'_>) -> Result<Step, DelegateError> {
     let input = b.read_any(node.u32(P::VT_INPUT_ID))?;
     if b.value(input).elem == Elem::F32 {
-        return Err(super::other_family(b));
+        return Err(other_family(b));
     }
     prepare(b, node)
 }

@@ -13,8 +13,8 @@ use et_schema::xnnpack::fields as xf;
 use et_schema::xnnpack::{Graph, NodeView};
 
 use super::{register, wrong_params, Params, Step};
-use crate::exec::Frame;
-use crate::plan::{graph_shape, Builder};
+use crate::builder::{check_flags, graph_shape, Builder};
+use crate::frame::Frame;
 
 type R<'a> = xf::XNNStaticResizeBilinear2D<'a>;
 
@@ -43,7 +43,7 @@ pub(crate) struct Resize {
 
 fn prepare(b: &mut Builder<'_, '_>, node: &NodeView<'_>) -> Result<Step, DelegateError> {
     let flags = node.u32(R::VT_FLAGS);
-    super::check_flags(
+    check_flags(
         b,
         flags,
         TENSORFLOW_LEGACY | ALIGN_CORNERS | TRANSIENT_INDIRECTION,

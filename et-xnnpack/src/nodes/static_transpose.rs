@@ -6,10 +6,11 @@ use et_runtime::KernelResult;
 use et_schema::xnnpack::fields as xf;
 use et_schema::xnnpack::NodeView;
 
-use super::{check_flags, register, wrong_params, Params, Step};
+use super::{register, wrong_params, Params, Step};
+use crate::builder::{check_flags, Builder};
 use crate::compute::permute::permute;
-use crate::exec::Frame;
-use crate::plan::{Builder, MAX_RANK};
+use crate::frame::Frame;
+use crate::values::MAX_RANK;
 
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct Transpose {
