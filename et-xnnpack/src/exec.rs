@@ -8,7 +8,7 @@ use et_runtime::backend::KernelArgs;
 use et_runtime::{Error, KernelContext, KernelError, KernelResult, ScalarType};
 
 use crate::frame::Frame;
-use crate::nodes::Params;
+use crate::nodes::AnyStep;
 use crate::plan::Plan;
 use crate::values::{Shape, Storage, Value};
 
@@ -102,14 +102,14 @@ fn reshape(plan: &Plan, dynamic: bool) -> KernelResult {
     for s in 0..plan.num_steps {
         // SAFETY: `s < num_steps`, all written at init.
         let step = unsafe { &*plan.steps.as_ptr().add(s) };
-        let reshaped = match &step.params {
-            Params::Unary(p) => p.reshape(&shape),
-            Params::Binary(p) => p.reshape(&shape),
-            Params::FullyConnected(p) => p.reshape(&shape),
-            Params::QuantizedFc(p) => p.reshape(&shape),
-            Params::Copy(p) => p.reshape(&shape),
-            Params::Convert(p) => p.reshape(&shape),
-            Params::Concat(p) => p.reshape(&shape),
+        let reshaped = match step {
+            AnyStep::Unary(step) => step.params.reshape(&shape),
+            AnyStep::Binary(step) => step.params.reshape(&shape),
+            AnyStep::FullyConnected(step) => step.params.reshape(&shape),
+            AnyStep::QuantizedFc(step) => step.params.reshape(&shape),
+            AnyStep::Copy(step) => step.params.reshape(&shape),
+            AnyStep::Convert(step) => step.params.reshape(&shape),
+            AnyStep::Concat(step) => step.params.reshape(&shape),
             _ => Err("a delegate node of this kind cannot run on a dynamic shape yet"),
         };
         let (out, sizes) = reshaped.map_err(|m| fail(Error::NotSupported, m))?;
@@ -212,7 +212,7 @@ pub(crate) fn execute(
         // SAFETY: `s < num_steps`, all written at init.
         let step = unsafe { &*plan.steps.as_ptr().add(s) };
         let start = ctx.step_start();
-        (step.run)(step, &frame)?;
+        step.run(&frame)?;
         ctx.step_end(start, s as u32);
     }
     Ok(())

@@ -1,5 +1,6 @@
 //! What a node's step sees while it runs ([`Frame`]): value shapes and data, the scratch,
-//! and the execute's pool. A step may cut its work into
+//! and the execute's pool; and what a node kind's `prepare` hands the plan ([`Step`]):
+//! the function that runs the node and its parameters. A step may cut its work into
 //! bands of output rows run over the execute's pool ([`Frame::split`]); every band is
 //! computed by the same code whichever thread runs it, so results do not depend on the
 //! thread count.
@@ -12,6 +13,17 @@ use et_runtime::{Arena, Error, KernelContext, KernelError, KernelResult, Paralle
 
 use crate::plain::Plain;
 use crate::values::{Shape, Storage, Value};
+
+/// Runs a step of a node family with parameters `P`.
+pub(crate) type RunFn<P> = fn(&P, &Frame<'_>) -> KernelResult;
+
+/// One node's step, as its kind's `prepare` returns it: the function that runs it, on
+/// which values (indices into the plan's value table) and with what packed weights.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Step<P> {
+    pub(crate) run: RunFn<P>,
+    pub(crate) params: P,
+}
 
 /// The plan's tables that steps read while they run: every value (with its sizes in
 /// this execute) and its data, and the node scratch. Built at init in method memory;

@@ -12,9 +12,9 @@ use et_schema::xnnpack::NodeView;
 use super::conv2d::Window;
 use super::global_avg_pooling::KEEP_DIMS;
 use super::pooling::geometry;
-use super::{register, wrong_params, Clamp, Params, Step};
 use crate::builder::{check_flags, Builder};
-use crate::frame::Frame;
+use crate::compute::clamp::Clamp;
+use crate::frame::{Frame, Step};
 
 type P<'a> = xf::_XNNPooling2D<'a>;
 
@@ -27,7 +27,10 @@ pub(crate) struct AvgPool {
     clamp: Clamp,
 }
 
-fn prepare(b: &mut Builder<'_, '_>, node: &NodeView<'_>) -> Result<Step, DelegateError> {
+pub(super) fn prepare(
+    b: &mut Builder<'_, '_>,
+    node: &NodeView<'_>,
+) -> Result<Step<AvgPool>, DelegateError> {
     check_flags(b, node.u32(P::VT_FLAGS), KEEP_DIMS)?;
     let input = b.read(node.u32(P::VT_INPUT_ID))?;
     let output = b.write(node.u32(P::VT_OUTPUT_ID), &[input])?;
@@ -56,18 +59,14 @@ fn prepare(b: &mut Builder<'_, '_>, node: &NodeView<'_>) -> Result<Step, Delegat
     }
     Ok(Step {
         run,
-        params: Params::AvgPool(AvgPool {
+        params: AvgPool {
             input,
             output,
             window,
             channels,
             clamp,
-        }),
+        },
     })
-}
-
-register! {
-    XNNAvgPooling2d: fp32 => prepare;
 }
 
 /// The input positions `[start, end)` a window starting at padded position `at` and
@@ -107,10 +106,7 @@ fn avg_pool(w: &Window, c: usize, clamp: &Clamp, x: &[f32], out: &mut [f32]) {
     }
 }
 
-fn run(step: &Step, frame: &Frame<'_>) -> KernelResult {
-    let Params::AvgPool(p) = step.params else {
-        return Err(wrong_params());
-    };
+fn run(p: &AvgPool, frame: &Frame<'_>) -> KernelResult {
     let ([x], out) = frame.operands([p.input], p.output)?;
     avg_pool(&p.window, p.channels, &p.clamp, x, out);
     Ok(())

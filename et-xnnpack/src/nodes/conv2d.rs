@@ -12,12 +12,14 @@ use et_runtime::{Error, KernelResult};
 use et_schema::xnnpack::fields as xf;
 use et_schema::xnnpack::{Graph, NodeView, INVALID_ID};
 
-use super::{register, wrong_params, Clamp, Params, Step};
+use super::conv2d_pointwise::PointwiseConv;
+use super::conv2d_quantized::QuantizedConv;
 use crate::builder::{alloc_bound, check_flags, graph_numel, other_family, Builder};
+use crate::compute::clamp::Clamp;
 use crate::compute::direct::{Direct, MAX_CIN};
 pub(crate) use crate::compute::window::Window;
 use crate::elem::Elem;
-use crate::frame::Frame;
+use crate::frame::{Frame, Step};
 
 /// Output pixels per im2col tile for patches of `k` floats: about 64 KiB of patches, so
 /// a tile stays in cache, and 64 to 600 rows. Short patches (a first layer's 27) get long
@@ -156,7 +158,11 @@ pub(crate) fn bias_ptr(
     .transpose()
 }
 
-fn prepare(b: &mut Builder<'_, '_>, node: &NodeView<'_>) -> Result<Step, DelegateError> {
+/// The fp32 family: this file's step, or the pointwise GEMM's (`S` is either).
+pub(super) fn prepare<S: From<Step<Conv>> + From<Step<PointwiseConv>>>(
+    b: &mut Builder<'_, '_>,
+    node: &NodeView<'_>,
+) -> Result<S, DelegateError> {
     let c = read_conv(b, node)?;
     if c.quantized {
         return Err(other_family(b));
@@ -172,7 +178,7 @@ fn prepare(b: &mut Builder<'_, '_>, node: &NodeView<'_>) -> Result<Step, Delegat
         .constant(c.filter)
         .ok_or_else(|| b.invalid("the filter is not 4-byte aligned"))?;
     if w.is_pointwise() && c.groups == 1 {
-        return super::conv2d_pointwise::prepare(b, node, &c, filter);
+        return super::conv2d_pointwise::prepare(b, node, &c, filter).map(S::from);
     }
     let packed = b.alloc::<f32>(c.groups * k * c.group_out)?;
     for g in 0..c.groups {
@@ -189,9 +195,9 @@ fn prepare(b: &mut Builder<'_, '_>, node: &NodeView<'_>) -> Result<Step, Delegat
         // The direct kernel reads the input in place; the others gather patches.
         b.scratch(scratch_bytes(k, c.group_out));
     }
-    Ok(Step {
+    Ok(S::from(Step {
         run,
-        params: Params::Conv(Conv {
+        params: Conv {
             input: c.input,
             output: c.output,
             window: c.window,
@@ -201,8 +207,8 @@ fn prepare(b: &mut Builder<'_, '_>, node: &NodeView<'_>) -> Result<Step, Delegat
             packed: packed.as_ptr(),
             bias,
             clamp: Clamp::of(node),
-        }),
-    })
+        },
+    }))
 }
 
 fn scratch_bytes(k: usize, group_out: usize) -> usize {
@@ -213,7 +219,7 @@ fn scratch_bytes(k: usize, group_out: usize) -> usize {
         .saturating_add(sgemm_scratch_bytes(tile, group_out, k))
 }
 
-fn scratch(_: &Graph<'_>, node: &NodeView<'_>) -> usize {
+pub(super) fn scratch(_: &Graph<'_>, node: &NodeView<'_>) -> usize {
     let f = |vt| node.u32(vt) as usize;
     let k = f(N::VT_KERNEL_HEIGHT)
         .saturating_mul(f(N::VT_KERNEL_WIDTH))
@@ -224,7 +230,10 @@ fn scratch(_: &Graph<'_>, node: &NodeView<'_>) -> usize {
 }
 
 /// The qint8 family: `conv2d_quantized`'s int8 GEMM.
-fn prepare_qint8(b: &mut Builder<'_, '_>, node: &NodeView<'_>) -> Result<Step, DelegateError> {
+pub(super) fn prepare_qint8(
+    b: &mut Builder<'_, '_>,
+    node: &NodeView<'_>,
+) -> Result<Step<QuantizedConv>, DelegateError> {
     let c = read_conv(b, node)?;
     if !c.quantized {
         return Err(other_family(b));
@@ -233,7 +242,7 @@ fn prepare_qint8(b: &mut Builder<'_, '_>, node: &NodeView<'_>) -> Result<Step, D
 }
 
 /// The packed-memory bound of an fp32 Conv2d: its filter, repacked once.
-fn packed(graph: &Graph<'_>, node: &NodeView<'_>) -> usize {
+pub(super) fn packed(graph: &Graph<'_>, node: &NodeView<'_>) -> usize {
     let f = |vt| node.u32(vt) as usize;
     let (cin, cout) = (
         f(N::VT_GROUP_INPUT_CHANNELS),
@@ -244,16 +253,7 @@ fn packed(graph: &Graph<'_>, node: &NodeView<'_>) -> usize {
         .max(super::conv2d_pointwise::packed_bound(cout, cin))
 }
 
-register! {
-    XNNConv2d: fp32 => prepare, scratch = scratch, packed = packed;
-    XNNConv2d: qint8 => prepare_qint8, scratch = super::conv2d_quantized::conv_scratch,
-        packed = super::conv2d_quantized::conv_packed;
-}
-
-fn run(step: &Step, frame: &Frame<'_>) -> KernelResult {
-    let Params::Conv(p) = step.params else {
-        return Err(wrong_params());
-    };
+fn run(p: &Conv, frame: &Frame<'_>) -> KernelResult {
     let ([x], out) = frame.operands([p.input], p.output)?;
     let w = &p.window;
     let (cin, cout) = (p.groups * p.group_in, p.groups * p.group_out);

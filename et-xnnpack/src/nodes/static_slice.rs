@@ -7,10 +7,9 @@ use et_runtime::KernelResult;
 use et_schema::xnnpack::fields as xf;
 use et_schema::xnnpack::NodeView;
 
-use super::{register, wrong_params, Params, Step};
 use crate::builder::{check_flags, other_family, Builder};
 use crate::elem::Elem;
-use crate::frame::Frame;
+use crate::frame::{Frame, Step};
 use crate::values::{Shape, MAX_RANK};
 
 #[derive(Clone, Copy, Debug)]
@@ -21,7 +20,7 @@ pub(crate) struct Slice {
     bytes: bool,
 }
 
-fn prepare(b: &mut Builder<'_, '_>, node: &NodeView<'_>) -> Result<Step, DelegateError> {
+fn prepare(b: &mut Builder<'_, '_>, node: &NodeView<'_>) -> Result<Step<Slice>, DelegateError> {
     type S<'a> = xf::XNNStaticSlice<'a>;
     check_flags(b, node.u32(S::VT_FLAGS), 0)?;
     let input = b.read_any(node.u32(S::VT_INPUT_ID))?;
@@ -58,23 +57,29 @@ fn prepare(b: &mut Builder<'_, '_>, node: &NodeView<'_>) -> Result<Step, Delegat
     }
     Ok(Step {
         run,
-        params: Params::Slice(Slice {
+        params: Slice {
             input,
             output,
             offsets,
             bytes,
-        }),
+        },
     })
 }
 
 /// The fp32 family; the node's values must be fp32.
-fn prepare_fp32(b: &mut Builder<'_, '_>, node: &NodeView<'_>) -> Result<Step, DelegateError> {
+pub(super) fn prepare_fp32(
+    b: &mut Builder<'_, '_>,
+    node: &NodeView<'_>,
+) -> Result<Step<Slice>, DelegateError> {
     b.read(node.u32(xf::XNNStaticSlice::VT_INPUT_ID))?;
     prepare(b, node)
 }
 
 /// The qint8 family (8-bit values per tensor).
-fn prepare_qint8(b: &mut Builder<'_, '_>, node: &NodeView<'_>) -> Result<Step, DelegateError> {
+pub(super) fn prepare_qint8(
+    b: &mut Builder<'_, '_>,
+    node: &NodeView<'_>,
+) -> Result<Step<Slice>, DelegateError> {
     let input = b.read_any(node.u32(xf::XNNStaticSlice::VT_INPUT_ID))?;
     if b.value(input).elem == Elem::F32 {
         return Err(other_family(b));
@@ -82,15 +87,7 @@ fn prepare_qint8(b: &mut Builder<'_, '_>, node: &NodeView<'_>) -> Result<Step, D
     prepare(b, node)
 }
 
-register! {
-    XNNStaticSlice: fp32 => prepare_fp32;
-    XNNStaticSlice: qint8 => prepare_qint8;
-}
-
-fn run(step: &Step, frame: &Frame<'_>) -> KernelResult {
-    let Params::Slice(p) = step.params else {
-        return Err(wrong_params());
-    };
+fn run(p: &Slice, frame: &Frame<'_>) -> KernelResult {
     let (is, os) = (frame.shape(p.input), frame.shape(p.output));
     if p.bytes {
         slice(

@@ -16,7 +16,7 @@ use et_schema::xnnpack::{Datatype, Graph, NodeDatatype, NodeKind};
 use crate::builder::{Builder, ALIGN};
 use crate::elem::Elem;
 use crate::frame::Tables;
-use crate::nodes::{self, Step};
+use crate::nodes::{self, AnyStep};
 use crate::values::{self, Shape, Storage, Value};
 
 mod arena;
@@ -29,7 +29,7 @@ use arena::{arena_array, arena_raw};
 pub(crate) struct Plan {
     /// The value table, every value's data and the node scratch.
     pub(crate) tables: Tables,
-    pub(crate) steps: NonNull<Step>,
+    pub(crate) steps: NonNull<AnyStep>,
     pub(crate) num_steps: usize,
     /// Each step's node kind, to name the step in profiles.
     kinds: NonNull<NodeKind>,
@@ -97,7 +97,7 @@ pub(crate) fn build<'n>(
     }
     // Prepare every node.
     let num_steps = graph.num_nodes();
-    let steps = arena_raw::<Step>(ctx, num_steps)?;
+    let steps = arena_raw::<AnyStep>(ctx, num_steps)?;
     let kinds = arena_array(ctx, num_steps, NodeKind(0))?;
     let mut b = Builder::new(ctx, values, ids);
     for (i, kind) in kinds.iter_mut().enumerate() {
@@ -210,7 +210,7 @@ pub(crate) fn memory_bound(graph: &Graph<'_>) -> usize {
     let n = graph.num_nodes();
     let mut bytes = 4 * ALIGN
         + v * (size_of::<Value>() + 2 * size_of::<u32>() + size_of::<*mut u8>() + 16)
-        + n * (size_of::<Step>() + size_of::<NodeKind>())
+        + n * (size_of::<AnyStep>() + size_of::<NodeKind>())
         + liveness::bookkeeping_bound(v);
     for i in 0..v {
         // A float value's bytes; a quantized one's bytes and its scales (at most one per
