@@ -9,11 +9,10 @@ use et_runtime::{Error, KernelResult};
 use et_schema::xnnpack::fields as xf;
 use et_schema::xnnpack::NodeView;
 
-use super::conv2d::Window;
-use super::global_avg_pooling::KEEP_DIMS;
-use super::pooling::geometry;
+use super::pooling::{geometry, KEEP_DIMS};
 use crate::builder::{check_flags, Builder};
 use crate::compute::clamp::Clamp;
+use crate::compute::window::Window;
 use crate::frame::{Frame, Step};
 
 type P<'a> = xf::_XNNPooling2D<'a>;

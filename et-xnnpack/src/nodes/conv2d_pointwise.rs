@@ -8,7 +8,7 @@ use et_runtime::backend::DelegateError;
 use et_runtime::KernelResult;
 use et_schema::xnnpack::NodeView;
 
-use super::conv2d::ConvNode;
+use super::convolution::ConvNode;
 use crate::builder::{alloc_bound, Builder};
 use crate::compute::clamp::Clamp;
 use crate::compute::fgemm::{self, Isa, PackedGemm};

@@ -8,7 +8,7 @@ use et_runtime::backend::DelegateError;
 use et_runtime::{Error, KernelResult};
 use et_schema::xnnpack::{Graph, NodeView};
 
-use super::conv2d::{ConvNode, Window, N};
+use super::convolution::{ConvNode, N};
 use crate::builder::{alloc_bound, graph_numel, graph_shape, Builder};
 use crate::compute::clamp::Clamp;
 use crate::compute::qconv::{fold_zero_point, QConv};
@@ -17,6 +17,7 @@ use crate::compute::qdepthwise::avx2::{interleave, interleaved_len, MAX_TAPS};
 use crate::compute::qdepthwise::QDepthwise;
 use crate::compute::qgemm::{pack, pack_quads, packed_len, padded, vnni_available, QGemm, NR};
 use crate::compute::requant::Requant;
+use crate::compute::window::Window;
 use crate::elem::Elem;
 use crate::frame::{Frame, Step, MAX_BANDS};
 use crate::plain::cast_mut;
@@ -188,7 +189,7 @@ fn step(c: &ConvNode, p: Prepared, weights: *const i16, kind: Kind) -> Step<Quan
     }
 }
 
-/// Conv2d with a qint8 input (`c` read by `conv2d::read_conv`).
+/// Conv2d with a qint8 input (`c` read by `convolution::read_conv`).
 pub(crate) fn prepare_conv(
     b: &mut Builder<'_, '_>,
     node: &NodeView<'_>,

@@ -145,7 +145,7 @@ pub(super) fn prepare(
         }
     }
     let filter_ptr = filter_data.as_ptr();
-    let bias = super::conv2d::bias_ptr(b, bias)?;
+    let bias = super::convolution::bias_ptr(b, bias)?;
     let axis = |input, output, kernel, stride, dilation, pad_before| Axis {
         input,
         output,

@@ -7,11 +7,12 @@ use et_runtime::backend::DelegateError;
 use et_runtime::KernelResult;
 use et_schema::xnnpack::NodeView;
 
-use super::conv2d::{bias_ptr, read_conv, Window};
 use super::conv2d_quantized::QuantizedConv;
+use super::convolution::{bias_ptr, read_conv};
 use crate::builder::{other_family, Builder};
 use crate::compute::clamp::Clamp;
 use crate::compute::depthwise::Depthwise as Kernel;
+use crate::compute::window::Window;
 use crate::frame::{Frame, Step};
 
 #[derive(Clone, Copy, Debug)]

@@ -14,13 +14,14 @@ use et_runtime::backend::DelegateError;
 use et_runtime::{Error, KernelResult};
 use et_schema::xnnpack::{Graph, NodeView, QuantParams};
 
-use super::conv2d::{ConvNode, Window};
 use super::conv2d_quantized::QuantizedConv;
 use super::convert::row_params;
+use super::convolution::ConvNode;
 use super::fully_connected::{filter_dims, read_operands, Operands, F, TRANSPOSE_WEIGHTS};
 use crate::builder::{alloc_bound, check_flags, other_family, Builder};
 use crate::compute::clamp::Clamp;
 use crate::compute::qd8_gemm::{self, DotKernel, Qd8Gemm};
+use crate::compute::window::Window;
 use crate::elem::{qd8_params_offset, Elem};
 use crate::frame::{Frame, Step};
 use crate::plain::cast;

@@ -6,14 +6,12 @@ use et_runtime::KernelResult;
 use et_schema::xnnpack::fields as xf;
 use et_schema::xnnpack::{Graph, NodeView};
 
+use super::pooling::KEEP_DIMS;
 use super::quantized::Quantized;
 use crate::builder::{check_flags, graph_shape, other_family, Builder};
 use crate::compute::clamp::Clamp;
 use crate::elem::Elem;
 use crate::frame::{Frame, Step};
-
-/// `XNN_FLAG_KEEP_DIMS`: the output keeps the pooled dims as size 1.
-pub(crate) const KEEP_DIMS: u32 = 0x40;
 
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct GlobalAvg {

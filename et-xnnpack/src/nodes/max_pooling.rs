@@ -7,14 +7,13 @@ use et_runtime::{Error, KernelResult};
 use et_schema::xnnpack::fields as xf;
 use et_schema::xnnpack::NodeView;
 
-use super::conv2d::Window;
-use super::global_avg_pooling::KEEP_DIMS;
-use super::pooling::geometry;
+use super::pooling::{geometry, KEEP_DIMS};
 use super::quantized::{checked_range, qs8};
 use crate::builder::{check_flags, other_family, Builder};
 use crate::compute::clamp::Clamp;
 use crate::compute::qpool;
 use crate::compute::requant::quantize_bound;
+use crate::compute::window::Window;
 use crate::elem::Elem;
 use crate::frame::{Frame, Step};
 

@@ -32,6 +32,7 @@ mod conv2d_pointwise;
 mod conv2d_quantized;
 mod conv_transpose2d;
 mod convert;
+mod convolution;
 mod copy;
 mod depthwise_conv2d;
 mod fully_connected;
