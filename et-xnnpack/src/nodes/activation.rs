@@ -73,7 +73,10 @@ const FIELDS_1X1: (u16, u16, u16) = (N1::VT_INPUT_ID, N1::VT_OUTPUT_ID, N1::VT_F
 
 macro_rules! simple {
     ($($name:ident => $op:expr;)*) => {$(
-        pub(super) fn $name(b: &mut Builder<'_, '_>, node: &NodeView<'_>) -> Result<Step<Unary>, DelegateError> {
+        pub(super) fn $name(
+            b: &mut Builder<'_, '_>,
+            node: &NodeView<'_>,
+        ) -> Result<Step<Unary>, DelegateError> {
             prepare_with(b, node, $op, FIELDS_1X1)
         }
     )*};

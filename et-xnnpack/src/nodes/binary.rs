@@ -62,7 +62,10 @@ fn prepare(
 
 macro_rules! kinds {
     ($($name:ident => $op:ident;)*) => {$(
-        pub(super) fn $name(b: &mut Builder<'_, '_>, node: &NodeView<'_>) -> Result<Step<Binary>, DelegateError> {
+        pub(super) fn $name(
+            b: &mut Builder<'_, '_>,
+            node: &NodeView<'_>,
+        ) -> Result<Step<Binary>, DelegateError> {
             prepare(b, node, BinaryOp::$op)
         }
     )*};

@@ -89,12 +89,12 @@ pub(crate) fn has_kind(kind: NodeKind) -> bool {
 }
 
 /// A node kind's scratch bound when it takes none.
-pub(crate) fn no_scratch(_: &Graph<'_>, _: &NodeView<'_>) -> usize {
+fn no_scratch(_: &Graph<'_>, _: &NodeView<'_>) -> usize {
     0
 }
 
 /// A node kind's packed-memory bound when its `prepare` allocates nothing.
-pub(crate) fn no_packed(_: &Graph<'_>, _: &NodeView<'_>) -> usize {
+fn no_packed(_: &Graph<'_>, _: &NodeView<'_>) -> usize {
     0
 }
 
@@ -170,8 +170,10 @@ register! {
     XNNELU: fp32 => activation::prepare_elu;
     XNNLeakyReLU: fp32 => activation::prepare_leaky_relu;
     XNNELU: qint8 => lut_activation::prepare_elu, packed = lut_activation::table_bytes;
-    XNNHardswish: qint8 => lut_activation::prepare_hardswish, packed = lut_activation::table_bytes;
-    XNNLeakyReLU: qint8 => lut_activation::prepare_leaky_relu, packed = lut_activation::table_bytes;
+    XNNHardswish: qint8 => lut_activation::prepare_hardswish,
+        packed = lut_activation::table_bytes;
+    XNNLeakyReLU: qint8 => lut_activation::prepare_leaky_relu,
+        packed = lut_activation::table_bytes;
     XNNSigmoid: qint8 => lut_activation::prepare_sigmoid, packed = lut_activation::table_bytes;
     XNNTanh: qint8 => lut_activation::prepare_tanh, packed = lut_activation::table_bytes;
     XNNAdd: fp32 => binary::prepare_add;
@@ -184,12 +186,14 @@ register! {
     XNNPReLU: fp32 => binary::prepare_prelu;
     XNNMultiply: qint8 => binary_quantized::prepare_multiply;
     XNNSubtract: qint8 => binary_quantized::prepare_subtract;
-    XNNConv2d: fp32 => conv2d::prepare::<AnyStep>, scratch = conv2d::scratch, packed = conv2d::packed;
+    XNNConv2d: fp32 => conv2d::prepare::<AnyStep>, scratch = conv2d::scratch,
+        packed = conv2d::packed;
     XNNConv2d: qint8 => conv2d::prepare_qint8, scratch = conv2d_quantized::conv_scratch,
         packed = conv2d_quantized::conv_packed;
     XNNDepthwiseConv2d: fp32 => depthwise_conv2d::prepare;
     XNNDepthwiseConv2d: qint8 => depthwise_conv2d::prepare_qint8,
-        scratch = conv2d_quantized::depthwise_scratch, packed = conv2d_quantized::depthwise_packed;
+        scratch = conv2d_quantized::depthwise_scratch,
+        packed = conv2d_quantized::depthwise_packed;
     XNNConvTranspose2d: fp32 => conv_transpose2d::prepare;
     XNNFullyConnected: fp32 => fully_connected::prepare, scratch = fully_connected::scratch,
         packed = fully_connected::packed;
