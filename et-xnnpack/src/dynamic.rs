@@ -6,7 +6,7 @@
 //! have a rule (elementwise, FullyConnected, reshape and copy, concatenation, the
 //! dynamic quantization); a graph with another kind runs at its planned sizes only.
 
-use crate::plan::Shape;
+use crate::values::Shape;
 
 /// `a` and `b` broadcast (sizes aligned at the innermost dim, a 1 stretching), at the
 /// rank of the planned output `bound`, which they may not exceed.

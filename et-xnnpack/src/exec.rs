@@ -1,278 +1,19 @@
 //! Executing a plan: bind the call's tensors to the delegate's inputs and outputs, then
-//! run the steps in order, each with the same scratch. A step may cut its work into
-//! bands of output rows run over the execute's pool ([`Frame::split`]); every band is
-//! computed by the same code whichever thread runs it, so results do not depend on the
-//! thread count.
+//! run the steps in order, each in a [`Frame`] over the plan's tables and the
+//! execute's pool.
 
-use core::ops::Range;
 use core::ptr::NonNull;
 
 use et_runtime::backend::KernelArgs;
-use et_runtime::{Arena, Error, KernelContext, KernelError, KernelResult, Parallel, ScalarType};
+use et_runtime::{Error, KernelContext, KernelError, KernelResult, ScalarType};
 
-use core::mem::{align_of, size_of};
-
-use crate::nodes::Params;
-use crate::plain::Plain;
-use crate::plan::{Plan, Shape, Storage, Value};
+use crate::frame::Frame;
+use crate::nodes::AnyStep;
+use crate::plan::Plan;
+use crate::values::{Shape, Storage, Value};
 
 fn fail(error: Error, message: &'static str) -> KernelError {
     KernelError::new(error, message)
-}
-
-/// The most bands one step cuts its work into. A step that cuts takes its per-band
-/// scratch this many times (reserved at init, so that the plan's memory does not depend
-/// on the pool an execute is given).
-pub(crate) const MAX_BANDS: usize = 4;
-
-/// The least work (multiply-adds, or the like) worth a band of its own: a few
-/// microseconds on one core, well above the cost of handing a band to a worker.
-const MIN_WORK_PER_BAND: usize = 1 << 17;
-
-/// One band of a [`Frame::split`]: its rows, its run of the output and its scratch.
-type Band<'b, T> = (Range<usize>, &'b mut [T], &'b mut [f32]);
-
-/// What a step sees while it runs: value shapes and data, the scratch, and the pool of
-/// the execute.
-pub(crate) struct Frame<'f> {
-    plan: &'f Plan,
-    ctx: &'f KernelContext<'f>,
-}
-
-impl core::fmt::Debug for Frame<'_> {
-    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
-        f.debug_struct("Frame")
-            .field("plan", &self.plan)
-            .field("workers", &self.ctx.workers())
-            .finish()
-    }
-}
-
-impl Frame<'_> {
-    fn value(&self, v: u32) -> &Value {
-        self.plan.value(v)
-    }
-
-    /// Value `v`'s shape in this execute.
-    pub(crate) fn shape(&self, v: u32) -> Shape {
-        self.value(v).shape
-    }
-
-    /// Value `v`'s elements in this execute.
-    pub(crate) fn numel(&self, v: u32) -> usize {
-        self.value(v).numel()
-    }
-
-    /// The rows of `Qd8` value `v` in this execute.
-    pub(crate) fn rows(&self, v: u32) -> usize {
-        self.value(v).rows()
-    }
-
-    fn ptr(&self, v: u32) -> *mut u8 {
-        // SAFETY: as in `value`: `v < num_values`, and `data` has `num_values` entries.
-        unsafe { *self.plan.data.as_ptr().add(v as usize) }
-    }
-
-    /// The data of an fp32 step's inputs and its output ([`input`](Self::input) and
-    /// [`output`](Self::output) for each).
-    #[allow(
-        clippy::mut_from_ref,
-        reason = "the output's bytes are disjoint from everything else a step can reach"
-    )]
-    pub(crate) fn operands<const N: usize>(
-        &self,
-        inputs: [u32; N],
-        output: u32,
-    ) -> KernelResult<([&[f32]; N], &mut [f32])> {
-        // Proved at init by `Builder::write`; not re-checked per step.
-        debug_assert!(!inputs.contains(&output));
-        let mut ins: [&[f32]; N] = [&[]; N];
-        for (slot, v) in ins.iter_mut().zip(inputs) {
-            *slot = self.input(v)?;
-        }
-        Ok((ins, self.output(output)?))
-    }
-
-    /// Input `v`'s data as `T`s. `T` must be the value's element type or bytes; a value
-    /// whose bytes do not divide into aligned `T`s is an internal error.
-    ///
-    /// The plan guarantees what makes the views sound: a step's output is none of its
-    /// inputs, intermediate values live at the same node never share bytes (liveness),
-    /// constants are never written, and the call's output tensors overlap none of its
-    /// inputs (checked by [`bind`]); so the one mutable view, [`output`](Self::output),
-    /// aliases nothing else handed out, and the borrows end with the step.
-    pub(crate) fn input<T: Plain>(&self, v: u32) -> KernelResult<&[T]> {
-        let (ptr, len) = self.typed::<T>(v)?;
-        // SAFETY: `ptr` points to the value's `bytes()` bytes (bound externals, constants
-        // checked at init, or a slice of the intermediate buffer sized by liveness), valid
-        // while the step runs, aligned for `T` (checked by `typed`); every bit pattern is
-        // a `T` (`Plain`); no mutable view of an input exists during the step.
-        Ok(unsafe { core::slice::from_raw_parts(ptr, len) })
-    }
-
-    /// Output `v`'s data as `T`s (see [`input`](Self::input)).
-    #[allow(
-        clippy::mut_from_ref,
-        reason = "the output's bytes are disjoint from everything else a step can reach"
-    )]
-    pub(crate) fn output<T: Plain>(&self, v: u32) -> KernelResult<&mut [T]> {
-        let value = self.value(v);
-        if value.is_constant() || matches!(value.storage, Storage::Input { .. }) {
-            return Err(fail(
-                Error::Internal,
-                "a step writes a constant or an input",
-            ));
-        }
-        let (ptr, len) = self.typed::<T>(v)?;
-        // SAFETY: as in `input`; the plan proved the output is none of the step's inputs
-        // and shares no bytes with a value live at the same node, so this is the only
-        // view of these bytes while the step runs.
-        Ok(unsafe { core::slice::from_raw_parts_mut(ptr, len) })
-    }
-
-    fn typed<T: Plain>(&self, v: u32) -> KernelResult<(*mut T, usize)> {
-        let ptr = self.ptr(v).cast::<T>();
-        let bytes = self.value(v).bytes();
-        if !(ptr as usize).is_multiple_of(align_of::<T>()) || !bytes.is_multiple_of(size_of::<T>())
-        {
-            return Err(fail(Error::Internal, "a value is not aligned for its type"));
-        }
-        Ok((ptr, bytes / size_of::<T>()))
-    }
-
-    /// The plan's scratch (the running step's alone): `floats` f32s for the step, and
-    /// the rest as a [`Scratch`] for kernel calls, each of which starts from empty.
-    #[allow(
-        clippy::mut_from_ref,
-        reason = "the scratch belongs to the one step running"
-    )]
-    pub(crate) fn scratch(&self, floats: usize) -> KernelResult<(&mut [f32], Scratch<'_>)> {
-        // SAFETY: the scratch is `scratch_len` bytes of method memory, 64-aligned, that
-        // only the running step uses (steps run one at a time and execute holds the
-        // method exclusively); the borrows end with the step. Every bit pattern is an f32.
-        let bytes = unsafe {
-            core::slice::from_raw_parts_mut(self.plan.scratch.as_ptr(), self.plan.scratch_len)
-        };
-        let (head, rest) = bytes
-            .split_at_mut_checked(
-                floats
-                    .saturating_mul(4)
-                    .checked_next_multiple_of(64)
-                    .unwrap_or(usize::MAX),
-            )
-            .ok_or(fail(
-                Error::MemoryAllocationFailed,
-                "the node scratch is too small",
-            ))?;
-        // SAFETY: `head` is 64-aligned (the scratch's start) and holds at least `floats`
-        // f32s; f32 has no invalid bit patterns.
-        let floats =
-            unsafe { core::slice::from_raw_parts_mut(head.as_mut_ptr().cast::<f32>(), floats) };
-        Ok((
-            floats,
-            Scratch {
-                bytes: rest,
-                pool: self.ctx.parallel(),
-            },
-        ))
-    }
-
-    /// Cuts `rows` (output rows, `work_per_row` multiply-adds each) into bands, one per
-    /// worker of the execute's pool (at most [`MAX_BANDS`], none below the work worth a
-    /// thread), and runs `task(band, out_band, scratch)` for each over the pool:
-    /// `out_band` is the band's run of `out` (`per_row` elements a row) and `scratch`
-    /// its own `scratch_floats` floats (the step's scratch must hold [`MAX_BANDS`]
-    /// times `scratch_floats` rounded up to 16). Without a pool, one band of all rows.
-    pub(crate) fn split<T: Send>(
-        &self,
-        rows: usize,
-        work_per_row: usize,
-        (out, per_row): (&mut [T], usize),
-        scratch_floats: usize,
-        task: impl Fn(Range<usize>, &mut [T], &mut [f32]) + Sync,
-    ) -> KernelResult {
-        self.split_by(rows, 1, work_per_row, (out, per_row), scratch_floats, task)
-    }
-
-    /// [`split`](Self::split) with every band but the last a whole number of `unit`
-    /// rows (a product cut into column panels: the rows are columns, `unit` a panel).
-    pub(crate) fn split_by<T: Send>(
-        &self,
-        rows: usize,
-        unit: usize,
-        work_per_row: usize,
-        (out, per_row): (&mut [T], usize),
-        scratch_floats: usize,
-        task: impl Fn(Range<usize>, &mut [T], &mut [f32]) + Sync,
-    ) -> KernelResult {
-        let by_work = rows.saturating_mul(work_per_row) / MIN_WORK_PER_BAND;
-        let wanted = self
-            .ctx
-            .workers()
-            .min(MAX_BANDS)
-            .min(by_work)
-            .min(rows)
-            .max(1);
-        let chunk = rows
-            .div_ceil(wanted)
-            .max(1)
-            .checked_next_multiple_of(unit.max(1))
-            .unwrap_or(usize::MAX);
-        let bands = rows.div_ceil(chunk).max(1);
-        let per_band = scratch_floats
-            .checked_next_multiple_of(16)
-            .unwrap_or(usize::MAX);
-        let (scratch, _) = self.scratch(per_band.saturating_mul(bands))?;
-        if out.len() < rows.saturating_mul(per_row) {
-            return Err(fail(
-                Error::Internal,
-                "a step's output is smaller than its rows",
-            ));
-        }
-        if bands == 1 {
-            task(0..rows, out, &mut scratch[..scratch_floats]);
-            return Ok(());
-        }
-        let mut items: [Option<Band<'_, T>>; MAX_BANDS] = Default::default();
-        let (mut out, mut scratch) = (out, scratch);
-        for (b, item) in items.iter_mut().enumerate().take(bands) {
-            let band = b * chunk..((b + 1) * chunk).min(rows);
-            let (here, rest) = core::mem::take(&mut out).split_at_mut(band.len() * per_row);
-            let (mine, others) = core::mem::take(&mut scratch).split_at_mut(per_band);
-            (out, scratch) = (rest, others);
-            *item = Some((band, here, &mut mine[..scratch_floats]));
-        }
-        self.ctx.parallel_each(&mut items[..bands], |_, item| {
-            if let Some((band, out, scratch)) = item.take() {
-                task(band, out, scratch);
-            }
-        });
-        Ok(())
-    }
-}
-
-/// Scratch memory for kernel calls inside a step (GEMMs): each call gets a context over
-/// all of it, so a loop of calls reuses the same bytes, and the execute's pool.
-pub(crate) struct Scratch<'s> {
-    bytes: &'s mut [u8],
-    pool: Option<&'s dyn Parallel>,
-}
-
-impl core::fmt::Debug for Scratch<'_> {
-    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
-        f.debug_struct("Scratch")
-            .field("bytes", &self.bytes.len())
-            .finish()
-    }
-}
-
-impl Scratch<'_> {
-    /// Runs `f` with a fresh kernel context over the scratch (a product cuts itself for
-    /// the pool when the scratch holds every part's packing buffers).
-    pub(crate) fn with<R>(&mut self, f: impl FnOnce(&KernelContext<'_>) -> R) -> R {
-        let arena = Arena::new(&mut *self.bytes);
-        f(&KernelContext::new(&arena).with_parallel(self.pool))
-    }
 }
 
 /// Binds the call's tensors: each delegate input must be a float32 tensor of the value's
@@ -290,7 +31,7 @@ fn bind(plan: &Plan, args: &KernelArgs<'_>) -> KernelResult {
     let externals = plan.externals();
     let mut dynamic = false;
     for &v in externals {
-        let value = plan.value(v);
+        let value = plan.tables.value(v);
         if let Storage::Input { arg } = value.storage {
             let t = args.tensor(arg as usize)?;
             let shape = input_shape(t, value)?;
@@ -300,14 +41,14 @@ fn bind(plan: &Plan, args: &KernelArgs<'_>) -> KernelResult {
             // the plan's, written only here and at init, while execute holds the method
             // exclusively, and no reference into them is held across these writes.
             unsafe {
-                (*plan.values.as_ptr().add(v as usize)).shape = shape;
-                *plan.data.as_ptr().add(v as usize) = ptr;
+                (*plan.tables.values.as_ptr().add(v as usize)).shape = shape;
+                *plan.tables.data.as_ptr().add(v as usize) = ptr;
             }
         }
     }
     reshape(plan, dynamic)?;
     for &v in externals {
-        let value = plan.value(v);
+        let value = plan.tables.value(v);
         if let Storage::Output { arg } = value.storage {
             let shape = value.shape;
             // SAFETY: the reference is dropped at the end of this block, before another
@@ -319,18 +60,18 @@ fn bind(plan: &Plan, args: &KernelArgs<'_>) -> KernelResult {
             check_tensor(t, &shape)?;
             let ptr = t.data_mut::<f32>()?.as_mut_ptr().cast::<u8>();
             // SAFETY: as for the inputs above.
-            unsafe { *plan.data.as_ptr().add(v as usize) = ptr };
+            unsafe { *plan.tables.data.as_ptr().add(v as usize) = ptr };
         }
     }
     let range = |v: u32| {
         // SAFETY: as above; bound just now.
-        let start = unsafe { *plan.data.as_ptr().add(v as usize) } as usize;
-        (start, start + plan.value(v).bytes())
+        let start = unsafe { *plan.tables.data.as_ptr().add(v as usize) } as usize;
+        (start, start + plan.tables.value(v).bytes())
     };
     for (k, &a) in externals.iter().enumerate() {
-        let a_is_output = matches!(plan.value(a).storage, Storage::Output { .. });
+        let a_is_output = matches!(plan.tables.value(a).storage, Storage::Output { .. });
         for &b in &externals[..k] {
-            let b_is_output = matches!(plan.value(b).storage, Storage::Output { .. });
+            let b_is_output = matches!(plan.tables.value(b).storage, Storage::Output { .. });
             let ((s1, e1), (s2, e2)) = (range(a), range(b));
             if (a_is_output || b_is_output) && s1 < e2 && s2 < e1 {
                 return Err(fail(
@@ -347,9 +88,9 @@ fn bind(plan: &Plan, args: &KernelArgs<'_>) -> KernelResult {
 /// the planned ones, or with a `dynamic` input each node's output as its kind computes
 /// it from its inputs' (see [`crate::dynamic`]).
 fn reshape(plan: &Plan, dynamic: bool) -> KernelResult {
-    for v in 0..plan.num_values {
+    for v in 0..plan.tables.num_values {
         // SAFETY: `v < num_values`; as in `bind`, nothing else refers into the table.
-        let value = unsafe { &mut *plan.values.as_ptr().add(v) };
+        let value = unsafe { &mut *plan.tables.values.as_ptr().add(v) };
         if !matches!(value.storage, Storage::Input { .. }) {
             value.shape = value.bound;
         }
@@ -357,22 +98,22 @@ fn reshape(plan: &Plan, dynamic: bool) -> KernelResult {
     if !dynamic {
         return Ok(());
     }
-    let shape = |v: u32| plan.value(v).shape;
+    let shape = |v: u32| plan.tables.value(v).shape;
     for s in 0..plan.num_steps {
         // SAFETY: `s < num_steps`, all written at init.
         let step = unsafe { &*plan.steps.as_ptr().add(s) };
-        let reshaped = match &step.params {
-            Params::Unary(p) => p.reshape(&shape),
-            Params::Binary(p) => p.reshape(&shape),
-            Params::FullyConnected(p) => p.reshape(&shape),
-            Params::QuantizedFc(p) => p.reshape(&shape),
-            Params::Copy(p) => p.reshape(&shape),
-            Params::Convert(p) => p.reshape(&shape),
-            Params::Concat(p) => p.reshape(&shape),
+        let reshaped = match step {
+            AnyStep::Unary(step) => step.params.reshape(&shape),
+            AnyStep::Binary(step) => step.params.reshape(&shape),
+            AnyStep::FullyConnected(step) => step.params.reshape(&shape),
+            AnyStep::QuantizedFc(step) => step.params.reshape(&shape),
+            AnyStep::Copy(step) => step.params.reshape(&shape),
+            AnyStep::Convert(step) => step.params.reshape(&shape),
+            AnyStep::Concat(step) => step.params.reshape(&shape),
             _ => Err("a delegate node of this kind cannot run on a dynamic shape yet"),
         };
         let (out, sizes) = reshaped.map_err(|m| fail(Error::NotSupported, m))?;
-        let bound = plan.value(out).bound;
+        let bound = plan.tables.value(out).bound;
         let fits = sizes.rank() == bound.rank()
             && sizes.dims().iter().zip(bound.dims()).all(|(s, b)| s <= b);
         if !fits {
@@ -382,7 +123,7 @@ fn reshape(plan: &Plan, dynamic: bool) -> KernelResult {
             ));
         }
         // SAFETY: `out < num_values` (a step's value index); as above.
-        unsafe { (*plan.values.as_ptr().add(out as usize)).shape = sizes };
+        unsafe { (*plan.tables.values.as_ptr().add(out as usize)).shape = sizes };
     }
     Ok(())
 }
@@ -426,7 +167,7 @@ fn resize_to(t: &mut et_runtime::Tensor, shape: &Shape) -> KernelResult {
             "a delegate output's rank differs from the graph's",
         ));
     }
-    let mut sizes = [0usize; crate::plan::MAX_RANK];
+    let mut sizes = [0usize; crate::values::MAX_RANK];
     for (i, &d) in t.dim_order().iter().enumerate() {
         sizes[usize::from(d)] = shape.dims()[i];
     }
@@ -466,12 +207,12 @@ pub(crate) fn execute(
     // with the method held exclusively, so nothing else uses the plan meanwhile.
     let plan = unsafe { plan.as_ref() };
     bind(plan, args)?;
-    let frame = Frame { plan, ctx };
+    let frame = Frame::new(&plan.tables, ctx);
     for s in 0..plan.num_steps {
         // SAFETY: `s < num_steps`, all written at init.
         let step = unsafe { &*plan.steps.as_ptr().add(s) };
         let start = ctx.step_start();
-        (step.run)(step, &frame)?;
+        step.run(&frame)?;
         ctx.step_end(start, s as u32);
     }
     Ok(())

@@ -19,12 +19,16 @@
 #![deny(missing_docs)]
 
 mod backend;
+mod builder;
 mod compute;
 mod dynamic;
+mod elem;
 mod exec;
+mod frame;
 mod nodes;
 mod plain;
 mod plan;
+mod values;
 
 pub use backend::XnnpackBackend;
 pub use compute::cpu::{int8_kernels, Int8Kernels};

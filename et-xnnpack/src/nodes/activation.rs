@@ -8,10 +8,12 @@ use et_runtime::KernelResult;
 use et_xnnpack_schema::fields as xf;
 use et_xnnpack_schema::NodeView;
 
-use super::{check_flags, register, wrong_params, Clamp, Params, Step};
-use crate::exec::Frame;
-use crate::plan::Shape;
-use crate::plan::{Builder, Elem};
+use super::quantized::Quantized;
+use crate::builder::{check_flags, other_family, Builder};
+use crate::compute::clamp::Clamp;
+use crate::elem::Elem;
+use crate::frame::{Frame, Step};
+use crate::values::Shape;
 
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub(crate) enum UnaryOp {
@@ -48,7 +50,7 @@ fn prepare_with(
     node: &NodeView<'_>,
     op: UnaryOp,
     (input, output, flags): (u16, u16, u16),
-) -> Result<Step, DelegateError> {
+) -> Result<Step<Unary>, DelegateError> {
     check_flags(b, node.u32(flags), 0)?;
     let input = b.read(node.u32(input))?;
     let output = b.write(node.u32(output), &[input])?;
@@ -57,12 +59,12 @@ fn prepare_with(
     }
     Ok(Step {
         run,
-        params: Params::Unary(Unary {
+        params: Unary {
             input,
             output,
             op,
             clamp: Clamp::of(node),
-        }),
+        },
     })
 }
 
@@ -71,7 +73,10 @@ const FIELDS_1X1: (u16, u16, u16) = (N1::VT_INPUT_ID, N1::VT_OUTPUT_ID, N1::VT_F
 
 macro_rules! simple {
     ($($name:ident => $op:expr;)*) => {$(
-        fn $name(b: &mut Builder<'_, '_>, node: &NodeView<'_>) -> Result<Step, DelegateError> {
+        pub(super) fn $name(
+            b: &mut Builder<'_, '_>,
+            node: &NodeView<'_>,
+        ) -> Result<Step<Unary>, DelegateError> {
             prepare_with(b, node, $op, FIELDS_1X1)
         }
     )*};
@@ -96,25 +101,31 @@ simple! {
 }
 
 /// Clamp on fp32.
-fn prepare_clamp(b: &mut Builder<'_, '_>, node: &NodeView<'_>) -> Result<Step, DelegateError> {
+pub(super) fn prepare_clamp(
+    b: &mut Builder<'_, '_>,
+    node: &NodeView<'_>,
+) -> Result<Step<Unary>, DelegateError> {
     prepare_with(b, node, UnaryOp::Clamp, FIELDS_1X1)
 }
 
 /// Clamp on qint8: the integer clamp of `quantized::prepare_clamp`.
-fn prepare_clamp_qint8(
+pub(super) fn prepare_clamp_qint8(
     b: &mut Builder<'_, '_>,
     node: &NodeView<'_>,
-) -> Result<Step, DelegateError> {
+) -> Result<Step<Quantized>, DelegateError> {
     let input = b.read_any(node.u32(N1::VT_INPUT_ID))?;
     if b.value(input).elem == Elem::F32 {
-        return Err(super::other_family(b));
+        return Err(other_family(b));
     }
     check_flags(b, node.u32(N1::VT_FLAGS), 0)?;
     let output = b.write_any(node.u32(N1::VT_OUTPUT_ID), &[input])?;
     super::quantized::prepare_clamp(b, node, input, output)
 }
 
-fn prepare_elu(b: &mut Builder<'_, '_>, node: &NodeView<'_>) -> Result<Step, DelegateError> {
+pub(super) fn prepare_elu(
+    b: &mut Builder<'_, '_>,
+    node: &NodeView<'_>,
+) -> Result<Step<Unary>, DelegateError> {
     type E<'a> = xf::XNNELU<'a>;
     let alpha = node.f32(E::VT_ALPHA);
     prepare_with(
@@ -125,33 +136,14 @@ fn prepare_elu(b: &mut Builder<'_, '_>, node: &NodeView<'_>) -> Result<Step, Del
     )
 }
 
-fn prepare_leaky_relu(b: &mut Builder<'_, '_>, node: &NodeView<'_>) -> Result<Step, DelegateError> {
+pub(super) fn prepare_leaky_relu(
+    b: &mut Builder<'_, '_>,
+    node: &NodeView<'_>,
+) -> Result<Step<Unary>, DelegateError> {
     type L<'a> = xf::XNNLeakyReLU<'a>;
     let slope = node.f32(L::VT_NEGATIVE_SLOPE);
     let fields = (L::VT_INPUT_ID, L::VT_OUTPUT_ID, L::VT_FLAGS);
     prepare_with(b, node, UnaryOp::LeakyRelu(slope), fields)
-}
-
-register! {
-    XNNClamp: fp32 => prepare_clamp;
-    XNNClamp: qint8 => prepare_clamp_qint8;
-    XNNAbs: fp32 => prepare_abs;
-    XNNNegate: fp32 => prepare_negate;
-    XNNSquare: fp32 => prepare_square;
-    XNNSquareRoot: fp32 => prepare_sqrt;
-    XNNReciprocalSquareRoot: fp32 => prepare_rsqrt;
-    XNNExp: fp32 => prepare_exp;
-    XNNLog: fp32 => prepare_log;
-    XNNFloor: fp32 => prepare_floor;
-    XNNCeiling: fp32 => prepare_ceiling;
-    XNNSigmoid: fp32 => prepare_sigmoid;
-    XNNTanh: fp32 => prepare_tanh;
-    XNNGelu: fp32 => prepare_gelu;
-    XNNHardswish: fp32 => prepare_hardswish;
-    XNNSin: fp32 => prepare_sin;
-    XNNCos: fp32 => prepare_cos;
-    XNNELU: fp32 => prepare_elu;
-    XNNLeakyReLU: fp32 => prepare_leaky_relu;
 }
 
 impl Unary {
@@ -164,10 +156,7 @@ impl Unary {
     }
 }
 
-fn run(step: &Step, frame: &Frame<'_>) -> KernelResult {
-    let Params::Unary(p) = step.params else {
-        return Err(wrong_params());
-    };
+fn run(p: &Unary, frame: &Frame<'_>) -> KernelResult {
     let ([x], out) = frame.operands([p.input], p.output)?;
     compute(p.op, x, out);
     p.clamp.apply(out);

@@ -9,12 +9,11 @@ use et_runtime::{Error, KernelResult};
 use et_xnnpack_schema::fields as xf;
 use et_xnnpack_schema::NodeView;
 
-use super::conv2d::Window;
-use super::global_avg_pooling::KEEP_DIMS;
-use super::pooling::geometry;
-use super::{check_flags, register, wrong_params, Clamp, Params, Step};
-use crate::exec::Frame;
-use crate::plan::Builder;
+use super::pooling::{geometry, KEEP_DIMS};
+use crate::builder::{check_flags, Builder};
+use crate::compute::clamp::Clamp;
+use crate::compute::window::Window;
+use crate::frame::{Frame, Step};
 
 type P<'a> = xf::_XNNPooling2D<'a>;
 
@@ -27,7 +26,10 @@ pub(crate) struct AvgPool {
     clamp: Clamp,
 }
 
-fn prepare(b: &mut Builder<'_, '_>, node: &NodeView<'_>) -> Result<Step, DelegateError> {
+pub(super) fn prepare(
+    b: &mut Builder<'_, '_>,
+    node: &NodeView<'_>,
+) -> Result<Step<AvgPool>, DelegateError> {
     check_flags(b, node.u32(P::VT_FLAGS), KEEP_DIMS)?;
     let input = b.read(node.u32(P::VT_INPUT_ID))?;
     let output = b.write(node.u32(P::VT_OUTPUT_ID), &[input])?;
@@ -56,18 +58,14 @@ fn prepare(b: &mut Builder<'_, '_>, node: &NodeView<'_>) -> Result<Step, Delegat
     }
     Ok(Step {
         run,
-        params: Params::AvgPool(AvgPool {
+        params: AvgPool {
             input,
             output,
             window,
             channels,
             clamp,
-        }),
+        },
     })
-}
-
-register! {
-    XNNAvgPooling2d: fp32 => prepare;
 }
 
 /// The input positions `[start, end)` a window starting at padded position `at` and
@@ -107,10 +105,7 @@ fn avg_pool(w: &Window, c: usize, clamp: &Clamp, x: &[f32], out: &mut [f32]) {
     }
 }
 
-fn run(step: &Step, frame: &Frame<'_>) -> KernelResult {
-    let Params::AvgPool(p) = step.params else {
-        return Err(wrong_params());
-    };
+fn run(p: &AvgPool, frame: &Frame<'_>) -> KernelResult {
     let ([x], out) = frame.operands([p.input], p.output)?;
     avg_pool(&p.window, p.channels, &p.clamp, x, out);
     Ok(())

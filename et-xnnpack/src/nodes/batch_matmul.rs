@@ -7,9 +7,8 @@ use et_runtime::KernelResult;
 use et_xnnpack_schema::fields as xf;
 use et_xnnpack_schema::{Graph, NodeView};
 
-use super::{check_flags, register, wrong_params, Params, Step};
-use crate::exec::Frame;
-use crate::plan::{graph_shape, Builder};
+use crate::builder::{check_flags, graph_shape, Builder};
+use crate::frame::{Frame, Step};
 
 const TRANSPOSE_B: u32 = 1;
 
@@ -30,7 +29,10 @@ pub(crate) struct BatchMatmul {
     transpose_b: bool,
 }
 
-fn prepare(b: &mut Builder<'_, '_>, node: &NodeView<'_>) -> Result<Step, DelegateError> {
+pub(super) fn prepare(
+    b: &mut Builder<'_, '_>,
+    node: &NodeView<'_>,
+) -> Result<Step<BatchMatmul>, DelegateError> {
     let flags = node.u32(N::VT_FLAGS);
     check_flags(b, flags, TRANSPOSE_B)?;
     let transpose_b = flags & TRANSPOSE_B != 0;
@@ -51,10 +53,10 @@ fn prepare(b: &mut Builder<'_, '_>, node: &NodeView<'_>) -> Result<Step, Delegat
     if kb != k || so.dims()[r - 2] != m || so.dims()[r - 1] != n {
         return Err(b.invalid("the operands' inner sizes or the output's sizes do not match"));
     }
-    let batch_of = |s: &crate::plan::Shape| s.dims()[..r - 2].iter().product::<usize>();
+    let batch_of = |s: &crate::values::Shape| s.dims()[..r - 2].iter().product::<usize>();
     let batches = batch_of(&so);
     let (ba, bb) = (batch_of(&sa), batch_of(&sb));
-    let fits = |s: &crate::plan::Shape| {
+    let fits = |s: &crate::values::Shape| {
         (0..r - 2).all(|d| s.dims()[d] == so.dims()[d]) || s.dims()[..r - 2].iter().all(|&d| d == 1)
     };
     if !fits(&sa) || !fits(&sb) {
@@ -63,7 +65,7 @@ fn prepare(b: &mut Builder<'_, '_>, node: &NodeView<'_>) -> Result<Step, Delegat
     b.scratch(sgemm_scratch_bytes(m, n, k));
     Ok(Step {
         run,
-        params: Params::BatchMatmul(BatchMatmul {
+        params: BatchMatmul {
             a: x,
             b: y,
             output,
@@ -74,11 +76,11 @@ fn prepare(b: &mut Builder<'_, '_>, node: &NodeView<'_>) -> Result<Step, Delegat
             k,
             n,
             transpose_b,
-        }),
+        },
     })
 }
 
-fn scratch(graph: &Graph<'_>, node: &NodeView<'_>) -> usize {
+pub(super) fn scratch(graph: &Graph<'_>, node: &NodeView<'_>) -> usize {
     match graph_shape(graph, node.u32(N::VT_OUTPUT_ID)) {
         Some(s) if s.rank() >= 2 => {
             let (m, n) = (s.dims()[s.rank() - 2], s.last());
@@ -89,14 +91,7 @@ fn scratch(graph: &Graph<'_>, node: &NodeView<'_>) -> usize {
     }
 }
 
-register! {
-    XNNBatchMatrixMultiply: fp32 => prepare, scratch = scratch;
-}
-
-fn run(step: &Step, frame: &Frame<'_>) -> KernelResult {
-    let Params::BatchMatmul(p) = step.params else {
-        return Err(wrong_params());
-    };
+fn run(p: &BatchMatmul, frame: &Frame<'_>) -> KernelResult {
     let ([x, y], out) = frame.operands([p.a, p.b], p.output)?;
     let (m, k, n) = (p.m, p.k, p.n);
     let (_, mut scratch) = frame.scratch(0)?;

@@ -7,10 +7,13 @@ use et_runtime::KernelResult;
 use et_xnnpack_schema::fields as xf;
 use et_xnnpack_schema::NodeView;
 
-use super::{check_flags, register, wrong_params, Clamp, Params, Step};
+use super::quantized::Quantized;
+use crate::builder::{check_flags, other_family, Builder};
 use crate::compute::broadcast::{broadcast_shape, zip_broadcast};
-use crate::exec::Frame;
-use crate::plan::{Builder, Elem, Shape};
+use crate::compute::clamp::Clamp;
+use crate::elem::Elem;
+use crate::frame::{Frame, Step};
+use crate::values::Shape;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum BinaryOp {
@@ -36,7 +39,7 @@ fn prepare(
     b: &mut Builder<'_, '_>,
     node: &NodeView<'_>,
     op: BinaryOp,
-) -> Result<Step, DelegateError> {
+) -> Result<Step<Binary>, DelegateError> {
     type N<'a> = xf::_XNNNode2x1<'a>;
     check_flags(b, node.u32(N::VT_FLAGS), 0)?;
     let x = b.read(node.u32(N::VT_INPUT1_ID))?;
@@ -47,19 +50,22 @@ fn prepare(
     }
     Ok(Step {
         run,
-        params: Params::Binary(Binary {
+        params: Binary {
             a: x,
             b: y,
             output,
             op,
             clamp: Clamp::of(node),
-        }),
+        },
     })
 }
 
 macro_rules! kinds {
     ($($name:ident => $op:ident;)*) => {$(
-        fn $name(b: &mut Builder<'_, '_>, node: &NodeView<'_>) -> Result<Step, DelegateError> {
+        pub(super) fn $name(
+            b: &mut Builder<'_, '_>,
+            node: &NodeView<'_>,
+        ) -> Result<Step<Binary>, DelegateError> {
             prepare(b, node, BinaryOp::$op)
         }
     )*};
@@ -76,27 +82,19 @@ kinds! {
 }
 
 /// Add on qint8 (the only binary kind with a quantized family): `quantized::prepare_add`.
-fn prepare_add_qint8(b: &mut Builder<'_, '_>, node: &NodeView<'_>) -> Result<Step, DelegateError> {
+pub(super) fn prepare_add_qint8(
+    b: &mut Builder<'_, '_>,
+    node: &NodeView<'_>,
+) -> Result<Step<Quantized>, DelegateError> {
     type N<'a> = xf::_XNNNode2x1<'a>;
     check_flags(b, node.u32(N::VT_FLAGS), 0)?;
     let x = b.read_any(node.u32(N::VT_INPUT1_ID))?;
     let y = b.read_any(node.u32(N::VT_INPUT2_ID))?;
     let output = b.write_any(node.u32(N::VT_OUTPUT_ID), &[x, y])?;
     if b.value(x).elem == Elem::F32 {
-        return Err(super::other_family(b));
+        return Err(other_family(b));
     }
     super::quantized::prepare_add(b, node, (x, y, output), false)
-}
-
-register! {
-    XNNAdd: fp32 => prepare_add;
-    XNNAdd: qint8 => prepare_add_qint8;
-    XNNSubtract: fp32 => prepare_subtract;
-    XNNMultiply: fp32 => prepare_multiply;
-    XNNDiv: fp32 => prepare_div;
-    XNNMinimum: fp32 => prepare_minimum;
-    XNNMaximum: fp32 => prepare_maximum;
-    XNNPReLU: fp32 => prepare_prelu;
 }
 
 impl Binary {
@@ -111,10 +109,7 @@ impl Binary {
     }
 }
 
-fn run(step: &Step, frame: &Frame<'_>) -> KernelResult {
-    let Params::Binary(p) = step.params else {
-        return Err(wrong_params());
-    };
+fn run(p: &Binary, frame: &Frame<'_>) -> KernelResult {
     let ([x, y], out) = frame.operands([p.a, p.b], p.output)?;
     let (sx, sy, so) = (frame.shape(p.a), frame.shape(p.b), frame.shape(p.output));
     compute(p.op, x, y, out, (&sx, &sy, &so));
@@ -136,9 +131,9 @@ fn compute(op: BinaryOp, x: &[f32], y: &[f32], out: &mut [f32], shapes: Shapes<'
 }
 
 type Shapes<'s> = (
-    &'s crate::plan::Shape,
-    &'s crate::plan::Shape,
-    &'s crate::plan::Shape,
+    &'s crate::values::Shape,
+    &'s crate::values::Shape,
+    &'s crate::values::Shape,
 );
 
 #[inline(always)]
@@ -150,7 +145,7 @@ fn apply(x: &[f32], y: &[f32], out: &mut [f32], shapes: Shapes<'_>, f: impl Fn(f
 mod tests {
     extern crate std;
     use super::*;
-    use crate::plan::Shape;
+    use crate::values::Shape;
     use std::{vec, vec::Vec};
 
     type Reference = fn(f32, f32) -> f32;

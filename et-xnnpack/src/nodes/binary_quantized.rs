@@ -7,12 +7,12 @@ use et_runtime::{Error, KernelResult};
 use et_xnnpack_schema::fields as xf;
 use et_xnnpack_schema::NodeView;
 
-use super::quantized::{checked_range, qs8};
-use super::{check_flags, register, wrong_params, Params, Step};
+use super::quantized::{checked_range, qs8, Quantized};
+use crate::builder::{check_flags, other_family, Builder};
 use crate::compute::qelementwise::check_broadcast;
 use crate::compute::qmul::{self, MulParams};
-use crate::exec::Frame;
-use crate::plan::{Builder, Elem};
+use crate::elem::Elem;
+use crate::frame::{Frame, Step};
 
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct QuantizedMul {
@@ -31,14 +31,17 @@ fn operands(b: &mut Builder<'_, '_>, node: &NodeView<'_>) -> Result<[u32; 3], De
     let y = b.read_any(node.u32(N::VT_INPUT2_ID))?;
     let output = b.write_any(node.u32(N::VT_OUTPUT_ID), &[x, y])?;
     if b.value(x).elem == Elem::F32 {
-        return Err(super::other_family(b));
+        return Err(other_family(b));
     }
     check_broadcast(&b.shape(x), &b.shape(y), &b.shape(output))
         .map_err(|message| b.invalid(message))?;
     Ok([x, y, output])
 }
 
-fn prepare_multiply(b: &mut Builder<'_, '_>, node: &NodeView<'_>) -> Result<Step, DelegateError> {
+pub(super) fn prepare_multiply(
+    b: &mut Builder<'_, '_>,
+    node: &NodeView<'_>,
+) -> Result<Step<QuantizedMul>, DelegateError> {
     let [x, y, output] = operands(b, node)?;
     let (qa, qb, qy) = (qs8(b, x)?, qs8(b, y)?, qs8(b, output)?);
     let clamp = checked_range(b, node)?;
@@ -50,29 +53,24 @@ fn prepare_multiply(b: &mut Builder<'_, '_>, node: &NodeView<'_>) -> Result<Step
     })?;
     Ok(Step {
         run: run_multiply,
-        params: Params::QuantizedMul(QuantizedMul {
+        params: QuantizedMul {
             a: x,
             b: y,
             output,
             params,
-        }),
+        },
     })
 }
 
-fn prepare_subtract(b: &mut Builder<'_, '_>, node: &NodeView<'_>) -> Result<Step, DelegateError> {
+pub(super) fn prepare_subtract(
+    b: &mut Builder<'_, '_>,
+    node: &NodeView<'_>,
+) -> Result<Step<Quantized>, DelegateError> {
     let operands = operands(b, node)?;
     super::quantized::prepare_add(b, node, operands.into(), true)
 }
 
-register! {
-    XNNMultiply: qint8 => prepare_multiply;
-    XNNSubtract: qint8 => prepare_subtract;
-}
-
-fn run_multiply(step: &Step, frame: &Frame<'_>) -> KernelResult {
-    let Params::QuantizedMul(p) = step.params else {
-        return Err(wrong_params());
-    };
+fn run_multiply(p: &QuantizedMul, frame: &Frame<'_>) -> KernelResult {
     let (sa, sb, so) = (frame.shape(p.a), frame.shape(p.b), frame.shape(p.output));
     let (a, b) = (frame.input::<i8>(p.a)?, frame.input::<i8>(p.b)?);
     let out = frame.output::<i8>(p.output)?;

@@ -7,9 +7,10 @@ use et_runtime::KernelResult;
 use et_xnnpack_schema::fields as xf;
 use et_xnnpack_schema::NodeView;
 
-use super::{check_flags, register, wrong_params, Params, Step};
-use crate::exec::Frame;
-use crate::plan::{Builder, Elem, Shape};
+use crate::builder::{check_flags, other_family, Builder};
+use crate::elem::Elem;
+use crate::frame::{Frame, Step};
+use crate::values::Shape;
 
 type C<'a> = xf::_XNNCat<'a>;
 
@@ -65,7 +66,7 @@ fn prepare<const QUANTIZED: bool>(
     b: &mut Builder<'_, '_>,
     node: &NodeView<'_>,
     count: usize,
-) -> Result<Step, DelegateError> {
+) -> Result<Step<Concat>, DelegateError> {
     check_flags(b, node.u32(C::VT_FLAGS), 0)?;
     let fields = [
         C::VT_INPUT1_ID,
@@ -80,7 +81,7 @@ fn prepare<const QUANTIZED: bool>(
     }
     let output = b.write_any(node.u32(C::VT_OUTPUT_ID), &inputs[..count])?;
     if (b.value(output).elem == Elem::F32) == QUANTIZED {
-        return Err(super::other_family(b));
+        return Err(other_family(b));
     }
     let mut bytes = false;
     for &input in &inputs[..count] {
@@ -114,23 +115,23 @@ fn prepare<const QUANTIZED: bool>(
     }
     Ok(Step {
         run,
-        params: Params::Concat(Concat {
+        params: Concat {
             inputs,
             count,
             output,
             outer: os.dims()[..axis].iter().product(),
             slabs,
             axis,
-        }),
+        },
     })
 }
 
 macro_rules! kinds {
     ($($name:ident => $n:literal;)*) => {$(
-        fn $name<const QUANTIZED: bool>(
+        pub(super) fn $name<const QUANTIZED: bool>(
             b: &mut Builder<'_, '_>,
             node: &NodeView<'_>,
-        ) -> Result<Step, DelegateError> {
+        ) -> Result<Step<Concat>, DelegateError> {
             prepare::<QUANTIZED>(b, node, $n)
         }
     )*};
@@ -143,21 +144,7 @@ kinds! {
     prepare5 => 5;
 }
 
-register! {
-    XNNConcatenate2: fp32 => prepare2::<false>;
-    XNNConcatenate2: qint8 => prepare2::<true>;
-    XNNConcatenate3: fp32 => prepare3::<false>;
-    XNNConcatenate3: qint8 => prepare3::<true>;
-    XNNConcatenate4: fp32 => prepare4::<false>;
-    XNNConcatenate4: qint8 => prepare4::<true>;
-    XNNConcatenate5: fp32 => prepare5::<false>;
-    XNNConcatenate5: qint8 => prepare5::<true>;
-}
-
-fn run(step: &Step, frame: &Frame<'_>) -> KernelResult {
-    let Params::Concat(p) = step.params else {
-        return Err(wrong_params());
-    };
+fn run(p: &Concat, frame: &Frame<'_>) -> KernelResult {
     // Bytes, whatever the element type: the slabs are counted in bytes.
     let mut srcs: [&[u8]; 5] = [&[]; 5];
     for (src, &v) in srcs.iter_mut().zip(&p.inputs) {

@@ -8,15 +8,17 @@
 
 use et_ops::gemm::{sgemm, sgemm_scratch_bytes, Mat, MatMut};
 use et_runtime::backend::DelegateError;
-use et_runtime::{Error, KernelResult};
-use et_xnnpack_schema::fields as xf;
-use et_xnnpack_schema::{Graph, NodeView, INVALID_ID};
+use et_runtime::KernelResult;
+use et_xnnpack_schema::{Graph, NodeView};
 
-use super::{check_flags, register, wrong_params, Clamp, Params, Step};
+use super::conv2d_pointwise::PointwiseConv;
+use super::conv2d_quantized::QuantizedConv;
+use super::convolution::{bias_ptr, read_conv, N};
+use crate::builder::{alloc_bound, graph_numel, other_family, Builder};
+use crate::compute::clamp::Clamp;
 use crate::compute::direct::{Direct, MAX_CIN};
-pub(crate) use crate::compute::window::Window;
-use crate::exec::Frame;
-use crate::plan::{Builder, Elem};
+use crate::compute::window::Window;
+use crate::frame::{Frame, Step};
 
 /// Output pixels per im2col tile for patches of `k` floats: about 64 KiB of patches, so
 /// a tile stays in cache, and 64 to 600 rows. Short patches (a first layer's 27) get long
@@ -24,22 +26,6 @@ use crate::plan::{Builder, Elem};
 fn tile_rows(k: usize) -> usize {
     (16 * 1024 / k.max(1)).clamp(64, 600) / 12 * 12
 }
-
-pub(crate) type N<'a> = xf::_XNNNodeConv<'a>;
-
-/// The node fields of a convolution's window, in [`Window::new`]'s order.
-pub(crate) const CONV_WINDOW: [u16; 10] = [
-    N::VT_PADDING_TOP,
-    N::VT_PADDING_RIGHT,
-    N::VT_PADDING_BOTTOM,
-    N::VT_PADDING_LEFT,
-    N::VT_KERNEL_HEIGHT,
-    N::VT_KERNEL_WIDTH,
-    N::VT_SUBSAMPLING_HEIGHT,
-    N::VT_SUBSAMPLING_WIDTH,
-    N::VT_DILATION_HEIGHT,
-    N::VT_DILATION_WIDTH,
-];
 
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct Conv {
@@ -55,110 +41,14 @@ pub(crate) struct Conv {
     clamp: Clamp,
 }
 
-/// What a convolution node reads and writes, checked: (input, output, filter, bias) value
-/// indices and the window. Shared with DepthwiseConv2d.
-pub(crate) struct ConvNode {
-    pub(crate) input: u32,
-    pub(crate) output: u32,
-    pub(crate) filter: u32,
-    pub(crate) bias: Option<u32>,
-    pub(crate) window: Window,
-    pub(crate) groups: usize,
-    pub(crate) group_in: usize,
-    pub(crate) group_out: usize,
-    /// The input is quantized (the quantized variants check the other values' types).
-    pub(crate) quantized: bool,
-}
-
-/// Reads and checks a convolution node's values and geometry: NHWC input with
-/// `groups * group_in` channels, output `[batch, out_h, out_w, groups * group_out]`,
-/// constant filter and bias.
-pub(crate) fn read_conv(
+/// The fp32 family: this file's step, or the pointwise GEMM's (`S` is either).
+pub(super) fn prepare<S: From<Step<Conv>> + From<Step<PointwiseConv>>>(
     b: &mut Builder<'_, '_>,
     node: &NodeView<'_>,
-) -> Result<ConvNode, DelegateError> {
-    check_flags(b, node.u32(N::VT_FLAGS), 0)?;
-    if node.u32(N::VT_ADJUSTMENT_HEIGHT) != 0 || node.u32(N::VT_ADJUSTMENT_WIDTH) != 0 {
-        return Err(b.invalid("a convolution has output adjustment (only transposed ones do)"));
-    }
-    let input = b.read_any(node.u32(N::VT_INPUT1_ID))?;
-    let quantized = b.value(input).elem != Elem::F32;
-    let filter = b.read_any(node.u32(N::VT_FILTER_ID))?;
-    let bias_id = node.u32(N::VT_BIAS_ID);
-    let bias = if bias_id == INVALID_ID {
-        None
-    } else {
-        Some(b.read_any(bias_id)?)
-    };
-    let output = b.write_any(
-        node.u32(N::VT_OUTPUT_ID),
-        &[input, filter, bias.unwrap_or(filter)],
-    )?;
-    if !quantized {
-        for v in [filter, output, bias.unwrap_or(filter)] {
-            b.require_f32(v)?;
-        }
-    }
-    let groups = node.u32(N::VT_GROUPS) as usize;
-    let group_in = node.u32(N::VT_GROUP_INPUT_CHANNELS) as usize;
-    let group_out = node.u32(N::VT_GROUP_OUTPUT_CHANNELS) as usize;
-    let (is, os) = (b.shape(input), b.shape(output));
-    if is.rank() != 4 || os.rank() != 4 {
-        return Err(b.invalid("a convolution's input or output is not 4-D (NHWC)"));
-    }
-    let [batch, in_h, in_w, in_c] = [is.dims()[0], is.dims()[1], is.dims()[2], is.dims()[3]];
-    let window = Window::new(node, CONV_WINDOW, batch, in_h, in_w).ok_or_else(|| {
-        b.invalid("the convolution window is empty or larger than the padded input")
-    })?;
-    let channels_in = groups.checked_mul(group_in);
-    let channels_out = groups.checked_mul(group_out);
-    if groups == 0 || channels_in != Some(in_c) {
-        return Err(b.invalid("the input channels differ from groups * group_input_channels"));
-    }
-    if os.dims() != [batch, window.out_h, window.out_w, channels_out.unwrap_or(0)] {
-        return Err(b.invalid("the output's sizes differ from what the window and channels give"));
-    }
-    if !b.value(filter).is_constant() {
-        return Err(b.fail(
-            Error::NotSupported,
-            "a filter computed at run time is not supported",
-        ));
-    }
-    if let Some(bias) = bias {
-        if !b.value(bias).is_constant() || b.shape(bias).numel() != channels_out {
-            return Err(b.invalid("the bias is not a constant with one element per output channel"));
-        }
-    }
-    Ok(ConvNode {
-        input,
-        output,
-        filter,
-        bias,
-        window,
-        groups,
-        group_in,
-        group_out,
-        quantized,
-    })
-}
-
-/// The constant data of a checked bias.
-pub(crate) fn bias_ptr(
-    b: &Builder<'_, '_>,
-    bias: Option<u32>,
-) -> Result<Option<*const f32>, DelegateError> {
-    bias.map(|v| {
-        b.constant(v)
-            .map(|d| d.as_ptr())
-            .ok_or_else(|| b.invalid("the bias is not 4-byte aligned"))
-    })
-    .transpose()
-}
-
-fn prepare(b: &mut Builder<'_, '_>, node: &NodeView<'_>) -> Result<Step, DelegateError> {
+) -> Result<S, DelegateError> {
     let c = read_conv(b, node)?;
     if c.quantized {
-        return Err(super::other_family(b));
+        return Err(other_family(b));
     }
     let w = &c.window;
     let taps = w.kernel_h * w.kernel_w;
@@ -171,7 +61,7 @@ fn prepare(b: &mut Builder<'_, '_>, node: &NodeView<'_>) -> Result<Step, Delegat
         .constant(c.filter)
         .ok_or_else(|| b.invalid("the filter is not 4-byte aligned"))?;
     if w.is_pointwise() && c.groups == 1 {
-        return super::conv2d_pointwise::prepare(b, node, &c, filter);
+        return super::conv2d_pointwise::prepare(b, node, &c, filter).map(S::from);
     }
     let packed = b.alloc::<f32>(c.groups * k * c.group_out)?;
     for g in 0..c.groups {
@@ -188,9 +78,9 @@ fn prepare(b: &mut Builder<'_, '_>, node: &NodeView<'_>) -> Result<Step, Delegat
         // The direct kernel reads the input in place; the others gather patches.
         b.scratch(scratch_bytes(k, c.group_out));
     }
-    Ok(Step {
+    Ok(S::from(Step {
         run,
-        params: Params::Conv(Conv {
+        params: Conv {
             input: c.input,
             output: c.output,
             window: c.window,
@@ -200,8 +90,8 @@ fn prepare(b: &mut Builder<'_, '_>, node: &NodeView<'_>) -> Result<Step, Delegat
             packed: packed.as_ptr(),
             bias,
             clamp: Clamp::of(node),
-        }),
-    })
+        },
+    }))
 }
 
 fn scratch_bytes(k: usize, group_out: usize) -> usize {
@@ -212,7 +102,7 @@ fn scratch_bytes(k: usize, group_out: usize) -> usize {
         .saturating_add(sgemm_scratch_bytes(tile, group_out, k))
 }
 
-fn scratch(_: &Graph<'_>, node: &NodeView<'_>) -> usize {
+pub(super) fn scratch(_: &Graph<'_>, node: &NodeView<'_>) -> usize {
     let f = |vt| node.u32(vt) as usize;
     let k = f(N::VT_KERNEL_HEIGHT)
         .saturating_mul(f(N::VT_KERNEL_WIDTH))
@@ -223,36 +113,30 @@ fn scratch(_: &Graph<'_>, node: &NodeView<'_>) -> usize {
 }
 
 /// The qint8 family: `conv2d_quantized`'s int8 GEMM.
-fn prepare_qint8(b: &mut Builder<'_, '_>, node: &NodeView<'_>) -> Result<Step, DelegateError> {
+pub(super) fn prepare_qint8(
+    b: &mut Builder<'_, '_>,
+    node: &NodeView<'_>,
+) -> Result<Step<QuantizedConv>, DelegateError> {
     let c = read_conv(b, node)?;
     if !c.quantized {
-        return Err(super::other_family(b));
+        return Err(other_family(b));
     }
     super::conv2d_quantized::prepare_conv(b, node, &c)
 }
 
 /// The packed-memory bound of an fp32 Conv2d: its filter, repacked once.
-fn packed(graph: &Graph<'_>, node: &NodeView<'_>) -> usize {
+pub(super) fn packed(graph: &Graph<'_>, node: &NodeView<'_>) -> usize {
     let f = |vt| node.u32(vt) as usize;
     let (cin, cout) = (
         f(N::VT_GROUP_INPUT_CHANNELS),
         f(N::VT_GROUP_OUTPUT_CHANNELS),
     );
     // Either path's: the pointwise panels and padded bias, or the filter repacked.
-    super::alloc_bound(super::graph_numel(graph, node.u32(N::VT_FILTER_ID)), 4)
+    alloc_bound(graph_numel(graph, node.u32(N::VT_FILTER_ID)), 4)
         .max(super::conv2d_pointwise::packed_bound(cout, cin))
 }
 
-register! {
-    XNNConv2d: fp32 => prepare, scratch = scratch, packed = packed;
-    XNNConv2d: qint8 => prepare_qint8, scratch = super::conv2d_quantized::conv_scratch,
-        packed = super::conv2d_quantized::conv_packed;
-}
-
-fn run(step: &Step, frame: &Frame<'_>) -> KernelResult {
-    let Params::Conv(p) = step.params else {
-        return Err(wrong_params());
-    };
+fn run(p: &Conv, frame: &Frame<'_>) -> KernelResult {
     let ([x], out) = frame.operands([p.input], p.output)?;
     let w = &p.window;
     let (cin, cout) = (p.groups * p.group_in, p.groups * p.group_out);

@@ -8,11 +8,11 @@ use et_runtime::backend::DelegateError;
 use et_runtime::KernelResult;
 use et_xnnpack_schema::NodeView;
 
-use super::conv2d::ConvNode;
-use super::{wrong_params, Clamp, Params, Step};
+use super::convolution::ConvNode;
+use crate::builder::{alloc_bound, Builder};
+use crate::compute::clamp::Clamp;
 use crate::compute::fgemm::{self, Isa, PackedGemm};
-use crate::exec::Frame;
-use crate::plan::Builder;
+use crate::frame::{Frame, Step};
 
 /// A pointwise fp32 convolution.
 #[derive(Clone, Copy, Debug)]
@@ -37,7 +37,7 @@ pub(crate) fn prepare(
     node: &NodeView<'_>,
     c: &ConvNode,
     filter: &[f32],
-) -> Result<Step, DelegateError> {
+) -> Result<Step<PointwiseConv>, DelegateError> {
     let (cin, cout) = (c.group_in, c.group_out);
     let panels = b.alloc::<f32>(fgemm::packed_len(cout, cin))?;
     fgemm::pack(cout, cin, |o, i| filter[o * cin + i], panels);
@@ -54,7 +54,7 @@ pub(crate) fn prepare(
     let w = &c.window;
     Ok(Step {
         run,
-        params: Params::PointwiseConv(PointwiseConv {
+        params: PointwiseConv {
             input: c.input,
             output: c.output,
             pixels: w.batch * w.out_h * w.out_w,
@@ -64,20 +64,16 @@ pub(crate) fn prepare(
             bias: bias.as_ptr(),
             clamp: Clamp::of(node),
             isa: Isa::detect(),
-        }),
+        },
     })
 }
 
 /// The method memory [`prepare`] takes for `cout` channels of `cin` (saturating).
 pub(crate) fn packed_bound(cout: usize, cin: usize) -> usize {
-    super::alloc_bound(fgemm::packed_len(cout, cin), 4)
-        .saturating_add(super::alloc_bound(fgemm::padded(cout), 4))
+    alloc_bound(fgemm::packed_len(cout, cin), 4).saturating_add(alloc_bound(fgemm::padded(cout), 4))
 }
 
-fn run(step: &Step, frame: &Frame<'_>) -> KernelResult {
-    let Params::PointwiseConv(p) = step.params else {
-        return Err(wrong_params());
-    };
+fn run(p: &PointwiseConv, frame: &Frame<'_>) -> KernelResult {
     let ([x], out) = frame.operands([p.input], p.output)?;
     let (cin, cout) = (p.channels_in, p.channels_out);
     // SAFETY: both packed at init in method memory with these lengths, read-only since,

@@ -8,17 +8,19 @@ use et_runtime::backend::DelegateError;
 use et_runtime::{Error, KernelResult};
 use et_xnnpack_schema::{Graph, NodeView};
 
-use super::conv2d::{ConvNode, Window, N};
-use super::{alloc_bound, graph_numel, wrong_params, Clamp, Params, Step};
+use super::convolution::{ConvNode, N};
+use crate::builder::{alloc_bound, graph_numel, graph_shape, Builder};
+use crate::compute::clamp::Clamp;
 use crate::compute::qconv::{fold_zero_point, QConv};
 #[cfg(target_arch = "x86_64")]
 use crate::compute::qdepthwise::avx2::{interleave, interleaved_len, MAX_TAPS};
 use crate::compute::qdepthwise::QDepthwise;
 use crate::compute::qgemm::{pack, pack_quads, packed_len, padded, vnni_available, QGemm, NR};
 use crate::compute::requant::Requant;
-use crate::exec::{Frame, MAX_BANDS};
+use crate::compute::window::Window;
+use crate::elem::Elem;
+use crate::frame::{Frame, Step, MAX_BANDS};
 use crate::plain::cast_mut;
-use crate::plan::{graph_shape, Builder, Elem};
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Kind {
@@ -166,10 +168,10 @@ fn filter(b: &Builder<'_, '_>, c: &ConvNode) -> Result<&'static [i8], DelegateEr
     Ok(copy)
 }
 
-fn step(c: &ConvNode, p: Prepared, weights: *const i16, kind: Kind) -> Step {
+fn step(c: &ConvNode, p: Prepared, weights: *const i16, kind: Kind) -> Step<QuantizedConv> {
     Step {
         run,
-        params: Params::QuantizedConv(QuantizedConv {
+        params: QuantizedConv {
             input: c.input,
             output: c.output,
             window: c.window,
@@ -183,16 +185,16 @@ fn step(c: &ConvNode, p: Prepared, weights: *const i16, kind: Kind) -> Step {
             bias: p.bias.as_ptr(),
             scales: p.scales.as_ptr(),
             requant: p.requant,
-        }),
+        },
     }
 }
 
-/// Conv2d with a qint8 input (`c` read by `conv2d::read_conv`).
+/// Conv2d with a qint8 input (`c` read by `convolution::read_conv`).
 pub(crate) fn prepare_conv(
     b: &mut Builder<'_, '_>,
     node: &NodeView<'_>,
     c: &ConvNode,
-) -> Result<Step, DelegateError> {
+) -> Result<Step<QuantizedConv>, DelegateError> {
     let w = &c.window;
     let expected = [c.groups * c.group_out, w.kernel_h, w.kernel_w, c.group_in];
     if b.shape(c.filter).dims() != expected {
@@ -208,7 +210,7 @@ pub(crate) fn prepare_dense(
     b: &mut Builder<'_, '_>,
     node: &NodeView<'_>,
     c: &ConvNode,
-) -> Result<Step, DelegateError> {
+) -> Result<Step<QuantizedConv>, DelegateError> {
     let w = &c.window;
     let k = w.kernel_h * w.kernel_w * c.group_in;
     let cout = c.groups * c.group_out;
@@ -245,7 +247,7 @@ pub(crate) fn prepare_depthwise(
     b: &mut Builder<'_, '_>,
     node: &NodeView<'_>,
     c: &ConvNode,
-) -> Result<Step, DelegateError> {
+) -> Result<Step<QuantizedConv>, DelegateError> {
     if c.group_in != 1 {
         return Err(b.invalid("a depthwise convolution has more than one input channel per group"));
     }
@@ -335,10 +337,7 @@ pub(crate) fn depthwise_packed(graph: &Graph<'_>, node: &NodeView<'_>) -> usize 
         .saturating_add(alloc_bound(interleaved, 2))
 }
 
-fn run(step: &Step, frame: &Frame<'_>) -> KernelResult {
-    let Params::QuantizedConv(p) = step.params else {
-        return Err(wrong_params());
-    };
+fn run(p: &QuantizedConv, frame: &Frame<'_>) -> KernelResult {
     let w = &p.window;
     let cout = p.groups * p.group_out;
     let k = w.kernel_h * w.kernel_w * p.group_in;

@@ -10,9 +10,9 @@ use et_runtime::{Error, KernelResult};
 use et_xnnpack_schema::fields as xf;
 use et_xnnpack_schema::{NodeView, INVALID_ID};
 
-use super::{check_flags, register, wrong_params, Clamp, Params, Step};
-use crate::exec::Frame;
-use crate::plan::Builder;
+use crate::builder::{check_flags, Builder};
+use crate::compute::clamp::Clamp;
+use crate::frame::{Frame, Step};
 
 type N<'a> = xf::_XNNNodeConv<'a>;
 
@@ -74,7 +74,10 @@ pub(crate) struct Deconv {
     clamp: Clamp,
 }
 
-fn prepare(b: &mut Builder<'_, '_>, node: &NodeView<'_>) -> Result<Step, DelegateError> {
+pub(super) fn prepare(
+    b: &mut Builder<'_, '_>,
+    node: &NodeView<'_>,
+) -> Result<Step<Deconv>, DelegateError> {
     check_flags(b, node.u32(N::VT_FLAGS), 0)?;
     let input = b.read(node.u32(N::VT_INPUT1_ID))?;
     let filter = b.read(node.u32(N::VT_FILTER_ID))?;
@@ -142,7 +145,7 @@ fn prepare(b: &mut Builder<'_, '_>, node: &NodeView<'_>) -> Result<Step, Delegat
         }
     }
     let filter_ptr = filter_data.as_ptr();
-    let bias = super::conv2d::bias_ptr(b, bias)?;
+    let bias = super::convolution::bias_ptr(b, bias)?;
     let axis = |input, output, kernel, stride, dilation, pad_before| Axis {
         input,
         output,
@@ -153,7 +156,7 @@ fn prepare(b: &mut Builder<'_, '_>, node: &NodeView<'_>) -> Result<Step, Delegat
     };
     Ok(Step {
         run,
-        params: Params::Deconv(Deconv {
+        params: Deconv {
             input,
             output,
             filter: filter_ptr,
@@ -179,18 +182,11 @@ fn prepare(b: &mut Builder<'_, '_>, node: &NodeView<'_>) -> Result<Step, Delegat
             group_in,
             group_out,
             clamp: Clamp::of(node),
-        }),
+        },
     })
 }
 
-register! {
-    XNNConvTranspose2d: fp32 => prepare;
-}
-
-fn run(step: &Step, frame: &Frame<'_>) -> KernelResult {
-    let Params::Deconv(p) = step.params else {
-        return Err(wrong_params());
-    };
+fn run(p: &Deconv, frame: &Frame<'_>) -> KernelResult {
     let ([x], out) = frame.operands([p.input], p.output)?;
     let channels_out = p.groups * p.group_out;
     let filter_len = channels_out * p.y.kernel * p.x.kernel * p.group_in;
@@ -201,7 +197,7 @@ fn run(step: &Step, frame: &Frame<'_>) -> KernelResult {
     let bias = p
         .bias
         .map(|b| unsafe { core::slice::from_raw_parts(b, channels_out) });
-    deconvolve(&p, x, filter, bias, out);
+    deconvolve(p, x, filter, bias, out);
     p.clamp.apply(out);
     Ok(())
 }

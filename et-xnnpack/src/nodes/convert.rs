@@ -14,11 +14,11 @@ use et_runtime::{Error, KernelResult};
 use et_xnnpack_schema::fields as xf;
 use et_xnnpack_schema::NodeView;
 
-use super::{check_flags, register, wrong_params, Params, Step};
+use crate::builder::{check_flags, other_family, Builder};
 use crate::compute::requant::round_half_even;
-use crate::exec::Frame;
-use crate::plan::Shape;
-use crate::plan::{qd8_params_offset, Builder, Elem, Quant};
+use crate::elem::{qd8_params_offset, Elem, Quant};
+use crate::frame::{Frame, Step};
+use crate::values::Shape;
 
 /// What a Convert node computes.
 #[derive(Clone, Copy, Debug)]
@@ -40,10 +40,10 @@ pub(crate) struct Convert {
 
 /// The qint8 family (fp32 to and from qint8/quint8) or, with `DYNAMIC`, the qdint8 one
 /// (fp32 to qdint8): separate registrations, each running only its own conversions.
-fn prepare<const DYNAMIC: bool>(
+pub(super) fn prepare<const DYNAMIC: bool>(
     b: &mut Builder<'_, '_>,
     node: &NodeView<'_>,
-) -> Result<Step, DelegateError> {
+) -> Result<Step<Convert>, DelegateError> {
     type N<'a> = xf::_XNNNode1x1<'a>;
     check_flags(b, node.u32(N::VT_FLAGS), 0)?;
     let input = b.read_any(node.u32(N::VT_INPUT_ID))?;
@@ -72,17 +72,12 @@ fn prepare<const DYNAMIC: bool>(
         }
     };
     if matches!(how, Conversion::Dynamic { .. }) != DYNAMIC {
-        return Err(super::other_family(b));
+        return Err(other_family(b));
     }
     Ok(Step {
         run: run::<DYNAMIC>,
-        params: Params::Convert(Convert { input, output, how }),
+        params: Convert { input, output, how },
     })
-}
-
-register! {
-    XNNConvert: qint8 => prepare::<false>;
-    XNNConvert: qdint8 => prepare::<true>;
 }
 
 /// The integer range of an 8-bit type.
@@ -136,10 +131,7 @@ impl Convert {
     }
 }
 
-fn run<const DYNAMIC: bool>(step: &Step, frame: &Frame<'_>) -> KernelResult {
-    let Params::Convert(p) = step.params else {
-        return Err(wrong_params());
-    };
+fn run<const DYNAMIC: bool>(p: &Convert, frame: &Frame<'_>) -> KernelResult {
     match p.how {
         // Each family's step runs its own conversions only (the other's code is not
         // instantiated for it).
@@ -204,6 +196,15 @@ fn run<const DYNAMIC: bool>(step: &Step, frame: &Frame<'_>) -> KernelResult {
         }
     }
     Ok(())
+}
+
+/// The error for a step of one family run on a conversion of the other (a planning
+/// bug).
+fn wrong_params() -> et_runtime::KernelError {
+    et_runtime::KernelError::new(
+        et_runtime::Error::Internal,
+        "step has another node's parameters",
+    )
 }
 
 /// A qdint8 row's real scale and zero point, as [`run`] stored them.

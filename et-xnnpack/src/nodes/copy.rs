@@ -7,10 +7,10 @@ use et_runtime::{Error, KernelResult};
 use et_xnnpack_schema::fields as xf;
 use et_xnnpack_schema::NodeView;
 
-use super::{check_flags, register, wrong_params, Params, Step};
-use crate::exec::Frame;
-use crate::plan::Shape;
-use crate::plan::{Builder, Elem};
+use crate::builder::{check_flags, Builder};
+use crate::elem::Elem;
+use crate::frame::{Frame, Step};
+use crate::values::Shape;
 
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct Copy {
@@ -47,7 +47,7 @@ fn prepare_with(
     b: &mut Builder<'_, '_>,
     node: &NodeView<'_>,
     (input, output, flags): (u16, u16, u16),
-) -> Result<Step, DelegateError> {
+) -> Result<Step<Copy>, DelegateError> {
     check_flags(b, node.u32(flags), 0)?;
     let input = b.read_any(node.u32(input))?;
     let output = b.write_any(node.u32(output), &[input])?;
@@ -57,18 +57,18 @@ fn prepare_with(
     }
     Ok(Step {
         run,
-        params: Params::Copy(Copy { input, output }),
+        params: Copy { input, output },
     })
 }
 
-fn prepare_reshape(b: &mut Builder<'_, '_>, node: &NodeView<'_>) -> Result<Step, DelegateError> {
+pub(super) fn prepare_reshape(
+    b: &mut Builder<'_, '_>,
+    node: &NodeView<'_>,
+) -> Result<Step<Copy>, DelegateError> {
     type R<'a> = xf::XNNStaticReshape<'a>;
     let step = prepare_with(b, node, (R::VT_INPUT_ID, R::VT_OUTPUT_ID, R::VT_FLAGS))?;
-    let Params::Copy(p) = step.params else {
-        return Err(b.invalid("internal: reshape without copy parameters"));
-    };
     let new_shape = node.table.vector(R::VT_NEW_SHAPE);
-    let out = b.shape(p.output);
+    let out = b.shape(step.params.output);
     let agrees = new_shape.is_some_and(|v| {
         v.len() == out.rank()
             && (0..v.len()).all(|i| {
@@ -82,16 +82,12 @@ fn prepare_reshape(b: &mut Builder<'_, '_>, node: &NodeView<'_>) -> Result<Step,
     Ok(step)
 }
 
-fn prepare_copy(b: &mut Builder<'_, '_>, node: &NodeView<'_>) -> Result<Step, DelegateError> {
+pub(super) fn prepare_copy(
+    b: &mut Builder<'_, '_>,
+    node: &NodeView<'_>,
+) -> Result<Step<Copy>, DelegateError> {
     type N<'a> = xf::_XNNNode1x1<'a>;
     prepare_with(b, node, (N::VT_INPUT_ID, N::VT_OUTPUT_ID, N::VT_FLAGS))
-}
-
-register! {
-    XNNStaticReshape: fp32 => prepare_reshape;
-    XNNStaticReshape: qint8 => prepare_reshape;
-    XNNCopy: fp32 => prepare_copy;
-    XNNCopy: qint8 => prepare_copy;
 }
 
 impl Copy {
@@ -106,10 +102,7 @@ impl Copy {
     }
 }
 
-fn run(step: &Step, frame: &Frame<'_>) -> KernelResult {
-    let Params::Copy(p) = step.params else {
-        return Err(wrong_params());
-    };
+fn run(p: &Copy, frame: &Frame<'_>) -> KernelResult {
     // Bytes: the same for every element type this runs on (see `same_plain_elem`).
     let x = frame.input::<u8>(p.input)?;
     let out = frame.output::<u8>(p.output)?;

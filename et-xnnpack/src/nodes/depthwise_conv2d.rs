@@ -7,11 +7,13 @@ use et_runtime::backend::DelegateError;
 use et_runtime::KernelResult;
 use et_xnnpack_schema::NodeView;
 
-use super::conv2d::{bias_ptr, read_conv, Window};
-use super::{register, wrong_params, Clamp, Params, Step};
+use super::conv2d_quantized::QuantizedConv;
+use super::convolution::{bias_ptr, read_conv};
+use crate::builder::{other_family, Builder};
+use crate::compute::clamp::Clamp;
 use crate::compute::depthwise::Depthwise as Kernel;
-use crate::exec::Frame;
-use crate::plan::Builder;
+use crate::compute::window::Window;
+use crate::frame::{Frame, Step};
 
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct Depthwise {
@@ -25,10 +27,13 @@ pub(crate) struct Depthwise {
     clamp: Clamp,
 }
 
-fn prepare(b: &mut Builder<'_, '_>, node: &NodeView<'_>) -> Result<Step, DelegateError> {
+pub(super) fn prepare(
+    b: &mut Builder<'_, '_>,
+    node: &NodeView<'_>,
+) -> Result<Step<Depthwise>, DelegateError> {
     let c = read_conv(b, node)?;
     if c.quantized {
-        return Err(super::other_family(b));
+        return Err(other_family(b));
     }
     if c.group_in != 1 {
         return Err(b.invalid("a depthwise convolution has more than one input channel per group"));
@@ -45,7 +50,7 @@ fn prepare(b: &mut Builder<'_, '_>, node: &NodeView<'_>) -> Result<Step, Delegat
     let bias = bias_ptr(b, c.bias)?;
     Ok(Step {
         run,
-        params: Params::Depthwise(Depthwise {
+        params: Depthwise {
             input: c.input,
             output: c.output,
             window: c.window,
@@ -54,29 +59,23 @@ fn prepare(b: &mut Builder<'_, '_>, node: &NodeView<'_>) -> Result<Step, Delegat
             filter,
             bias,
             clamp: Clamp::of(node),
-        }),
+        },
     })
 }
 
 /// The qint8 family: `conv2d_quantized`'s depthwise kernel.
-fn prepare_qint8(b: &mut Builder<'_, '_>, node: &NodeView<'_>) -> Result<Step, DelegateError> {
+pub(super) fn prepare_qint8(
+    b: &mut Builder<'_, '_>,
+    node: &NodeView<'_>,
+) -> Result<Step<QuantizedConv>, DelegateError> {
     let c = read_conv(b, node)?;
     if !c.quantized {
-        return Err(super::other_family(b));
+        return Err(other_family(b));
     }
     super::conv2d_quantized::prepare_depthwise(b, node, &c)
 }
 
-register! {
-    XNNDepthwiseConv2d: fp32 => prepare;
-    XNNDepthwiseConv2d: qint8 => prepare_qint8, scratch = super::conv2d_quantized::depthwise_scratch,
-        packed = super::conv2d_quantized::depthwise_packed;
-}
-
-fn run(step: &Step, frame: &Frame<'_>) -> KernelResult {
-    let Params::Depthwise(p) = step.params else {
-        return Err(wrong_params());
-    };
+fn run(p: &Depthwise, frame: &Frame<'_>) -> KernelResult {
     let ([x], out) = frame.operands([p.input], p.output)?;
     let w = &p.window;
     let cout = p.channels_in * p.multiplier;
@@ -105,7 +104,7 @@ fn run(step: &Step, frame: &Frame<'_>) -> KernelResult {
             |band, out, _| depthwise.run(band, out),
         )?;
     } else {
-        multiplied(&p, x, filter, bias, out);
+        multiplied(p, x, filter, bias, out);
     }
     Ok(())
 }

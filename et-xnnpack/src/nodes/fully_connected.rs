@@ -10,20 +10,20 @@ use et_ops::gemm::{sgemm, sgemm_scratch_bytes, Mat, MatMut};
 use et_runtime::backend::DelegateError;
 use et_runtime::{Error, KernelResult};
 use et_xnnpack_schema::fields as xf;
-use et_xnnpack_schema::{Graph, NodeView, QuantParams, INVALID_ID};
+use et_xnnpack_schema::{Graph, NodeView, INVALID_ID};
 
-use super::{check_flags, register, wrong_params, Clamp, Params, Step};
+use crate::builder::{check_flags, graph_shape, other_family, Builder};
+use crate::compute::clamp::Clamp;
 use crate::compute::fgemm::{self, Isa, PackedGemm};
 use crate::compute::qconv::QConv;
-use crate::compute::qd8_gemm;
-use crate::exec::Frame;
-use crate::plan::Shape;
-use crate::plan::{graph_shape, Builder, Elem};
+use crate::elem::Elem;
+use crate::frame::{Frame, Step};
+use crate::values::Shape;
 
 /// `XNN_FLAG_TRANSPOSE_WEIGHTS`: the filter is `[in, out]`.
-const TRANSPOSE_WEIGHTS: u32 = 1;
+pub(super) const TRANSPOSE_WEIGHTS: u32 = 1;
 
-type F<'a> = xf::XNNFullyConnected<'a>;
+pub(super) type F<'a> = xf::XNNFullyConnected<'a>;
 
 #[derive(Clone, Copy, Debug)]
 pub(crate) enum Filter {
@@ -129,13 +129,16 @@ pub(super) fn read_operands(
     })
 }
 
-fn prepare(b: &mut Builder<'_, '_>, node: &NodeView<'_>) -> Result<Step, DelegateError> {
+pub(super) fn prepare(
+    b: &mut Builder<'_, '_>,
+    node: &NodeView<'_>,
+) -> Result<Step<FullyConnected>, DelegateError> {
     let flags = node.u32(F::VT_FLAGS);
     check_flags(b, flags, TRANSPOSE_WEIGHTS)?;
     let transposed = flags & TRANSPOSE_WEIGHTS != 0;
     let input = b.read_any(node.u32(F::VT_INPUT1_ID))?;
     if b.value(input).elem != Elem::F32 {
-        return Err(super::other_family(b));
+        return Err(other_family(b));
     }
     let Operands {
         input,
@@ -194,7 +197,7 @@ fn prepare(b: &mut Builder<'_, '_>, node: &NodeView<'_>) -> Result<Step, Delegat
     }
     Ok(Step {
         run,
-        params: Params::FullyConnected(FullyConnected {
+        params: FullyConnected {
             input,
             output,
             filter,
@@ -203,11 +206,11 @@ fn prepare(b: &mut Builder<'_, '_>, node: &NodeView<'_>) -> Result<Step, Delegat
             in_features,
             out_features,
             clamp: Clamp::of(node),
-        }),
+        },
     })
 }
 
-fn scratch(graph: &Graph<'_>, node: &NodeView<'_>) -> usize {
+pub(super) fn scratch(graph: &Graph<'_>, node: &NodeView<'_>) -> usize {
     let filter = graph_shape(graph, node.u32(F::VT_FILTER_ID));
     let input = graph_shape(graph, node.u32(F::VT_INPUT1_ID));
     match (filter, input) {
@@ -221,23 +224,8 @@ fn scratch(graph: &Graph<'_>, node: &NodeView<'_>) -> usize {
     }
 }
 
-/// The quantized families (`DYNAMIC`: qdint8, else qint8), in
-/// `fully_connected_quantized`.
-fn prepare_quantized<const DYNAMIC: bool>(
-    b: &mut Builder<'_, '_>,
-    node: &NodeView<'_>,
-) -> Result<Step, DelegateError> {
-    let flags = node.u32(F::VT_FLAGS);
-    check_flags(b, flags, TRANSPOSE_WEIGHTS)?;
-    let input = b.read_any(node.u32(F::VT_INPUT1_ID))?;
-    if b.value(input).elem == Elem::F32 {
-        return Err(super::other_family(b));
-    }
-    super::fully_connected_quantized::prepare::<DYNAMIC>(b, node, input, flags)
-}
-
 /// The filter's `(out_features, in_features)` by its sizes and the transpose flag.
-fn filter_dims(graph: &Graph<'_>, node: &NodeView<'_>) -> (usize, usize) {
+pub(super) fn filter_dims(graph: &Graph<'_>, node: &NodeView<'_>) -> (usize, usize) {
     match graph_shape(graph, node.u32(F::VT_FILTER_ID)) {
         Some(f) if f.rank() == 2 && node.u32(F::VT_FLAGS) & TRANSPOSE_WEIGHTS != 0 => {
             (f.dims()[1], f.dims()[0])
@@ -250,36 +238,9 @@ fn filter_dims(graph: &Graph<'_>, node: &NodeView<'_>) -> (usize, usize) {
 /// The packed-memory bound of an fp32 FullyConnected: its filter's panels and the
 /// padded bias. Every node packs its own copy, so filters shared by several nodes (an
 /// unrolled recurrence) count once per node.
-fn packed(graph: &Graph<'_>, node: &NodeView<'_>) -> usize {
+pub(super) fn packed(graph: &Graph<'_>, node: &NodeView<'_>) -> usize {
     let (n, k) = filter_dims(graph, node);
     super::conv2d_pointwise::packed_bound(n, k)
-}
-
-/// The packed-memory bound of a quantized FullyConnected: whichever of its two paths
-/// takes more, the pointwise convolution's (qint8) or `compute::qd8_gemm`'s packed
-/// weights, block sums and scales and padded bias (qdint8; a block of 4-bit weights is
-/// at least XNNPACK's minimum of 32, other weights have one block per channel).
-fn packed_quantized(graph: &Graph<'_>, node: &NodeView<'_>) -> usize {
-    let (n, k) = filter_dims(graph, node);
-    let filter = graph.value(node.u32(F::VT_FILTER_ID) as usize).ok();
-    let blockwise =
-        filter.is_some_and(|f| matches!(f.quant, Some(QuantParams::PerChannelGroup { .. })));
-    let blocks = if blockwise { k / 32 } else { 1 };
-    let padded = qd8_gemm::padded(n);
-    let entries = padded.saturating_mul(blocks);
-    let own = super::alloc_bound(qd8_gemm::weight_bytes(n, k), 1)
-        .saturating_add(super::alloc_bound(entries, 4))
-        .saturating_add(super::alloc_bound(entries, 4))
-        .saturating_add(super::alloc_bound(padded, 4));
-    super::conv2d_quantized::dense_packed(n, k).max(own)
-}
-
-register! {
-    XNNFullyConnected: fp32 => prepare, scratch = scratch, packed = packed;
-    XNNFullyConnected: qint8 => prepare_quantized::<false>, scratch = scratch,
-        packed = packed_quantized;
-    XNNFullyConnected: qdint8 => prepare_quantized::<true>, scratch = scratch,
-        packed = packed_quantized;
 }
 
 impl FullyConnected {
@@ -294,10 +255,7 @@ impl FullyConnected {
     }
 }
 
-fn run(step: &Step, frame: &Frame<'_>) -> KernelResult {
-    let Params::FullyConnected(p) = step.params else {
-        return Err(wrong_params());
-    };
+fn run(p: &FullyConnected, frame: &Frame<'_>) -> KernelResult {
     let (k, n) = (p.in_features, p.out_features);
     // The rows of this execute (fewer than planned under a dynamic input).
     let m = frame.numel(p.input) / k.max(1);

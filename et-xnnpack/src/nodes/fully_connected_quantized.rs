@@ -12,17 +12,20 @@
 
 use et_runtime::backend::DelegateError;
 use et_runtime::{Error, KernelResult};
-use et_xnnpack_schema::NodeView;
+use et_xnnpack_schema::{Graph, NodeView, QuantParams};
 
-use super::conv2d::{ConvNode, Window};
+use super::conv2d_quantized::QuantizedConv;
 use super::convert::row_params;
-use super::fully_connected::{read_operands, Operands};
-use super::{wrong_params, Clamp, Params, Step};
+use super::convolution::ConvNode;
+use super::fully_connected::{filter_dims, read_operands, Operands, F, TRANSPOSE_WEIGHTS};
+use crate::builder::{alloc_bound, check_flags, other_family, Builder};
+use crate::compute::clamp::Clamp;
 use crate::compute::qd8_gemm::{self, DotKernel, Qd8Gemm};
-use crate::exec::Frame;
+use crate::compute::window::Window;
+use crate::elem::{qd8_params_offset, Elem};
+use crate::frame::{Frame, Step};
 use crate::plain::cast;
-use crate::plan::Shape;
-use crate::plan::{qd8_params_offset, Builder, Elem};
+use crate::values::Shape;
 
 /// A dynamically quantized FullyConnected: qdint8 rows times int8 weights, fp32 out.
 #[derive(Clone, Copy, Debug)]
@@ -45,15 +48,55 @@ pub(crate) struct QuantizedFc {
     clamp: Clamp,
 }
 
+/// The quantized families (`DYNAMIC`: qdint8, else qint8): this file's step, or (qint8)
+/// the quantized Conv2d's (`S` is either).
+pub(super) fn prepare<const DYNAMIC: bool, S>(
+    b: &mut Builder<'_, '_>,
+    node: &NodeView<'_>,
+) -> Result<S, DelegateError>
+where
+    S: From<Step<QuantizedFc>> + From<Step<QuantizedConv>>,
+{
+    let flags = node.u32(F::VT_FLAGS);
+    check_flags(b, flags, TRANSPOSE_WEIGHTS)?;
+    let input = b.read_any(node.u32(F::VT_INPUT1_ID))?;
+    if b.value(input).elem == Elem::F32 {
+        return Err(other_family(b));
+    }
+    prepare_from_input::<DYNAMIC, S>(b, node, input, flags)
+}
+
+/// The packed-memory bound of a quantized FullyConnected: whichever of its two paths
+/// takes more, the pointwise convolution's (qint8) or `compute::qd8_gemm`'s packed
+/// weights, block sums and scales and padded bias (qdint8; a block of 4-bit weights is
+/// at least XNNPACK's minimum of 32, other weights have one block per channel).
+pub(super) fn packed(graph: &Graph<'_>, node: &NodeView<'_>) -> usize {
+    let (n, k) = filter_dims(graph, node);
+    let filter = graph.value(node.u32(F::VT_FILTER_ID) as usize).ok();
+    let blockwise =
+        filter.is_some_and(|f| matches!(f.quant, Some(QuantParams::PerChannelGroup { .. })));
+    let blocks = if blockwise { k / 32 } else { 1 };
+    let padded = qd8_gemm::padded(n);
+    let entries = padded.saturating_mul(blocks);
+    let own = alloc_bound(qd8_gemm::weight_bytes(n, k), 1)
+        .saturating_add(alloc_bound(entries, 4))
+        .saturating_add(alloc_bound(entries, 4))
+        .saturating_add(alloc_bound(padded, 4));
+    super::conv2d_quantized::dense_packed(n, k).max(own)
+}
+
 /// Prepares a FullyConnected whose input `input` (already read) is quantized: statically
 /// (qint8, run as a pointwise convolution) or, with `DYNAMIC`, at run time (qdint8). The
 /// other family's path is refused, so each registration links only its own code.
-pub(crate) fn prepare<const DYNAMIC: bool>(
+fn prepare_from_input<const DYNAMIC: bool, S>(
     b: &mut Builder<'_, '_>,
     node: &NodeView<'_>,
     input: u32,
     flags: u32,
-) -> Result<Step, DelegateError> {
+) -> Result<S, DelegateError>
+where
+    S: From<Step<QuantizedFc>> + From<Step<QuantizedConv>>,
+{
     if flags != 0 {
         return Err(b.fail(
             Error::NotSupported,
@@ -71,7 +114,7 @@ pub(crate) fn prepare<const DYNAMIC: bool>(
     } = read_operands(b, node, input, false, true)?;
     let dynamic = matches!(b.value(input).elem, Elem::Qd8 { .. });
     if dynamic != DYNAMIC {
-        return Err(super::other_family(b));
+        return Err(other_family(b));
     }
     if let (false, Elem::Qs8(_), Elem::Qc8(_), Elem::Qs8(_)) = (
         DYNAMIC,
@@ -90,7 +133,7 @@ pub(crate) fn prepare<const DYNAMIC: bool>(
             group_out: out_features,
             quantized: true,
         };
-        return super::conv2d_quantized::prepare_dense(b, node, &conv);
+        return super::conv2d_quantized::prepare_dense(b, node, &conv).map(S::from);
     }
     let not_constant = || {
         b.fail(
@@ -177,9 +220,9 @@ pub(crate) fn prepare<const DYNAMIC: bool>(
         }
         padded_bias[..out_features].copy_from_slice(&bias[..out_features]);
     }
-    Ok(Step {
+    Ok(S::from(Step {
         run,
-        params: Params::QuantizedFc(QuantizedFc {
+        params: QuantizedFc {
             input,
             output,
             weights: weights.as_ptr(),
@@ -192,8 +235,8 @@ pub(crate) fn prepare<const DYNAMIC: bool>(
             block,
             kernel: DotKernel::detect(weight_bits),
             clamp: Clamp::of(node),
-        }),
-    })
+        },
+    }))
 }
 
 impl QuantizedFc {
@@ -208,10 +251,7 @@ impl QuantizedFc {
     }
 }
 
-fn run(step: &Step, frame: &Frame<'_>) -> KernelResult {
-    let Params::QuantizedFc(p) = step.params else {
-        return Err(wrong_params());
-    };
+fn run(p: &QuantizedFc, frame: &Frame<'_>) -> KernelResult {
     let (k, n) = (p.in_features, p.out_features);
     // The rows of this execute (fewer than planned under a dynamic input).
     let m = frame.rows(p.input);

@@ -6,12 +6,12 @@ use et_runtime::KernelResult;
 use et_xnnpack_schema::fields as xf;
 use et_xnnpack_schema::{Graph, NodeView};
 
-use super::{check_flags, register, wrong_params, Clamp, Params, Step};
-use crate::exec::Frame;
-use crate::plan::{graph_shape, Builder, Elem};
-
-/// `XNN_FLAG_KEEP_DIMS`: the output keeps the pooled dims as size 1.
-pub(crate) const KEEP_DIMS: u32 = 0x40;
+use super::pooling::KEEP_DIMS;
+use super::quantized::Quantized;
+use crate::builder::{check_flags, graph_shape, other_family, Builder};
+use crate::compute::clamp::Clamp;
+use crate::elem::Elem;
+use crate::frame::{Frame, Step};
 
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct GlobalAvg {
@@ -23,18 +23,22 @@ pub(crate) struct GlobalAvg {
     clamp: Clamp,
 }
 
-/// The fp32 family, or (`QUANTIZED`) the qint8 one of `quantized::prepare_mean`.
-fn prepare<const QUANTIZED: bool>(
+/// The fp32 family, or (`QUANTIZED`) the qint8 one of `quantized::prepare_mean` (`S`
+/// is either step).
+pub(super) fn prepare<const QUANTIZED: bool, S>(
     b: &mut Builder<'_, '_>,
     node: &NodeView<'_>,
-) -> Result<Step, DelegateError> {
+) -> Result<S, DelegateError>
+where
+    S: From<Step<GlobalAvg>> + From<Step<Quantized>>,
+{
     type N<'a> = xf::_XNNNode1x1<'a>;
     check_flags(b, node.u32(N::VT_FLAGS), KEEP_DIMS)?;
     let input = b.read_any(node.u32(N::VT_INPUT_ID))?;
     let output = b.write_any(node.u32(N::VT_OUTPUT_ID), &[input])?;
     let quantized = b.value(input).elem != Elem::F32;
     if quantized != QUANTIZED {
-        return Err(super::other_family(b));
+        return Err(other_family(b));
     }
     if !QUANTIZED {
         b.require_f32(output)?;
@@ -49,37 +53,29 @@ fn prepare<const QUANTIZED: bool>(
         return Err(b.invalid("the output is not [n, 1, 1, c] or [n, c]"));
     }
     if QUANTIZED {
-        return super::quantized::prepare_mean(b, node, input, output);
+        return super::quantized::prepare_mean(b, node, input, output).map(S::from);
     }
-    Ok(Step {
+    Ok(S::from(Step {
         run,
-        params: Params::GlobalAvg(GlobalAvg {
+        params: GlobalAvg {
             input,
             output,
             batch,
             pixels: is.dims()[1] * is.dims()[2],
             channels,
             clamp: Clamp::of(node),
-        }),
-    })
+        },
+    }))
 }
 
 /// The qint8 family's accumulators (the fp32 one takes no scratch).
-fn scratch(graph: &Graph<'_>, node: &NodeView<'_>) -> usize {
+pub(super) fn scratch(graph: &Graph<'_>, node: &NodeView<'_>) -> usize {
     type N<'a> = xf::_XNNNode1x1<'a>;
     let channels = graph_shape(graph, node.u32(N::VT_OUTPUT_ID)).map_or(0, |s| s.last());
     super::quantized::mean_scratch(channels)
 }
 
-register! {
-    XNNGlobalAvgPooling2d: fp32 => prepare::<false>;
-    XNNGlobalAvgPooling2d: qint8 => prepare::<true>, scratch = scratch;
-}
-
-fn run(step: &Step, frame: &Frame<'_>) -> KernelResult {
-    let Params::GlobalAvg(p) = step.params else {
-        return Err(wrong_params());
-    };
+fn run(p: &GlobalAvg, frame: &Frame<'_>) -> KernelResult {
     let ([x], out) = frame.operands([p.input], p.output)?;
     let scale = 1.0 / p.pixels as f32;
     for n in 0..p.batch {

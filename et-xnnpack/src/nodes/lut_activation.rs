@@ -9,11 +9,11 @@ use et_xnnpack_schema::fields as xf;
 use et_xnnpack_schema::{Graph, NodeView};
 
 use super::quantized::{checked_range, qs8};
-use super::{check_flags, register, wrong_params, Params, Step};
+use crate::builder::{check_flags, other_family, Builder};
 use crate::compute::lut::{self, LeakyParams, LutOp};
 use crate::compute::requant::quantize_bound;
-use crate::exec::Frame;
-use crate::plan::{Builder, Elem, Quant};
+use crate::elem::{Elem, Quant};
+use crate::frame::{Frame, Step};
 
 #[derive(Clone, Copy, Debug)]
 pub(crate) enum QuantizedUnary {
@@ -44,7 +44,7 @@ fn operands(
     check_flags(b, node.u32(flags), 0)?;
     let input = b.read_any(node.u32(input))?;
     if b.value(input).elem == Elem::F32 {
-        return Err(super::other_family(b));
+        return Err(other_family(b));
     }
     let output = b.write_any(node.u32(output), &[input])?;
     let (x, y) = (qs8(b, input)?, qs8(b, output)?);
@@ -64,7 +64,7 @@ fn prepare_lut(
     node: &NodeView<'_>,
     op: LutOp,
     fields: (u16, u16, u16),
-) -> Result<Step, DelegateError> {
+) -> Result<Step<QuantizedUnary>, DelegateError> {
     let ([input, output], [x, y], range) = operands(b, node, fields)?;
     let table: &'static mut [i8; 256] = b
         .alloc::<i8>(256)?
@@ -73,30 +73,42 @@ fn prepare_lut(
     *table = lut::table(op, x, y, range);
     Ok(Step {
         run,
-        params: Params::QuantizedUnary(QuantizedUnary::Lut {
+        params: QuantizedUnary::Lut {
             input,
             output,
             table,
-        }),
+        },
     })
 }
 
 type N1<'a> = xf::_XNNNode1x1<'a>;
 const FIELDS_1X1: (u16, u16, u16) = (N1::VT_INPUT_ID, N1::VT_OUTPUT_ID, N1::VT_FLAGS);
 
-fn prepare_sigmoid(b: &mut Builder<'_, '_>, node: &NodeView<'_>) -> Result<Step, DelegateError> {
+pub(super) fn prepare_sigmoid(
+    b: &mut Builder<'_, '_>,
+    node: &NodeView<'_>,
+) -> Result<Step<QuantizedUnary>, DelegateError> {
     prepare_lut(b, node, LutOp::Sigmoid, FIELDS_1X1)
 }
 
-fn prepare_tanh(b: &mut Builder<'_, '_>, node: &NodeView<'_>) -> Result<Step, DelegateError> {
+pub(super) fn prepare_tanh(
+    b: &mut Builder<'_, '_>,
+    node: &NodeView<'_>,
+) -> Result<Step<QuantizedUnary>, DelegateError> {
     prepare_lut(b, node, LutOp::Tanh, FIELDS_1X1)
 }
 
-fn prepare_hardswish(b: &mut Builder<'_, '_>, node: &NodeView<'_>) -> Result<Step, DelegateError> {
+pub(super) fn prepare_hardswish(
+    b: &mut Builder<'_, '_>,
+    node: &NodeView<'_>,
+) -> Result<Step<QuantizedUnary>, DelegateError> {
     prepare_lut(b, node, LutOp::Hardswish, FIELDS_1X1)
 }
 
-fn prepare_elu(b: &mut Builder<'_, '_>, node: &NodeView<'_>) -> Result<Step, DelegateError> {
+pub(super) fn prepare_elu(
+    b: &mut Builder<'_, '_>,
+    node: &NodeView<'_>,
+) -> Result<Step<QuantizedUnary>, DelegateError> {
     type E<'a> = xf::XNNELU<'a>;
     // Any alpha: XNNPACK's definition checks none (a NaN entry rounds to 0, as there).
     let alpha = node.f32(E::VT_ALPHA);
@@ -104,7 +116,10 @@ fn prepare_elu(b: &mut Builder<'_, '_>, node: &NodeView<'_>) -> Result<Step, Del
     prepare_lut(b, node, LutOp::Elu(alpha), fields)
 }
 
-fn prepare_leaky_relu(b: &mut Builder<'_, '_>, node: &NodeView<'_>) -> Result<Step, DelegateError> {
+pub(super) fn prepare_leaky_relu(
+    b: &mut Builder<'_, '_>,
+    node: &NodeView<'_>,
+) -> Result<Step<QuantizedUnary>, DelegateError> {
     type L<'a> = xf::XNNLeakyReLU<'a>;
     let slope = node.f32(L::VT_NEGATIVE_SLOPE);
     let fields = (L::VT_INPUT_ID, L::VT_OUTPUT_ID, L::VT_FLAGS);
@@ -117,33 +132,22 @@ fn prepare_leaky_relu(b: &mut Builder<'_, '_>, node: &NodeView<'_>) -> Result<St
     })?;
     Ok(Step {
         run,
-        params: Params::QuantizedUnary(QuantizedUnary::Leaky {
+        params: QuantizedUnary::Leaky {
             input,
             output,
             params,
-        }),
+        },
     })
-}
-
-register! {
-    XNNELU: qint8 => prepare_elu, packed = table_bytes;
-    XNNHardswish: qint8 => prepare_hardswish, packed = table_bytes;
-    XNNLeakyReLU: qint8 => prepare_leaky_relu, packed = table_bytes;
-    XNNSigmoid: qint8 => prepare_sigmoid, packed = table_bytes;
-    XNNTanh: qint8 => prepare_tanh, packed = table_bytes;
 }
 
 /// The method memory a node's lookup table takes (LeakyReLU's fixed-point kernel takes
 /// none; the bound covers every kind alike).
-fn table_bytes(_: &Graph<'_>, _: &NodeView<'_>) -> usize {
-    256 + crate::plan::ALIGN
+pub(super) fn table_bytes(_: &Graph<'_>, _: &NodeView<'_>) -> usize {
+    256 + crate::builder::ALIGN
 }
 
-fn run(step: &Step, frame: &Frame<'_>) -> KernelResult {
-    let Params::QuantizedUnary(q) = step.params else {
-        return Err(wrong_params());
-    };
-    match q {
+fn run(q: &QuantizedUnary, frame: &Frame<'_>) -> KernelResult {
+    match *q {
         QuantizedUnary::Lut {
             input,
             output,

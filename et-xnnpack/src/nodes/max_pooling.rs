@@ -7,15 +7,15 @@ use et_runtime::{Error, KernelResult};
 use et_xnnpack_schema::fields as xf;
 use et_xnnpack_schema::NodeView;
 
-use super::conv2d::Window;
-use super::global_avg_pooling::KEEP_DIMS;
-use super::pooling::geometry;
+use super::pooling::{geometry, KEEP_DIMS};
 use super::quantized::{checked_range, qs8};
-use super::{check_flags, register, wrong_params, Clamp, Params, Step};
+use crate::builder::{check_flags, other_family, Builder};
+use crate::compute::clamp::Clamp;
 use crate::compute::qpool;
 use crate::compute::requant::quantize_bound;
-use crate::exec::Frame;
-use crate::plan::{Builder, Elem};
+use crate::compute::window::Window;
+use crate::elem::Elem;
+use crate::frame::{Frame, Step};
 
 type P<'a> = xf::_XNNPooling2D<'a>;
 
@@ -38,30 +38,36 @@ pub(crate) struct QuantizedMaxPool {
     max: i8,
 }
 
-fn prepare(b: &mut Builder<'_, '_>, node: &NodeView<'_>) -> Result<Step, DelegateError> {
+pub(super) fn prepare(
+    b: &mut Builder<'_, '_>,
+    node: &NodeView<'_>,
+) -> Result<Step<MaxPool>, DelegateError> {
     check_flags(b, node.u32(P::VT_FLAGS), KEEP_DIMS)?;
     let input = b.read(node.u32(P::VT_INPUT_ID))?;
     let output = b.write(node.u32(P::VT_OUTPUT_ID), &[input])?;
     let (window, channels) = geometry(b, node, input, output)?;
     Ok(Step {
         run,
-        params: Params::MaxPool(MaxPool {
+        params: MaxPool {
             input,
             output,
             window,
             channels,
             clamp: Clamp::of(node),
-        }),
+        },
     })
 }
 
 /// The qint8 family: XNNPACK defines it only when input and output share scale and zero
 /// point, as this requires.
-fn prepare_qint8(b: &mut Builder<'_, '_>, node: &NodeView<'_>) -> Result<Step, DelegateError> {
+pub(super) fn prepare_qint8(
+    b: &mut Builder<'_, '_>,
+    node: &NodeView<'_>,
+) -> Result<Step<QuantizedMaxPool>, DelegateError> {
     check_flags(b, node.u32(P::VT_FLAGS), KEEP_DIMS)?;
     let input = b.read_any(node.u32(P::VT_INPUT_ID))?;
     if b.value(input).elem == Elem::F32 {
-        return Err(super::other_family(b));
+        return Err(other_family(b));
     }
     let output = b.write_any(node.u32(P::VT_OUTPUT_ID), &[input])?;
     let (x, y) = (qs8(b, input)?, qs8(b, output)?);
@@ -78,26 +84,18 @@ fn prepare_qint8(b: &mut Builder<'_, '_>, node: &NodeView<'_>) -> Result<Step, D
     let clamp = checked_range(b, node)?;
     Ok(Step {
         run: run_qint8,
-        params: Params::QuantizedMaxPool(QuantizedMaxPool {
+        params: QuantizedMaxPool {
             input,
             output,
             window,
             channels,
             min: quantize_bound(clamp.min, y.scale, y.zero_point) as i8,
             max: quantize_bound(clamp.max, y.scale, y.zero_point) as i8,
-        }),
+        },
     })
 }
 
-register! {
-    XNNMaxPooling2d: fp32 => prepare;
-    XNNMaxPooling2d: qint8 => prepare_qint8;
-}
-
-fn run_qint8(step: &Step, frame: &Frame<'_>) -> KernelResult {
-    let Params::QuantizedMaxPool(p) = step.params else {
-        return Err(wrong_params());
-    };
+fn run_qint8(p: &QuantizedMaxPool, frame: &Frame<'_>) -> KernelResult {
     let x = frame.input::<i8>(p.input)?;
     let out = frame.output::<i8>(p.output)?;
     let range = (p.min, p.max);
@@ -112,10 +110,7 @@ fn run_qint8(step: &Step, frame: &Frame<'_>) -> KernelResult {
     Ok(())
 }
 
-fn run(step: &Step, frame: &Frame<'_>) -> KernelResult {
-    let Params::MaxPool(p) = step.params else {
-        return Err(wrong_params());
-    };
+fn run(p: &MaxPool, frame: &Frame<'_>) -> KernelResult {
     let ([x], out) = frame.operands([p.input], p.output)?;
     let (w, c) = (&p.window, p.channels);
     for n in 0..w.batch {

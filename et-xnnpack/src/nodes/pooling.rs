@@ -5,8 +5,11 @@ use et_runtime::backend::DelegateError;
 use et_xnnpack_schema::fields as xf;
 use et_xnnpack_schema::NodeView;
 
-use super::conv2d::Window;
-use crate::plan::Builder;
+use crate::builder::Builder;
+use crate::compute::window::Window;
+
+/// `XNN_FLAG_KEEP_DIMS`: the output keeps the pooled dims as size 1.
+pub(super) const KEEP_DIMS: u32 = 0x40;
 
 type P<'a> = xf::_XNNPooling2D<'a>;
 

@@ -6,11 +6,12 @@ use et_runtime::backend::DelegateError;
 use et_runtime::{Error, KernelResult};
 use et_xnnpack_schema::NodeView;
 
-use super::{wrong_params, Clamp, Params, Step};
+use crate::builder::Builder;
+use crate::compute::clamp::Clamp;
 use crate::compute::qelementwise::{self, AddParams, MeanParams, Q8};
 use crate::compute::requant::quantize_bound;
-use crate::exec::Frame;
-use crate::plan::{Builder, Elem, Quant, Storage, Value};
+use crate::elem::{Elem, Quant};
+use crate::frame::{Frame, Step};
 
 #[derive(Clone, Copy, Debug)]
 pub(crate) enum Quantized {
@@ -62,11 +63,8 @@ pub(crate) fn checked_range(
     Ok(clamp)
 }
 
-fn step(q: Quantized) -> Step {
-    Step {
-        run,
-        params: Params::Quantized(q),
-    }
+fn step(q: Quantized) -> Step<Quantized> {
+    Step { run, params: q }
 }
 
 /// Clamp: XNNPACK runs it only when input and output share scale and zero point (an
@@ -76,7 +74,7 @@ pub(crate) fn prepare_clamp(
     node: &NodeView<'_>,
     input: u32,
     output: u32,
-) -> Result<Step, DelegateError> {
+) -> Result<Step<Quantized>, DelegateError> {
     let (x, y) = (qs8(b, input)?, qs8(b, output)?);
     if x != y {
         return Err(b.fail(
@@ -104,7 +102,7 @@ pub(crate) fn prepare_add(
     node: &NodeView<'_>,
     (x, z, output): (u32, u32, u32),
     subtract: bool,
-) -> Result<Step, DelegateError> {
+) -> Result<Step<Quantized>, DelegateError> {
     let (qa, qb, qy, signed) = match (b.value(x).elem, b.value(z).elem, b.value(output).elem) {
         (Elem::Qs8(qa), Elem::Qs8(qb), Elem::Qs8(qy)) => (qa, qb, qy, true),
         (Elem::Qu8(qa), Elem::Qu8(qb), Elem::Qu8(qy)) => (qa, qb, qy, false),
@@ -141,7 +139,7 @@ pub(crate) fn prepare_mean(
     node: &NodeView<'_>,
     input: u32,
     output: u32,
-) -> Result<Step, DelegateError> {
+) -> Result<Step<Quantized>, DelegateError> {
     let (x, y) = (qs8(b, input)?, qs8(b, output)?);
     let is = b.shape(input);
     let (batch, channels) = (is.dims()[0], is.dims()[3]);
@@ -185,9 +183,9 @@ unsafe fn clamp_avx2(x: &[i8], out: &mut [i8], min: i8, max: i8) {
 
 #[cfg(target_arch = "x86_64")]
 type Shapes<'s> = (
-    &'s crate::plan::Shape,
-    &'s crate::plan::Shape,
-    &'s crate::plan::Shape,
+    &'s crate::values::Shape,
+    &'s crate::values::Shape,
+    &'s crate::values::Shape,
 );
 
 /// [`qelementwise::add`] compiled for AVX2 (8-lane `vpmulld`, which SSE2 lacks).
@@ -232,55 +230,8 @@ pub(crate) fn mean_scratch(channels: usize) -> usize {
         .unwrap_or(usize::MAX)
 }
 
-/// Folds each qint8 Clamp into the convolution just before it when that convolution's
-/// output is an intermediate value only the Clamp reads: the convolution then writes the
-/// Clamp's output through the narrowed requantization, and the Clamp step does nothing.
-/// Results are the same bytes (see `Requant::narrowed`); one pass over the output is
-/// saved. Runs before liveness lays values out: the Clamp's output is then live from the
-/// convolution on, and the convolution's own output is written by no one (no bytes).
-pub(crate) fn fold_clamps(steps: &mut [Step], values: &mut [Value]) {
-    for s in 1..steps.len() {
-        let Params::Quantized(Quantized::Clamp {
-            input,
-            output,
-            min,
-            max,
-        }) = steps[s].params
-        else {
-            continue;
-        };
-        let Params::QuantizedConv(conv) = steps[s - 1].params else {
-            continue;
-        };
-        let (producer, clamp) = ((s - 1) as u32, s as u32);
-        let read_once = {
-            let v = &values[input as usize];
-            matches!(v.storage, Storage::Unused) && v.def == producer && v.last_use == clamp
-        };
-        if !read_once {
-            continue;
-        }
-        let Some(fused) = conv.with_output_clamp(input, output, (min, max)) else {
-            continue;
-        };
-        steps[s - 1].params = Params::QuantizedConv(fused);
-        steps[s].run = folded;
-        values[output as usize].def = producer;
-        values[input as usize].def = u32::MAX;
-    }
-}
-
-/// The run of a step whose work another step does (a Clamp folded into the convolution
-/// before it by `plan::fold`): nothing.
-pub(crate) fn folded(_: &Step, _: &Frame<'_>) -> KernelResult {
-    Ok(())
-}
-
-fn run(step: &Step, frame: &Frame<'_>) -> KernelResult {
-    let Params::Quantized(q) = step.params else {
-        return Err(wrong_params());
-    };
-    match q {
+fn run(q: &Quantized, frame: &Frame<'_>) -> KernelResult {
+    match *q {
         Quantized::Clamp {
             input,
             output,

@@ -5,9 +5,8 @@ use et_runtime::KernelResult;
 use et_xnnpack_schema::fields as xf;
 use et_xnnpack_schema::NodeView;
 
-use super::{check_flags, register, wrong_params, Params, Step};
-use crate::exec::Frame;
-use crate::plan::Builder;
+use crate::builder::{check_flags, Builder};
+use crate::frame::{Frame, Step};
 
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct Softmax {
@@ -16,7 +15,10 @@ pub(crate) struct Softmax {
     row: usize,
 }
 
-fn prepare(b: &mut Builder<'_, '_>, node: &NodeView<'_>) -> Result<Step, DelegateError> {
+pub(super) fn prepare(
+    b: &mut Builder<'_, '_>,
+    node: &NodeView<'_>,
+) -> Result<Step<Softmax>, DelegateError> {
     type N<'a> = xf::_XNNNode1x1<'a>;
     check_flags(b, node.u32(N::VT_FLAGS), 0)?;
     let input = b.read(node.u32(N::VT_INPUT_ID))?;
@@ -26,22 +28,15 @@ fn prepare(b: &mut Builder<'_, '_>, node: &NodeView<'_>) -> Result<Step, Delegat
     }
     Ok(Step {
         run,
-        params: Params::Softmax(Softmax {
+        params: Softmax {
             input,
             output,
             row: b.shape(input).last(),
-        }),
+        },
     })
 }
 
-register! {
-    XNNSoftmax: fp32 => prepare;
-}
-
-fn run(step: &Step, frame: &Frame<'_>) -> KernelResult {
-    let Params::Softmax(p) = step.params else {
-        return Err(wrong_params());
-    };
+fn run(p: &Softmax, frame: &Frame<'_>) -> KernelResult {
     let ([x], out) = frame.operands([p.input], p.output)?;
     if p.row == 0 {
         return Ok(());

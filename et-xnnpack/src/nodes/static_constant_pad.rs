@@ -9,10 +9,11 @@ use et_runtime::KernelResult;
 use et_xnnpack_schema::fields as xf;
 use et_xnnpack_schema::NodeView;
 
-use super::{check_flags, register, wrong_params, Params, Step};
+use crate::builder::{check_flags, other_family, Builder};
 use crate::compute::requant::quantize_bound_in;
-use crate::exec::Frame;
-use crate::plan::{Builder, Elem, Shape, MAX_RANK};
+use crate::elem::Elem;
+use crate::frame::{Frame, Step};
+use crate::values::{Shape, MAX_RANK};
 
 type P<'a> = xf::XNNStaticConstantPad<'a>;
 
@@ -26,7 +27,7 @@ pub(crate) struct Pad {
     bytes: bool,
 }
 
-fn prepare(b: &mut Builder<'_, '_>, node: &NodeView<'_>) -> Result<Step, DelegateError> {
+fn prepare(b: &mut Builder<'_, '_>, node: &NodeView<'_>) -> Result<Step<Pad>, DelegateError> {
     check_flags(b, node.u32(P::VT_FLAGS), 0)?;
     let input = b.read_any(node.u32(P::VT_INPUT_ID))?;
     let output = b.write_any(node.u32(P::VT_OUTPUT_ID), &[input])?;
@@ -65,41 +66,39 @@ fn prepare(b: &mut Builder<'_, '_>, node: &NodeView<'_>) -> Result<Step, Delegat
     }
     Ok(Step {
         run,
-        params: Params::Pad(Pad {
+        params: Pad {
             input,
             output,
             pre,
             fill,
             bytes,
-        }),
+        },
     })
 }
 
 /// The fp32 family; the node's values must be fp32.
-fn prepare_fp32(b: &mut Builder<'_, '_>, node: &NodeView<'_>) -> Result<Step, DelegateError> {
+pub(super) fn prepare_fp32(
+    b: &mut Builder<'_, '_>,
+    node: &NodeView<'_>,
+) -> Result<Step<Pad>, DelegateError> {
     let input = b.read_any(node.u32(P::VT_INPUT_ID))?;
     b.require_f32(input)?;
     prepare(b, node)
 }
 
 /// The qint8 family (8-bit values per tensor).
-fn prepare_qint8(b: &mut Builder<'_, '_>, node: &NodeView<'_>) -> Result<Step, DelegateError> {
+pub(super) fn prepare_qint8(
+    b: &mut Builder<'_, '_>,
+    node: &NodeView<'_>,
+) -> Result<Step<Pad>, DelegateError> {
     let input = b.read_any(node.u32(P::VT_INPUT_ID))?;
     if b.value(input).elem == Elem::F32 {
-        return Err(super::other_family(b));
+        return Err(other_family(b));
     }
     prepare(b, node)
 }
 
-register! {
-    XNNStaticConstantPad: fp32 => prepare_fp32;
-    XNNStaticConstantPad: qint8 => prepare_qint8;
-}
-
-fn run(step: &Step, frame: &Frame<'_>) -> KernelResult {
-    let Params::Pad(p) = step.params else {
-        return Err(wrong_params());
-    };
+fn run(p: &Pad, frame: &Frame<'_>) -> KernelResult {
     let (is, os) = (frame.shape(p.input), frame.shape(p.output));
     if p.bytes {
         let x = frame.input::<u8>(p.input)?;

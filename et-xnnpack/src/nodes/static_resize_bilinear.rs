@@ -12,9 +12,8 @@ use et_runtime::KernelResult;
 use et_xnnpack_schema::fields as xf;
 use et_xnnpack_schema::{Graph, NodeView};
 
-use super::{register, wrong_params, Params, Step};
-use crate::exec::Frame;
-use crate::plan::{graph_shape, Builder};
+use crate::builder::{check_flags, graph_shape, Builder};
+use crate::frame::{Frame, Step};
 
 type R<'a> = xf::XNNStaticResizeBilinear2D<'a>;
 
@@ -41,9 +40,12 @@ pub(crate) struct Resize {
     mapping: Mapping,
 }
 
-fn prepare(b: &mut Builder<'_, '_>, node: &NodeView<'_>) -> Result<Step, DelegateError> {
+pub(super) fn prepare(
+    b: &mut Builder<'_, '_>,
+    node: &NodeView<'_>,
+) -> Result<Step<Resize>, DelegateError> {
     let flags = node.u32(R::VT_FLAGS);
-    super::check_flags(
+    check_flags(
         b,
         flags,
         TENSORFLOW_LEGACY | ALIGN_CORNERS | TRANSIENT_INDIRECTION,
@@ -80,16 +82,16 @@ fn prepare(b: &mut Builder<'_, '_>, node: &NodeView<'_>) -> Result<Step, Delegat
     b.scratch(column_bytes(new_w));
     Ok(Step {
         run,
-        params: Params::Resize(Resize {
+        params: Resize {
             input,
             output,
             mapping,
-        }),
+        },
     })
 }
 
 /// The scratch of a run: one (neighbour, weight) entry per output column.
-fn scratch(graph: &Graph<'_>, node: &NodeView<'_>) -> usize {
+pub(super) fn scratch(graph: &Graph<'_>, node: &NodeView<'_>) -> usize {
     match graph_shape(graph, node.u32(R::VT_OUTPUT_ID)) {
         Some(_) => column_bytes(node.u32(R::VT_NEW_WIDTH) as usize),
         None => 0,
@@ -102,10 +104,6 @@ fn column_bytes(width: usize) -> usize {
         .saturating_mul(COLUMN_FLOATS * 4)
         .checked_next_multiple_of(64)
         .unwrap_or(usize::MAX)
-}
-
-register! {
-    XNNStaticResizeBilinear2D: fp32 => prepare, scratch = scratch;
 }
 
 /// A column's left and right neighbours (as floats: scratch is `f32`) and its weight.
@@ -134,10 +132,7 @@ pub(crate) fn sample(
     (lo, hi, pos - lo as f32)
 }
 
-fn run(step: &Step, frame: &Frame<'_>) -> KernelResult {
-    let Params::Resize(p) = step.params else {
-        return Err(wrong_params());
-    };
+fn run(p: &Resize, frame: &Frame<'_>) -> KernelResult {
     let (is, os) = (frame.shape(p.input), frame.shape(p.output));
     let ([x], out) = frame.operands([p.input], p.output)?;
     let (columns, _) = frame.scratch(os.dims()[2] * COLUMN_FLOATS)?;

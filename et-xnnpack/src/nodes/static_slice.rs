@@ -7,9 +7,10 @@ use et_runtime::KernelResult;
 use et_xnnpack_schema::fields as xf;
 use et_xnnpack_schema::NodeView;
 
-use super::{check_flags, register, wrong_params, Params, Step};
-use crate::exec::Frame;
-use crate::plan::{Builder, Elem, Shape, MAX_RANK};
+use crate::builder::{check_flags, other_family, Builder};
+use crate::elem::Elem;
+use crate::frame::{Frame, Step};
+use crate::values::{Shape, MAX_RANK};
 
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct Slice {
@@ -19,7 +20,7 @@ pub(crate) struct Slice {
     bytes: bool,
 }
 
-fn prepare(b: &mut Builder<'_, '_>, node: &NodeView<'_>) -> Result<Step, DelegateError> {
+fn prepare(b: &mut Builder<'_, '_>, node: &NodeView<'_>) -> Result<Step<Slice>, DelegateError> {
     type S<'a> = xf::XNNStaticSlice<'a>;
     check_flags(b, node.u32(S::VT_FLAGS), 0)?;
     let input = b.read_any(node.u32(S::VT_INPUT_ID))?;
@@ -56,39 +57,37 @@ fn prepare(b: &mut Builder<'_, '_>, node: &NodeView<'_>) -> Result<Step, Delegat
     }
     Ok(Step {
         run,
-        params: Params::Slice(Slice {
+        params: Slice {
             input,
             output,
             offsets,
             bytes,
-        }),
+        },
     })
 }
 
 /// The fp32 family; the node's values must be fp32.
-fn prepare_fp32(b: &mut Builder<'_, '_>, node: &NodeView<'_>) -> Result<Step, DelegateError> {
+pub(super) fn prepare_fp32(
+    b: &mut Builder<'_, '_>,
+    node: &NodeView<'_>,
+) -> Result<Step<Slice>, DelegateError> {
     b.read(node.u32(xf::XNNStaticSlice::VT_INPUT_ID))?;
     prepare(b, node)
 }
 
 /// The qint8 family (8-bit values per tensor).
-fn prepare_qint8(b: &mut Builder<'_, '_>, node: &NodeView<'_>) -> Result<Step, DelegateError> {
+pub(super) fn prepare_qint8(
+    b: &mut Builder<'_, '_>,
+    node: &NodeView<'_>,
+) -> Result<Step<Slice>, DelegateError> {
     let input = b.read_any(node.u32(xf::XNNStaticSlice::VT_INPUT_ID))?;
     if b.value(input).elem == Elem::F32 {
-        return Err(super::other_family(b));
+        return Err(other_family(b));
     }
     prepare(b, node)
 }
 
-register! {
-    XNNStaticSlice: fp32 => prepare_fp32;
-    XNNStaticSlice: qint8 => prepare_qint8;
-}
-
-fn run(step: &Step, frame: &Frame<'_>) -> KernelResult {
-    let Params::Slice(p) = step.params else {
-        return Err(wrong_params());
-    };
+fn run(p: &Slice, frame: &Frame<'_>) -> KernelResult {
     let (is, os) = (frame.shape(p.input), frame.shape(p.output));
     if p.bytes {
         slice(

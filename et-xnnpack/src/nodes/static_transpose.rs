@@ -6,10 +6,10 @@ use et_runtime::KernelResult;
 use et_xnnpack_schema::fields as xf;
 use et_xnnpack_schema::NodeView;
 
-use super::{check_flags, register, wrong_params, Params, Step};
+use crate::builder::{check_flags, Builder};
 use crate::compute::permute::permute;
-use crate::exec::Frame;
-use crate::plan::{Builder, MAX_RANK};
+use crate::frame::{Frame, Step};
+use crate::values::MAX_RANK;
 
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct Transpose {
@@ -20,7 +20,10 @@ pub(crate) struct Transpose {
     bytes: bool,
 }
 
-fn prepare(b: &mut Builder<'_, '_>, node: &NodeView<'_>) -> Result<Step, DelegateError> {
+pub(super) fn prepare(
+    b: &mut Builder<'_, '_>,
+    node: &NodeView<'_>,
+) -> Result<Step<Transpose>, DelegateError> {
     type T<'a> = xf::XNNStaticTranspose<'a>;
     check_flags(b, node.u32(T::VT_FLAGS), 0)?;
     let input = b.read_any(node.u32(T::VT_INPUT_ID))?;
@@ -49,24 +52,16 @@ fn prepare(b: &mut Builder<'_, '_>, node: &NodeView<'_>) -> Result<Step, Delegat
     }
     Ok(Step {
         run,
-        params: Params::Transpose(Transpose {
+        params: Transpose {
             input,
             output,
             perm,
             bytes,
-        }),
+        },
     })
 }
 
-register! {
-    XNNStaticTranspose: fp32 => prepare;
-    XNNStaticTranspose: qint8 => prepare;
-}
-
-fn run(step: &Step, frame: &Frame<'_>) -> KernelResult {
-    let Params::Transpose(p) = step.params else {
-        return Err(wrong_params());
-    };
+fn run(p: &Transpose, frame: &Frame<'_>) -> KernelResult {
     let shape = frame.shape(p.input);
     let perm: [usize; MAX_RANK] = p.perm.map(usize::from);
     if p.bytes {

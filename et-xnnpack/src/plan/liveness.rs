@@ -8,7 +8,9 @@ use core::mem::size_of;
 use et_runtime::backend::{BackendInitContext, DelegateError};
 use et_runtime::Error;
 
-use super::{arena_array, Storage, Value, ALIGN};
+use super::arena::arena_array;
+use crate::builder::ALIGN;
+use crate::values::{Storage, Value};
 
 /// Bytes of method memory [`assign_offsets`] takes for its bookkeeping.
 pub(crate) fn bookkeeping_bound(num_values: usize) -> usize {

@@ -7,8 +7,8 @@ use et_runtime::backend::DelegateError;
 use et_runtime::Error;
 use et_xnnpack_schema::{ConstantRef, Graph, ValueView, FLAG_EXTERNAL_INPUT, FLAG_EXTERNAL_OUTPUT};
 
-use super::elem::{read_elem, Elem};
 pub(crate) use crate::compute::shape::{Shape, MAX_RANK};
+use crate::elem::{read_elem, Elem};
 
 /// Where a value's bytes are.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
