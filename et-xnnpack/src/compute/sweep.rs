@@ -57,6 +57,11 @@ impl Avx2 {
     }
 }
 
+/// aarch64's hand-written NEON kernels; NEON is the baseline there, so no detection.
+#[cfg(target_arch = "aarch64")]
+#[derive(Clone, Copy)]
+pub(crate) struct Neon;
+
 /// True when `len` is at least the product of `dims` (false if the product overflows).
 pub(crate) fn holds_at_least(len: usize, dims: [usize; 4]) -> bool {
     dims.iter()
