@@ -41,6 +41,13 @@ pub(crate) fn pack(n: usize, k: usize, weight: impl Fn(usize, usize) -> f32, out
 
 /// How the tiles are computed on this CPU.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[cfg_attr(
+    target_arch = "aarch64",
+    allow(
+        dead_code,
+        reason = "aarch64 always takes `Neon`; the tests run `Portable` too"
+    )
+)]
 pub(crate) enum Isa {
     Portable,
     Avx2,
