@@ -30,11 +30,16 @@ pub(super) fn fused9(out: &mut [f32], s: [&[f32]; 9], t: &[f32; 9], b: f32) {
             let mut acc: [float32x4_t; 4] = core::array::from_fn(|v| {
                 vaddq_f32(bias, vmulq_f32(taps[0], vld1q_f32(src[0].add(at + 4 * v))))
             });
-            for (&tap, &x) in taps.iter().zip(&src).skip(1) {
-                for (v, a) in acc.iter_mut().enumerate() {
-                    *a = vaddq_f32(*a, vmulq_f32(tap, vld1q_f32(x.add(at + 4 * v))));
-                }
-            }
+            // Spelled out tap by tap: as a loop, the compiler kept it rolled and
+            // reloaded each tap and slice pointer from the stack.
+            add_tap(&mut acc, taps[1], src[1].add(at));
+            add_tap(&mut acc, taps[2], src[2].add(at));
+            add_tap(&mut acc, taps[3], src[3].add(at));
+            add_tap(&mut acc, taps[4], src[4].add(at));
+            add_tap(&mut acc, taps[5], src[5].add(at));
+            add_tap(&mut acc, taps[6], src[6].add(at));
+            add_tap(&mut acc, taps[7], src[7].add(at));
+            add_tap(&mut acc, taps[8], src[8].add(at));
             for (v, a) in acc.into_iter().enumerate() {
                 vst1q_f32(dst.add(at + 4 * v), a);
             }
@@ -42,6 +47,19 @@ pub(super) fn fused9(out: &mut [f32], s: [&[f32]; 9], t: &[f32; 9], b: f32) {
     }
     let done = steps * STEP;
     fused9_portable(&mut out[done..], s.map(|x| &x[done..]), t, b);
+}
+
+/// `acc[v] += tap * x[4 * v..4 * v + 4]`, a multiply then an add.
+///
+/// # Safety
+/// `x` points to `STEP` readable floats.
+#[inline(always)]
+unsafe fn add_tap(acc: &mut [float32x4_t; 4], tap: float32x4_t, x: *const f32) {
+    for (v, a) in acc.iter_mut().enumerate() {
+        // SAFETY: `4 * v + 4 <= STEP` floats from `x`, the caller's promise; NEON is
+        // aarch64's baseline.
+        *a = unsafe { vaddq_f32(*a, vmulq_f32(tap, vld1q_f32(x.add(4 * v)))) };
+    }
 }
 
 #[cfg(test)]

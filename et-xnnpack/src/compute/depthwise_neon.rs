@@ -71,8 +71,8 @@ impl<const P: usize> Pixels<'_, '_, P> {
         let w = d.window;
         let c = d.channels;
         let ((kh0, kh1), (kw0, kw1)) = self.taps;
-        // SAFETY: NEON is aarch64's baseline, and the intrinsic only makes
-        // a register value.
+        // SAFETY: NEON is aarch64's baseline, and the intrinsic only makes a register
+        // value.
         let zero = unsafe { vdupq_n_f32(0.0) };
         let init = d.bias.map_or([zero; V], |b| {
             let b = &b[c0..c0 + 4 * V];

@@ -54,8 +54,7 @@ unsafe fn chunk<const P: usize, const V: usize>(
     let w = d.window;
     let (cin, cout) = (d.cin, d.cout);
     let (col, row) = d.offsets::<P>(n, oh, ow, kw0);
-    // SAFETY (the zero vector): NEON is aarch64's baseline, and the intrinsic only makes
-    // a register value.
+    // SAFETY: NEON is aarch64's baseline, and the intrinsic only makes a register value.
     let zero = unsafe { vdupq_n_f32(0.0) };
     let init = d.bias.map_or([zero; V], |b| {
         let b = &b[c0..c0 + 4 * V];
