@@ -149,7 +149,8 @@ fn run_planes(
     epilogue: Option<Epilogue<'_>>,
 ) {
     // On aarch64 the baseline build is the NEON path: the tap loops below vectorize to
-    // 4-wide NEON multiply-adds, and there is no wider vector to recompile them for.
+    // 4-wide NEON multiply-adds (the 3x3 planes' nine-tap sum is hand-written, in
+    // depthwise_neon.rs), and there is no wider vector to recompile them for.
     #[cfg(target_arch = "x86_64")]
     if avx2_fma_available() {
         // SAFETY: the CPU supports AVX2 and FMA (checked by `avx2_fma_available`), all the
@@ -392,6 +393,15 @@ fn dw3x3_flat(
 /// `out[i] = b + sum_k t[k] * s[k][i]` over nine slices at least `out.len()` long.
 #[inline(always)]
 fn fused9(out: &mut [f32], s: [&[f32]; 9], t: &[f32; 9], b: f32) {
+    #[cfg(target_arch = "aarch64")]
+    neon::fused9(out, s, t, b);
+    #[cfg(not(target_arch = "aarch64"))]
+    fused9_portable(out, s, t, b);
+}
+
+/// [`fused9`] in plain Rust, which the compiler vectorizes for the build's target.
+#[inline(always)]
+fn fused9_portable(out: &mut [f32], s: [&[f32]; 9], t: &[f32; 9], b: f32) {
     let n = out.len();
     let [s0, s1, s2, s3, s4, s5, s6, s7, s8] = s.map(|x| &x[..n]);
     for i in 0..n {
@@ -485,3 +495,7 @@ fn depthwise_strided(
         }
     }
 }
+
+#[cfg(target_arch = "aarch64")]
+#[path = "depthwise_neon.rs"]
+mod neon;

@@ -31,7 +31,7 @@ pub(crate) struct Depthwise<'a> {
 impl Depthwise<'_> {
     /// Computes output rows `band` of the convolution (rows of all images, as
     /// `Window::out_rows` counts them) into `out`, which starts at the band's first
-    /// pixel, with AVX2 and FMA when the CPU has them.
+    /// pixel, with AVX2 and FMA when the CPU has them, with NEON on aarch64.
     ///
     /// # Panics
     /// If a slice is shorter than the window and channels say, or `band` goes past the
@@ -44,6 +44,9 @@ impl Depthwise<'_> {
             unsafe { self.run_avx2(k, band, out) };
             return;
         }
+        #[cfg(target_arch = "aarch64")]
+        self.rows(super::sweep::Neon, band, out);
+        #[cfg(not(target_arch = "aarch64"))]
         self.rows(Portable, band, out);
     }
 
@@ -149,6 +152,10 @@ fn tail<const P: usize>(
 #[cfg(target_arch = "x86_64")]
 #[path = "depthwise_avx2.rs"]
 mod avx2;
+
+#[cfg(target_arch = "aarch64")]
+#[path = "depthwise_neon.rs"]
+mod neon;
 
 #[cfg(test)]
 #[path = "depthwise_tests.rs"]

@@ -33,7 +33,7 @@ pub(crate) struct Direct<'a> {
 impl Direct<'_> {
     /// Computes output rows `band` of the convolution (rows of all images, as
     /// `Window::out_rows` counts them) into `out`, which starts at the band's first
-    /// pixel, with AVX2 and FMA when the CPU has them.
+    /// pixel, with AVX2 and FMA when the CPU has them, with NEON on aarch64.
     ///
     /// # Panics
     /// If a slice is shorter than the window and channels say, or `band` goes past the
@@ -46,6 +46,9 @@ impl Direct<'_> {
             unsafe { self.run_avx2(k, band, out) };
             return;
         }
+        #[cfg(target_arch = "aarch64")]
+        self.rows(super::sweep::Neon, band, out);
+        #[cfg(not(target_arch = "aarch64"))]
         self.rows(Portable, band, out);
     }
 
@@ -272,6 +275,10 @@ mod avx2 {
         unsafe { [_mm256_loadu_ps(p), _mm256_loadu_ps(p.add(8))] }
     }
 }
+
+#[cfg(target_arch = "aarch64")]
+#[path = "direct_neon.rs"]
+mod neon;
 
 #[cfg(test)]
 #[path = "direct_tests.rs"]

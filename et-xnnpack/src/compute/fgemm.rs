@@ -41,13 +41,29 @@ pub(crate) fn pack(n: usize, k: usize, weight: impl Fn(usize, usize) -> f32, out
 
 /// How the tiles are computed on this CPU.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[cfg_attr(
+    target_arch = "aarch64",
+    allow(
+        dead_code,
+        reason = "aarch64 always takes `Neon`; the tests run `Portable` too"
+    )
+)]
 pub(crate) enum Isa {
     Portable,
     Avx2,
     Avx512,
+    /// aarch64's baseline (`compute/neon_fgemm.rs`).
+    #[cfg(target_arch = "aarch64")]
+    Neon,
 }
 
 impl Isa {
+    #[cfg(target_arch = "aarch64")]
+    pub(crate) fn detect() -> Isa {
+        Isa::Neon
+    }
+
+    #[cfg(not(target_arch = "aarch64"))]
     pub(crate) fn detect() -> Isa {
         if et_ops::gemm::avx512f_available() {
             Isa::Avx512
@@ -93,8 +109,14 @@ impl PackedGemm<'_> {
             Isa::Avx2 => return unsafe { self.rows_avx2(a, rows, out) },
             Isa::Portable => {}
         }
-        #[cfg(not(target_arch = "x86_64"))]
-        let _ = self.isa; // only x86-64 has vector kernels here
+        #[cfg(target_arch = "aarch64")]
+        if self.isa == Isa::Neon {
+            // SAFETY: NEON is aarch64's baseline; the lengths its reads rely on are
+            // asserted above.
+            return unsafe { super::neon_fgemm::rows(self, a, rows, out) };
+        }
+        #[cfg(not(any(target_arch = "x86_64", target_arch = "aarch64")))]
+        let _ = self.isa; // no vector kernels for this target
         self.rows_portable(a, rows, out);
     }
 
@@ -283,6 +305,8 @@ mod tests {
         if et_ops::gemm::avx512f_available() {
             isas.push(Isa::Avx512);
         }
+        #[cfg(target_arch = "aarch64")]
+        isas.push(Isa::Neon);
         for (rows, n, k) in [
             (1, 1, 1),
             (7, 16, 3),

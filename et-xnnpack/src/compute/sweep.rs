@@ -19,6 +19,13 @@ pub(crate) const PX: usize = 6;
 const PX_NARROW: usize = 4;
 
 /// Output channels per register block (two 8-wide AVX2 vectors).
+#[cfg_attr(
+    target_arch = "aarch64",
+    allow(
+        dead_code,
+        reason = "on aarch64 the portable kernels run in the tests only, against the NEON ones"
+    )
+)]
 pub(crate) const BLOCK: usize = 16;
 
 /// Computes output pixels of a convolution `D`: `pixels::<P>(d, n, oh, ow, (kh, kw), out)`
@@ -41,6 +48,13 @@ pub(crate) trait Kernel<D>: Copy {
 }
 
 /// Kernels in plain arrays, which the compiler vectorizes for the build's target.
+#[cfg_attr(
+    target_arch = "aarch64",
+    allow(
+        dead_code,
+        reason = "on aarch64 the portable kernels run in the tests only, against the NEON ones"
+    )
+)]
 #[derive(Clone, Copy)]
 pub(crate) struct Portable;
 
@@ -56,6 +70,11 @@ impl Avx2 {
         et_ops::gemm::avx2_fma_available().then_some(Avx2(()))
     }
 }
+
+/// aarch64's hand-written NEON kernels; NEON is the baseline there, so no detection.
+#[cfg(target_arch = "aarch64")]
+#[derive(Clone, Copy)]
+pub(crate) struct Neon;
 
 /// True when `len` is at least the product of `dims` (false if the product overflows).
 pub(crate) fn holds_at_least(len: usize, dims: [usize; 4]) -> bool {
@@ -161,6 +180,13 @@ fn taps(
 }
 
 /// `BLOCK` elements of `v` from `at`, as an array (one bounds check for the block).
+#[cfg_attr(
+    target_arch = "aarch64",
+    allow(
+        dead_code,
+        reason = "on aarch64 the portable kernels run in the tests only, against the NEON ones"
+    )
+)]
 #[inline(always)]
 pub(crate) fn block(v: &[f32], at: usize) -> [f32; BLOCK] {
     let mut out = [0f32; BLOCK];
