@@ -8,7 +8,7 @@
 //!   [`StoreFn`] and [`NarrowFn`] convert straight between a dtype and `C` in chunks, and
 //!   [`scalar_as`] / [`scalar_opmath`] turn scalar arguments into operands.
 //!
-//! Both follow C++ cast rules through [`cast`](crate::util::element::cast) and
+//! Both follow C++ cast rules through [`cast`] and
 //! [`Val::to`], so a value converts the same whichever path carries it.
 
 use et_runtime::{
