@@ -87,12 +87,7 @@ impl Kernel<Depthwise<'_>> for Portable {
     ) {
         let w = d.window;
         let c = d.channels;
-        // Input columns of each pixel's first tap (inside the input when `kw` is not
-        // empty; otherwise unused, hence saturating).
-        let col: [usize; P] = core::array::from_fn(|p| {
-            ((ow + p) * w.stride_w + kw.0 * w.dilation_w).saturating_sub(w.pad_left)
-        });
-        let row = |k: usize| (n * w.in_h + oh * w.stride_h + k * w.dilation_h - w.pad_top) * w.in_w;
+        let (col, row) = w.offsets::<P>(n, oh, ow, kw.0);
         let full = c - c % BLOCK;
         for c0 in (0..full).step_by(BLOCK) {
             let mut acc = [d.bias.map_or([0.0; BLOCK], |b| block(b, c0)); P];
@@ -133,7 +128,7 @@ fn tail<const P: usize>(
 ) {
     let w = d.window;
     let c = d.channels;
-    let row = |k: usize| (n * w.in_h + oh * w.stride_h + k * w.dilation_h - w.pad_top) * w.in_w;
+    let (_, row) = w.offsets::<0>(n, oh, 0, 0);
     for ch in full..c {
         for (p, &x0) in col.iter().enumerate() {
             let mut a = d.bias.map_or(0.0, |b| b[ch]);

@@ -42,11 +42,7 @@ unsafe fn pixels<const P: usize>(
 ) {
     let w = d.window;
     let c = d.channels;
-    // As in the portable kernel: each pixel's first tap column, unused when `kw` is empty.
-    let col: [usize; P] = core::array::from_fn(|p| {
-        ((ow + p) * w.stride_w + kw.0 * w.dilation_w).saturating_sub(w.pad_left)
-    });
-    let row = |k: usize| (n * w.in_h + oh * w.stride_h + k * w.dilation_h - w.pad_top) * w.in_w;
+    let (col, row) = w.offsets::<P>(n, oh, ow, kw.0);
     let (lo, hi) = (_mm256_set1_ps(d.clamp.min), _mm256_set1_ps(d.clamp.max));
     let (xp, fp) = (d.x.as_ptr(), d.filter.as_ptr());
     // Floats between one tap column and the next, in the input and in the filter.

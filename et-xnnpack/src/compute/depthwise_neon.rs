@@ -23,11 +23,7 @@ impl Kernel<Depthwise<'_>> for Neon {
     ) {
         let w = d.window;
         let c = d.channels;
-        // As in the portable kernel: each pixel's first tap column, unused when `kw` is
-        // empty.
-        let col: [usize; P] = core::array::from_fn(|p| {
-            ((ow + p) * w.stride_w + kw.0 * w.dilation_w).saturating_sub(w.pad_left)
-        });
+        let (col, _) = w.offsets::<P>(n, oh, ow, kw.0);
         let pixels = Pixels {
             d,
             n,

@@ -72,26 +72,6 @@ impl Direct<'_> {
         assert!(holds_at_least(out.len(), [band.len(), w.out_w, cout, 1]));
         sweep(self, w, cout, k, band, out);
     }
-
-    /// Each pixel's input offset (pixel index times `cin`) of its first tap column, and
-    /// the input row offset (in pixels) of tap row `i`: as in the depthwise kernel, the
-    /// columns saturate when `kw` is empty (then unused).
-    #[inline(always)]
-    fn offsets<const P: usize>(
-        &self,
-        n: usize,
-        oh: usize,
-        ow: usize,
-        kw0: usize,
-    ) -> ([usize; P], impl Fn(usize) -> usize + '_) {
-        let w = self.window;
-        let col = core::array::from_fn(|p| {
-            ((ow + p) * w.stride_w + kw0 * w.dilation_w).saturating_sub(w.pad_left)
-        });
-        let row =
-            move |i: usize| (n * w.in_h + oh * w.stride_h + i * w.dilation_h - w.pad_top) * w.in_w;
-        (col, row)
-    }
 }
 
 impl Kernel<Direct<'_>> for Portable {
@@ -107,7 +87,7 @@ impl Kernel<Direct<'_>> for Portable {
     ) {
         let w = d.window;
         let (cin, cout) = (d.cin, d.cout);
-        let (col, row) = d.offsets::<P>(n, oh, ow, kw.0);
+        let (col, row) = d.window.offsets::<P>(n, oh, ow, kw.0);
         let full = cout - cout % BLOCK;
         for c0 in (0..full).step_by(BLOCK) {
             let mut acc = [d.bias.map_or([0.0; BLOCK], |b| block(b, c0)); P];
@@ -150,7 +130,7 @@ fn tail<const P: usize>(
 ) {
     let w = d.window;
     let (cin, cout) = (d.cin, d.cout);
-    let (_, row) = d.offsets::<0>(n, oh, 0, 0);
+    let (_, row) = d.window.offsets::<0>(n, oh, 0, 0);
     for co in full..cout {
         for (p, &x0) in col.iter().enumerate() {
             let mut a = d.bias.map_or(0.0, |b| b[co]);
@@ -211,7 +191,7 @@ mod avx2 {
     ) {
         let w = d.window;
         let (cin, cout) = (d.cin, d.cout);
-        let (col, row) = d.offsets::<P>(n, oh, ow, kw.0);
+        let (col, row) = d.window.offsets::<P>(n, oh, ow, kw.0);
         let (lo, hi) = (_mm256_set1_ps(d.clamp.min), _mm256_set1_ps(d.clamp.max));
         let (xp, fp) = (d.x.as_ptr(), d.filter.as_ptr());
         let full = cout - cout % BLOCK;

@@ -22,7 +22,7 @@ impl Kernel<Direct<'_>> for Neon {
         out: &mut [f32],
     ) {
         let cout = d.cout;
-        let (col, _) = d.offsets::<P>(n, oh, ow, taps.1 .0);
+        let (col, _) = d.window.offsets::<P>(n, oh, ow, taps.1 .0);
         let eights = cout - cout % 8;
         for c0 in (0..eights).step_by(8) {
             // SAFETY: `c0 + 8 <= cout`, and the `Kernel::pixels` requirements hold (our
@@ -53,7 +53,7 @@ unsafe fn chunk<const P: usize, const V: usize>(
 ) {
     let w = d.window;
     let (cin, cout) = (d.cin, d.cout);
-    let (col, row) = d.offsets::<P>(n, oh, ow, kw0);
+    let (col, row) = d.window.offsets::<P>(n, oh, ow, kw0);
     // SAFETY: NEON is aarch64's baseline, and the intrinsic only makes a register value.
     let zero = unsafe { vdupq_n_f32(0.0) };
     let init = d.bias.map_or([zero; V], |b| {

@@ -21,6 +21,27 @@ pub(crate) struct Window {
 }
 
 impl Window {
+    /// Each of `P` pixels' input column (from output column `ow` on) of its first tap
+    /// column `kw0`, and the input row offset (in pixels) of tap row `i` of output row
+    /// `oh` of image `n`: what the direct and depthwise kernels index the input by. The
+    /// columns saturate when the tap range is empty (then unused).
+    #[inline(always)]
+    pub(crate) fn offsets<const P: usize>(
+        &self,
+        n: usize,
+        oh: usize,
+        ow: usize,
+        kw0: usize,
+    ) -> ([usize; P], impl Fn(usize) -> usize + '_) {
+        let col = core::array::from_fn(|p| {
+            ((ow + p) * self.stride_w + kw0 * self.dilation_w).saturating_sub(self.pad_left)
+        });
+        let row = move |i: usize| {
+            (n * self.in_h + oh * self.stride_h + i * self.dilation_h - self.pad_top) * self.in_w
+        };
+        (col, row)
+    }
+
     /// The window of node fields `(top, right, bottom, left, kh, kw, sh, sw, dh, dw)`
     /// over `[batch, in_h, in_w, _]`; `None` when a size is 0 or the output would be empty.
     pub(crate) fn new(
