@@ -186,9 +186,10 @@ fn fuse_at(rw: &mut Rewriter<'_>, at: usize, end: usize, ops: &Operators) -> Opt
     }
     // Every use of the values the fused call no longer writes is inside the run.
     let calls = [conv.args(), bn.args()];
+    let returned_items = returned.map_or(&[][..], |list| rw.list_items(list));
     let private = |v: u32, run: &[&[u32]]| {
         let inside = run.iter().map(|args| occurrences(args, v)).sum::<usize>()
-            + returned.map_or(0, |list| occurrences(rw.list_items(list), v));
+            + occurrences(returned_items, v);
         rw.uses(v) == inside
     };
     let list_private = returned.is_none_or(|list| private(list, &calls));

@@ -152,7 +152,15 @@ impl Rewriter<'_> {
         // SAFETY: `counts` holds `num_values` counts in scratch memory the rewriter alone
         // uses, and no other reference to them is alive (none leaves this type).
         let counts = unsafe { core::slice::from_raw_parts_mut(counts.as_ptr(), self.num_values) };
-        for &a in old.args() {
+        // Arguments that stay where they were keep their counts.
+        let same = old
+            .args()
+            .iter()
+            .zip(args)
+            .take_while(|(a, b)| a == b)
+            .count();
+        let (old, args) = (&old.args()[same..], &args[same..]);
+        for &a in old {
             if let Some(c) = counts.get_mut(a as usize) {
                 if *c & COUNT != COUNT && *c & COUNT != 0 {
                     *c -= 1;
