@@ -52,7 +52,7 @@ pub(crate) enum Isa {
     Portable,
     Avx2,
     Avx512,
-    /// aarch64's baseline (`compute/neon_fgemm.rs`).
+    /// aarch64's baseline (`compute/fgemm_neon.rs`).
     #[cfg(target_arch = "aarch64")]
     Neon,
 }
@@ -113,7 +113,7 @@ impl PackedGemm<'_> {
         if self.isa == Isa::Neon {
             // SAFETY: NEON is aarch64's baseline; the lengths its reads rely on are
             // asserted above.
-            return unsafe { super::neon_fgemm::rows(self, a, rows, out) };
+            return unsafe { neon::rows(self, a, rows, out) };
         }
         #[cfg(not(any(target_arch = "x86_64", target_arch = "aarch64")))]
         let _ = self.isa; // no vector kernels for this target
@@ -360,3 +360,7 @@ mod tests {
         }
     }
 }
+
+#[cfg(target_arch = "aarch64")]
+#[path = "fgemm_neon.rs"]
+mod neon;

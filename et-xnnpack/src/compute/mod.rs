@@ -11,8 +11,6 @@ pub(crate) mod lut;
 #[cfg(target_arch = "aarch64")]
 pub(crate) mod neon_dot;
 #[cfg(target_arch = "aarch64")]
-pub(crate) mod neon_fgemm;
-#[cfg(target_arch = "aarch64")]
 pub(crate) mod neon_qd8;
 #[cfg(target_arch = "aarch64")]
 pub(crate) mod neon_qgemm;

@@ -8,7 +8,7 @@
 
 use core::arch::aarch64::*;
 
-use super::fgemm::{padded, PackedGemm, NR};
+use super::{padded, PackedGemm, NR};
 
 /// Rows per tile: 24 accumulators.
 const MR: usize = 6;
