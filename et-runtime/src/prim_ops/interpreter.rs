@@ -101,6 +101,34 @@ pub(super) fn scalar_prim(op: Op, args: &KernelArgs<'_>) -> KernelResult {
 /// it holds when `a` is less than, equal to, greater than `b` (bits 0, 1, 2).
 const COMPARISONS: u16 = 0b010 | 0b100 << 3 | 0b001 << 6 | 0b110 << 9 | 0b011 << 12;
 
+// `compute` relies on `Op`'s order: the promoting binary ops first, Add and Sub at 0 and
+// 1 (`m = 2k - 1`), Max then Min last of them; the comparisons right after, in
+// `COMPARISONS`' order. Reordering the enum, or a wrong bit in the table, fails the build.
+const _: () = {
+    use Op::*;
+    const fn at(op: Op) -> usize {
+        op as usize
+    }
+    assert!(at(Add) == 0 && at(Sub) == 1);
+    assert!(at(Mul) > at(Sub) && at(Mul) < at(Max));
+    assert!(at(FloorDiv) > at(Sub) && at(FloorDiv) < at(Max));
+    assert!(at(Mod) > at(Sub) && at(Mod) < at(Max));
+    assert!(at(Min) == at(Max) + 1 && at(Eq) == at(Min) + 1);
+    assert!(at(Gt) == at(Eq) + 1 && at(Lt) == at(Eq) + 2);
+    assert!(at(Ge) == at(Eq) + 3 && at(Le) == at(Eq) + 4);
+    assert!(at(TrueDiv) == at(Le) + 1);
+    // Whether comparison `op` holds for `a` less than (0), equal to (1) or greater than
+    // (2) `b`, read from the table as `compute` reads it.
+    const fn holds(op: Op, order: usize) -> bool {
+        COMPARISONS >> (3 * (at(op) - at(Eq)) + order) & 1 != 0
+    }
+    assert!(!holds(Eq, 0) && holds(Eq, 1) && !holds(Eq, 2));
+    assert!(!holds(Gt, 0) && !holds(Gt, 1) && holds(Gt, 2));
+    assert!(holds(Lt, 0) && !holds(Lt, 1) && !holds(Lt, 2));
+    assert!(!holds(Ge, 0) && holds(Ge, 1) && holds(Ge, 2));
+    assert!(holds(Le, 0) && holds(Le, 1) && !holds(Le, 2));
+};
+
 /// The result of scalar op `op` on `a` and `b` (`b` is `a` for unary ops; `sym_ite` is
 /// not computed here); `None` when the op fails (see [`failure`]).
 ///

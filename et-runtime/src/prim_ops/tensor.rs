@@ -43,7 +43,15 @@ pub(super) fn local_scalar(t: &Tensor) -> KernelResult<Scalar> {
         64 - 8 * dtype.element_size() as u32
     };
     // Ranges of the dtype code rather than an arm per dtype (a `match` compiles to a
-    // jump table of 8-byte words in a non-PIE build).
+    // jump table of 8-byte words in a non-PIE build). ExecuTorch's numbering fixes the
+    // codes; checked here all the same.
+    const _: () = assert!(
+        ScalarType::Byte as u8 == 0
+            && ScalarType::Char as u8 == 1
+            && ScalarType::Short as u8 == 2
+            && ScalarType::Int as u8 == 3
+            && ScalarType::Long as u8 == 4
+    );
     Ok(if dtype == ScalarType::Bool {
         Scalar::Bool(raw != 0)
     } else if code <= ScalarType::Long as u8 {
