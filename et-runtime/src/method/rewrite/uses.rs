@@ -1,6 +1,6 @@
-//! How often a method names each value, whether an instruction writes it and whether it
-//! is an item of a tensor list: counted once, in the kernels' scratch memory, when a rule
-//! first asks, and kept in step with the calls rules replace.
+//! How often a method names each value, and whether an instruction writes it: counted
+//! once, in the kernels' scratch memory, when a rule first asks, and kept in step with
+//! the calls rules replace.
 
 use core::ptr::NonNull;
 
@@ -20,10 +20,8 @@ pub(super) enum Counts {
 
 /// The bit of a count that marks a value some instruction can write.
 const WRITTEN: u16 = 1 << 15;
-/// The bit of a count that marks an item of a tensor list.
-const LISTED: u16 = 1 << 14;
 /// The bits of a count that count; all set: saturated, it no longer says how many.
-const COUNT: u16 = LISTED - 1;
+const COUNT: u16 = WRITTEN - 1;
 
 impl Rewriter<'_> {
     /// How many times the method names value `v`: in instruction operands (a call that
@@ -39,10 +37,6 @@ impl Rewriter<'_> {
     /// Whether value `v` is an item of a tensor list or optional-tensor list (a kernel
     /// taking the list reads or writes it without naming it).
     pub fn in_a_tensor_list(&self, v: u32) -> bool {
-        if let Some(c) = self.count(v) {
-            return c & LISTED != 0;
-        }
-        // Not counted (no scratch memory): look at every list.
         (0..self.num_values as u32).any(|l| {
             matches!(
                 self.value(l),
@@ -124,12 +118,7 @@ impl Rewriter<'_> {
             if let Some(ValueRef::TensorList(items) | ValueRef::OptionalTensorList(items)) =
                 self.value(l)
             {
-                for &i in items {
-                    name(counts, i);
-                    if let Some(c) = counts.get_mut(i as usize) {
-                        *c |= LISTED;
-                    }
-                }
+                items.iter().for_each(|&i| name(counts, i));
             }
         }
         for vt in [fb::ExecutionPlan::VT_INPUTS, fb::ExecutionPlan::VT_OUTPUTS] {
@@ -152,15 +141,7 @@ impl Rewriter<'_> {
         // SAFETY: `counts` holds `num_values` counts in scratch memory the rewriter alone
         // uses, and no other reference to them is alive (none leaves this type).
         let counts = unsafe { core::slice::from_raw_parts_mut(counts.as_ptr(), self.num_values) };
-        // Arguments that stay where they were keep their counts.
-        let same = old
-            .args()
-            .iter()
-            .zip(args)
-            .take_while(|(a, b)| a == b)
-            .count();
-        let (old, args) = (&old.args()[same..], &args[same..]);
-        for &a in old {
+        for &a in old.args() {
             if let Some(c) = counts.get_mut(a as usize) {
                 if *c & COUNT != COUNT && *c & COUNT != 0 {
                     *c -= 1;
