@@ -32,7 +32,10 @@ pub fn kernel(attr: TokenStream, item: TokenStream) -> TokenStream {
 /// `distributed_slice` attribute, and the linker drops that code. `variant` is optional
 /// (any entry of the name keeps it); `strip_prefix = "XNN"` compares `entry` without that
 /// prefix. The registering crate checks that its names exist (for example by naming its
-/// schema's enum member next to the attribute); this macro knows no backend.
+/// schema's enum member next to the attribute); this macro knows no backend. For a model
+/// selection (`ET_SELECT_OPS_MODEL`) the lists come from the registering crate's build
+/// script, which reads the models' payloads and names a `selected_operators.yaml` holding
+/// them in `ET_SELECT_OPS_DELEGATE_METADATA` for its own compilation.
 /// `#[selected(operators = ["aten::permute_copy.out"])]` instead keeps it when the
 /// selection keeps every listed operator (a load-time rewrite rule and the operators it
 /// rewrites). Use it through `et_runtime::link::selected`.
