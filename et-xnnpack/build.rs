@@ -3,14 +3,14 @@
 //! `#[et_runtime::link::selected]` keeps each node registration the build's selection
 //! lists under `kernel_metadata: etch::xnnpack_node_kinds`. A `selected_operators.yaml`
 //! (`ET_SELECT_OPS_YAML`) lists them itself; this script checks the entries against the
-//! schema. For `ET_SELECT_OPS_MODEL` it reads the models' XNNPACK payloads, writes the
-//! node kinds they use to `$OUT_DIR/delegate_metadata.yaml` and names that file in
+//! schema. For `ET_SELECT_OPS_MODEL` it reads the models with their XNNPACK payloads,
+//! writes their selection to `$OUT_DIR/delegate_metadata.yaml` and names that file in
 //! `ET_SELECT_OPS_DELEGATE_METADATA` for this crate's compilation, which the attribute
 //! adds to the selection. So the proc macro, and the selection crate, know no backend.
 
 use std::path::{Path, PathBuf};
 
-use et_xnnpack_schema::{NodeKinds, NODE_KINDS_KEY};
+use et_xnnpack_schema::NodeKinds;
 use selection::{DelegateMetadata, Selection};
 
 fn main() {
@@ -19,17 +19,10 @@ fn main() {
     }
     let set = |var: &str| std::env::var(var).ok().filter(|v| !v.trim().is_empty());
     if let Some(models) = set("ET_SELECT_OPS_MODEL") {
-        let entries = model_node_kinds(&models).unwrap_or_else(|message| fail(&message));
+        let selection = model_selection(&models).unwrap_or_else(|message| fail(&message));
         let out = PathBuf::from(std::env::var_os("OUT_DIR").expect("cargo sets OUT_DIR"));
         let file = out.join("delegate_metadata.yaml");
-        let mut yaml = format!("kernel_metadata:\n  {NODE_KINDS_KEY}:\n");
-        if entries.is_empty() {
-            yaml = format!("kernel_metadata:\n  {NODE_KINDS_KEY}: []\n");
-        }
-        for entry in &entries {
-            yaml.push_str(&format!("  - '{entry}'\n"));
-        }
-        std::fs::write(&file, yaml)
+        std::fs::write(&file, selection.to_yaml())
             .unwrap_or_else(|e| fail(&format!("cannot write {}: {e}", file.display())));
         println!(
             "cargo::rustc-env=ET_SELECT_OPS_DELEGATE_METADATA={}",
@@ -51,10 +44,10 @@ fn main() {
     }
 }
 
-/// The node kinds (`Conv2d:fp32`) of the XNNPACK payloads of every model in the
-/// comma-separated `models`.
-fn model_node_kinds(models: &str) -> Result<Vec<String>, String> {
-    let mut entries = Vec::new();
+/// The selection of every model in the comma-separated `models`, with the node kinds
+/// (`Conv2d:fp32`) of their XNNPACK payloads.
+fn model_selection(models: &str) -> Result<Selection, String> {
+    let mut merged = Selection::default();
     for model in models.split(',').map(str::trim).filter(|m| !m.is_empty()) {
         let path = resolve(model);
         println!("cargo::rerun-if-changed={}", path.display());
@@ -65,11 +58,9 @@ fn model_node_kinds(models: &str) -> Result<Vec<String>, String> {
         let backends: [&dyn DelegateMetadata; 1] = [&NodeKinds];
         let selection = Selection::from_program_with(&bytes, &label, &backends)
             .map_err(|e| named(e.to_string()))?;
-        entries.extend_from_slice(selection.metadata(NODE_KINDS_KEY));
+        merged.merge(&selection);
     }
-    entries.sort();
-    entries.dedup();
-    Ok(entries)
+    Ok(merged)
 }
 
 /// A path as the `#[kernel]` attribute reads it: as given if absolute, else relative to

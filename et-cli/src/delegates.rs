@@ -1,6 +1,6 @@
 //! What `ops`, `check` and `kernels` say about delegates: each delegate's backend and,
-//! for XNNPACK payloads, the node kinds with counts (read with et-schema, so a build
-//! without the backend can still list them).
+//! for XNNPACK payloads, the node kinds with counts (read with et-xnnpack-schema, so a
+//! build without the backend can still list them).
 
 use std::collections::BTreeMap;
 
@@ -27,7 +27,7 @@ pub fn summarize(program: &Program<'_>, name: &str) -> Result<Vec<DelegateSummar
         let d = d?;
         let mut node_kinds = BTreeMap::new();
         let mut node_variants = Vec::new();
-        if d.backend_id == "XnnpackBackend" {
+        if d.backend_id == et_xnnpack_schema::BACKEND_ID {
             let graph = Graph::parse(d.payload)
                 .map_err(|e| Failure(format!("method {name}, delegate {index}: {e}")))?;
             for variant in graph.node_variants() {

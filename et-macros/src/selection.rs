@@ -110,18 +110,42 @@ pub(crate) fn for_metadata_entry(
 /// for that crate's `#[selected(metadata = ..)]` attributes.
 const DELEGATE_METADATA: &str = "ET_SELECT_OPS_DELEGATE_METADATA";
 
-/// The selection in [`DELEGATE_METADATA`]'s file, if the variable is set.
-fn delegate_metadata() -> Result<Option<Selection>, SelectionError> {
+/// The selection in [`DELEGATE_METADATA`]'s file, if the variable is set: read once per
+/// compilation (every `#[selected]` of the crate asks), again if the file changes.
+fn delegate_metadata() -> Result<Option<Arc<Selection>>, SelectionError> {
+    type Cached = (
+        PathBuf,
+        u64,
+        Option<SystemTime>,
+        Result<Arc<Selection>, String>,
+    );
+    static CACHE: Mutex<Option<Cached>> = Mutex::new(None);
     static REPORTED: AtomicBool = AtomicBool::new(false);
-    let Some(path) = std::env::var_os(DELEGATE_METADATA) else {
+    let Some(path) = std::env::var_os(DELEGATE_METADATA).map(PathBuf::from) else {
         return Ok(None);
     };
-    let path = PathBuf::from(path);
-    std::fs::read_to_string(&path)
-        .map_err(|e| e.to_string())
-        .and_then(|text| Selection::parse_yaml(&text).map_err(|e| e.to_string()))
+    let meta = std::fs::metadata(&path).ok();
+    let len = meta.as_ref().map_or(0, |m| m.len());
+    let modified = meta.and_then(|m| m.modified().ok());
+    let mut cache = CACHE
+        .lock()
+        .unwrap_or_else(|poisoned| poisoned.into_inner());
+    let result = match cache.as_ref() {
+        Some((p, l, m, result)) if *p == path && *l == len && *m == modified => result.clone(),
+        _ => {
+            let result = std::fs::read_to_string(&path)
+                .map_err(|e| e.to_string())
+                .and_then(|text| Selection::parse_yaml(&text).map_err(|e| e.to_string()))
+                .map(Arc::new)
+                .map_err(|e| file_error(DELEGATE_METADATA, &path, &e));
+            *cache = Some((path, len, modified, result.clone()));
+            result
+        }
+    };
+    drop(cache);
+    result
         .map(Some)
-        .map_err(|e| report_once(&REPORTED, file_error(DELEGATE_METADATA, &path, &e)))
+        .map_err(|message| report_once(&REPORTED, message))
 }
 
 /// Whether `selection` keeps every operator of `replaces` (none: false) for each of

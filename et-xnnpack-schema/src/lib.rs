@@ -43,7 +43,10 @@ pub use node_datatype::{NodeDatatype, NodeVariant};
 #[cfg(feature = "selection")]
 mod select;
 #[cfg(feature = "selection")]
-pub use select::{NodeKinds, BACKEND_ID, NODE_KINDS_KEY};
+pub use select::{NodeKinds, NODE_KINDS_KEY};
+
+/// The backend id ExecuTorch's XNNPACK partitioner gives its delegates.
+pub const BACKEND_ID: &str = "XnnpackBackend";
 
 // The generated field table names the reader as `crate::reader`.
 use et_schema::reader;

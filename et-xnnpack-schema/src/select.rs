@@ -10,10 +10,7 @@ use std::vec::Vec;
 
 use selection::{split_metadata_entry, DelegateMetadata};
 
-use crate::{Graph, NodeDatatype, NodeKind};
-
-/// The backend id ExecuTorch's XNNPACK partitioner gives its delegates.
-pub const BACKEND_ID: &str = "XnnpackBackend";
+use crate::{Graph, NodeDatatype, NodeKind, BACKEND_ID};
 
 /// The `kernel_metadata` list of the XNNPACK node kinds a build keeps: each entry a kind
 /// without the `XNN` prefix (`Conv2d`: every datatype family of it) or a kind, a colon
