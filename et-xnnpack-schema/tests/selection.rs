@@ -13,9 +13,15 @@ fn fixtures() -> PathBuf {
 
 /// The selection of fixture `name`, with its XNNPACK payloads read.
 fn read(name: &str) -> Selection {
-    let pte = fs::read(fixtures().join(format!("{name}.pte"))).unwrap();
-    Selection::from_program_with(&pte, name, &[&NodeKinds])
-        .unwrap_or_else(|e| panic!("{name}: {e}"))
+    read_bytes(
+        name,
+        &fs::read(fixtures().join(format!("{name}.pte"))).unwrap(),
+    )
+}
+
+/// The selection of program `pte` (fixture `name`), with its XNNPACK payloads read.
+fn read_bytes(name: &str, pte: &[u8]) -> Selection {
+    Selection::from_program_with(pte, name, &[&NodeKinds]).unwrap_or_else(|e| panic!("{name}: {e}"))
 }
 
 /// Whether `sel` keeps node kind `kind`, in `family` when one is given.
@@ -89,14 +95,14 @@ fn node_kinds_match_executorchs_payload_reader() {
         "expected the delegated fixtures, found {names:?}"
     );
     for name in names {
-        let sel = read(name);
+        let bytes = fs::read(fixtures().join(format!("{name}.pte"))).unwrap();
+        let sel = read_bytes(name, &bytes);
         assert_eq!(
             sel.metadata(NODE_KINDS_KEY),
             executorch_node_kinds(&all, name),
             "{name}: XNNPACK node kinds"
         );
         // The program's operators are gen_oplist's, whatever its payloads hold.
-        let bytes = fs::read(fixtures().join(format!("{name}.pte"))).unwrap();
         let plain = Selection::from_program(&bytes, name).unwrap();
         assert!(plain.operators().eq(sel.operators()), "{name}");
     }

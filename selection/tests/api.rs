@@ -479,24 +479,35 @@ fn bad_programs_are_errors_not_panics() {
     }
 }
 
-/// A backend of the test's own: what it reads from a payload goes under its key, only
-/// delegates naming it are read, and its entry check names every wrong entry.
-struct PayloadSizes;
+/// A backend of the test's own: it records each payload's size under its key (failing
+/// with `refusal` instead, when given), reads only the delegates that name it, and its
+/// entry check names every wrong entry.
+struct TestBackend {
+    id: &'static str,
+    key: &'static str,
+    refusal: Option<&'static str>,
+}
 
-impl selection::DelegateMetadata for PayloadSizes {
+const PAYLOAD_SIZES: TestBackend = TestBackend {
+    id: "XnnpackBackend",
+    key: "test::payload_sizes",
+    refusal: None,
+};
+
+impl selection::DelegateMetadata for TestBackend {
     fn backend_id(&self) -> &str {
-        "XnnpackBackend"
+        self.id
     }
     fn key(&self) -> &str {
-        "test::payload_sizes"
+        self.key
     }
     fn read_payload(
         &self,
         payload: &[u8],
         entries: &mut std::collections::BTreeSet<String>,
     ) -> Result<(), String> {
-        if payload.len() < 8 {
-            return Err(format!("{} bytes is too short", payload.len()));
+        if let Some(refusal) = self.refusal {
+            return Err(refusal.into());
         }
         entries.insert(format!("size:{}", payload.len()));
         Ok(())
@@ -506,27 +517,6 @@ impl selection::DelegateMetadata for PayloadSizes {
             Some(Ok(_)) => Ok(()),
             _ => Err(format!("`{entry}` is not `size:N`")),
         }
-    }
-}
-
-struct Other;
-
-impl selection::DelegateMetadata for Other {
-    fn backend_id(&self) -> &str {
-        "OtherBackend"
-    }
-    fn key(&self) -> &str {
-        "test::other"
-    }
-    fn read_payload(
-        &self,
-        _: &[u8],
-        _: &mut std::collections::BTreeSet<String>,
-    ) -> Result<(), String> {
-        Err("never called: no delegate names this backend".into())
-    }
-    fn check_entry(&self, _: &str) -> Result<(), String> {
-        Ok(())
     }
 }
 
@@ -540,7 +530,13 @@ fn delegate_metadata_comes_from_the_backends_given() {
     // Without backends, gen_oplist's selection: nothing under either key.
     let plain = Selection::from_program(&pte, "m.pte").unwrap();
     assert!(plain.metadata("test::payload_sizes").is_empty());
-    let sel = Selection::from_program_with(&pte, "m.pte", &[&PayloadSizes, &Other]).unwrap();
+    // A backend no delegate names is never asked to read.
+    let other = TestBackend {
+        id: "OtherBackend",
+        key: "test::other",
+        refusal: Some("never called: no delegate names this backend"),
+    };
+    let sel = Selection::from_program_with(&pte, "m.pte", &[&PAYLOAD_SIZES, &other]).unwrap();
     let sizes = sel.metadata("test::payload_sizes");
     assert_eq!(sizes.len(), 1, "{sizes:?}");
     let size: usize = sizes[0].strip_prefix("size:").unwrap().parse().unwrap();
@@ -550,13 +546,13 @@ fn delegate_metadata_comes_from_the_backends_given() {
     assert!(!sel.allows_metadata_entry("test::other", "size", None));
     // Entries written back under the key and read again unchanged.
     assert_eq!(Selection::parse_yaml(&sel.to_yaml()).unwrap(), sel);
-    assert!(sel.check_metadata(&PayloadSizes).is_ok());
+    assert!(sel.check_metadata(&PAYLOAD_SIZES).is_ok());
 
     // The check names the key and every wrong entry.
     let yaml = "kernel_metadata:\n  test::payload_sizes: ['size:3', big, 'size:x']\n";
     let err = Selection::parse_yaml(yaml)
         .unwrap()
-        .check_metadata(&PayloadSizes)
+        .check_metadata(&PAYLOAD_SIZES)
         .unwrap_err()
         .to_string();
     assert!(
@@ -567,26 +563,12 @@ fn delegate_metadata_comes_from_the_backends_given() {
         "{err}"
     );
     // A backend's error on a payload names the method and the delegate.
-    struct Refuses;
-    impl selection::DelegateMetadata for Refuses {
-        fn backend_id(&self) -> &str {
-            "XnnpackBackend"
-        }
-        fn key(&self) -> &str {
-            "test::refuses"
-        }
-        fn read_payload(
-            &self,
-            _: &[u8],
-            _: &mut std::collections::BTreeSet<String>,
-        ) -> Result<(), String> {
-            Err("node 3: bad".into())
-        }
-        fn check_entry(&self, _: &str) -> Result<(), String> {
-            Ok(())
-        }
-    }
-    let err = Selection::from_program_with(&pte, "m.pte", &[&Refuses])
+    let refuses = TestBackend {
+        key: "test::refuses",
+        refusal: Some("node 3: bad"),
+        ..PAYLOAD_SIZES
+    };
+    let err = Selection::from_program_with(&pte, "m.pte", &[&refuses])
         .unwrap_err()
         .to_string();
     assert!(

@@ -349,6 +349,18 @@ impl<'r> Rewriter<'r> {
             })
     }
 
+    /// Whether value `v` is an item of a tensor list or optional-tensor list (a kernel
+    /// taking the list reads or writes it without naming it).
+    pub fn in_a_tensor_list(&self, v: u32) -> bool {
+        (0..self.num_values as u32).any(|l| {
+            matches!(
+                self.value(l),
+                Some(ValueRef::TensorList(items) | ValueRef::OptionalTensorList(items))
+                    if items.contains(&v)
+            )
+        })
+    }
+
     /// The kernel that serves a call of `name.overload` with arguments `args` (value
     /// indices): resolved by the dtypes of its tensors as `load_method` resolves the
     /// program's calls. Whether the values fit its signature is checked by

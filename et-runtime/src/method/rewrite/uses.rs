@@ -34,18 +34,6 @@ impl Rewriter<'_> {
         }
     }
 
-    /// Whether value `v` is an item of a tensor list or optional-tensor list (a kernel
-    /// taking the list reads or writes it without naming it).
-    pub fn in_a_tensor_list(&self, v: u32) -> bool {
-        (0..self.num_values as u32).any(|l| {
-            matches!(
-                self.value(l),
-                Some(ValueRef::TensorList(items) | ValueRef::OptionalTensorList(items))
-                    if items.contains(&v)
-            )
-        })
-    }
-
     /// Whether some instruction can write value `v`: as a kernel's return slot (an
     /// argument after its declared parameters, which prim ops write), as a delegate's
     /// argument, or as a MoveCall's destination. True when it cannot be told.
