@@ -20,18 +20,33 @@ pub(crate) struct QDepthwise<'a> {
     pub(crate) multiplier: usize,
     pub(crate) x_zero_point: i8,
     pub(crate) filter: &'a [i8],
-    /// The filter packed by `avx2::interleave` for the AVX2 kernel (empty
-    /// when not packed: the portable loop runs).
+    /// The filter packed for a SIMD kernel, if any.
     #[cfg_attr(
         not(target_arch = "x86_64"),
-        allow(dead_code, reason = "read by the x86-64 kernel only")
+        allow(dead_code, reason = "read by the x86-64 kernels only")
     )]
-    pub(crate) interleaved: &'a [i16],
+    pub(crate) packed: Packed<'a>,
     /// The bias as stored: the zero point is subtracted from each tap read instead of
     /// folded in (the portable loop skips taps outside the input).
     pub(crate) bias: &'a [i32],
     pub(crate) scales: &'a [f32],
     pub(crate) requant: Requant,
+}
+
+/// The filter of a depthwise convolution of multiplier 1 packed at init for the kernel
+/// the CPU runs best.
+#[derive(Clone, Copy, Debug)]
+#[cfg_attr(
+    not(target_arch = "x86_64"),
+    allow(dead_code, reason = "built by the x86-64 packing only")
+)]
+pub(crate) enum Packed<'a> {
+    /// Not packed: the portable loop (or NEON's, which reads the filter as stored).
+    None,
+    /// By `avx2::interleave`.
+    Avx2(&'a [i16]),
+    /// By `avx512::pack`, with the bias and scales.
+    Avx512(&'a [i32]),
 }
 
 impl QDepthwise<'_> {
@@ -50,16 +65,23 @@ impl QDepthwise<'_> {
     pub(crate) fn run(&self, x: &[i8], band: Range<usize>, out: &mut [i8], acc: &mut [i32]) {
         assert!(band.start <= band.end && band.end <= self.window.out_rows());
         #[cfg(target_arch = "x86_64")]
-        if self.multiplier == 1
-            && self.window.kernel_h * self.window.kernel_w <= avx2::MAX_TAPS
-            && !self.interleaved.is_empty()
-            && avx2_fma()
-        {
-            // The accumulators' scratch holds the kernel's zero-point row instead.
-            let zero_row = crate::plain::cast_mut::<i32, i8>(acc);
-            // SAFETY: the CPU supports AVX2 and FMA (checked just above).
-            unsafe { avx2::run(self, self.interleaved, x, band, out, zero_row) };
-            return;
+        if self.multiplier == 1 && self.window.kernel_h * self.window.kernel_w <= avx2::MAX_TAPS {
+            // The accumulators' scratch holds the kernels' zero-point row instead.
+            let zero_row = crate::plain::cast_mut::<i32, i8>(&mut *acc);
+            match self.packed {
+                Packed::Avx512(packed) if super::cpu::vnni() == Some(super::cpu::Vnni::Avx512) => {
+                    // SAFETY: `cpu::vnni` found AVX-512 VNNI, which it only reports with
+                    // AVX-512F, BW and VL and the OS saving their state.
+                    unsafe { avx512::run(self, packed, x, band, out, zero_row) };
+                    return;
+                }
+                Packed::Avx2(interleaved) if avx2_fma() => {
+                    // SAFETY: the CPU supports AVX2 and FMA (checked just above).
+                    unsafe { avx2::run(self, interleaved, x, band, out, zero_row) };
+                    return;
+                }
+                _ => {}
+            }
         }
         #[cfg(target_arch = "aarch64")]
         if self.multiplier == 1 && self.window.kernel_h * self.window.kernel_w <= neon::MAX_TAPS {
@@ -136,6 +158,10 @@ pub(crate) fn product(v: i8, zero_point: i16, f: i8) -> i16 {
 #[cfg(target_arch = "x86_64")]
 #[path = "qdepthwise_avx2.rs"]
 pub(crate) mod avx2;
+
+#[cfg(target_arch = "x86_64")]
+#[path = "qdepthwise_avx512.rs"]
+pub(crate) mod avx512;
 
 #[cfg(target_arch = "aarch64")]
 #[path = "neon_qdepthwise.rs"]

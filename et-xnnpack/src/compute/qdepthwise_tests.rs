@@ -3,7 +3,7 @@
 
 extern crate std;
 
-use std::{vec, vec::Vec};
+use std::{format, vec, vec::Vec};
 
 use super::super::depthwise::tests::window;
 use super::super::qconv::tests::{biases, reference, scales, ALL};
@@ -31,57 +31,56 @@ fn check_depthwise(w: Window, channels_in: usize, multiplier: usize, zp: i8, ran
         |o, _| o / multiplier,
     );
     let mut acc = vec![0i32; cout];
-    let mut out = vec![0i8; want.len()];
+    let taps = w.kernel_h * w.kernel_w;
+    // Every packing this CPU runs a kernel for (`run` falls back to the portable loop,
+    // or NEON's, when a kernel does not take the window).
+    let mut packings: Vec<(&str, Vec<i16>, Vec<i32>)> = vec![("unpacked", vec![], vec![])];
     #[cfg(target_arch = "x86_64")]
-    let interleaved = {
-        use super::avx2::{interleave, interleaved_len};
-        let taps = w.kernel_h * w.kernel_w;
-        let mut packed = vec![0i16; interleaved_len(cout, taps)];
-        interleave(&filter, cout, taps, &mut packed);
-        packed
-    };
-    #[cfg(not(target_arch = "x86_64"))]
-    let interleaved: Vec<i16> = Vec::new();
-    let depthwise = QDepthwise {
-        window: &w,
-        channels_in,
-        multiplier,
-        x_zero_point: zp,
-        filter: &filter,
-        interleaved: &interleaved,
-        bias: &bias,
-        scales: &scales,
-        requant,
-    };
-    // In three bands of rows, as a split step runs it.
-    let (all, per_row) = (w.out_rows(), w.out_w * channels_in * multiplier);
-    for cut in [0, all / 3, all * 2 / 3, all].windows(2) {
-        let band = &mut out[cut[0] * per_row..cut[1] * per_row];
-        depthwise.run(&x, cut[0]..cut[1], band, &mut acc);
+    {
+        if crate::compute::cpu::avx2_fma() {
+            let mut packed = vec![0i16; super::avx2::interleaved_len(cout, taps)];
+            super::avx2::interleave(&filter, cout, taps, &mut packed);
+            packings.push(("avx2", packed, vec![]));
+        }
+        if crate::compute::cpu::vnni() == Some(crate::compute::cpu::Vnni::Avx512) {
+            let mut packed = vec![0i32; super::avx512::packed_len(cout, taps)];
+            let shape = (cout, taps);
+            super::avx512::pack(&filter, &bias, &scales, zp, shape, &mut packed);
+            packings.push(("avx512", vec![], packed));
+        }
     }
-    assert_eq!(
-        out, want,
-        "{w:?} channels {channels_in} x{multiplier} zp {zp}"
-    );
-    assert!(out.iter().any(|&v| v != out[0]));
-    // The portable loop too (`run` takes the AVX2 or NEON kernel where it can).
-    let mut portable = vec![0i8; want.len()];
-    QDepthwise {
-        window: &w,
-        channels_in,
-        multiplier,
-        x_zero_point: zp,
-        filter: &filter,
-        interleaved: &[],
-        bias: &bias,
-        scales: &scales,
-        requant,
+    for (name, avx2, avx512) in &packings {
+        let packed = match *name {
+            "avx2" => Packed::Avx2(avx2),
+            "avx512" => Packed::Avx512(avx512),
+            _ => Packed::None,
+        };
+        let depthwise = QDepthwise {
+            window: &w,
+            channels_in,
+            multiplier,
+            x_zero_point: zp,
+            filter: &filter,
+            packed,
+            bias: &bias,
+            scales: &scales,
+            requant,
+        };
+        // In three bands of rows, as a split step runs it.
+        let mut out = vec![0i8; want.len()];
+        let (all, per_row) = (w.out_rows(), w.out_w * channels_in * multiplier);
+        for cut in [0, all / 3, all * 2 / 3, all].windows(2) {
+            let band = &mut out[cut[0] * per_row..cut[1] * per_row];
+            depthwise.run(&x, cut[0]..cut[1], band, &mut acc);
+        }
+        let label = format!("{name} {w:?} channels {channels_in} x{multiplier} zp {zp}");
+        assert_eq!(out, want, "{label}");
+        assert!(out.iter().any(|&v| v != out[0]), "{label}");
+        // The portable loop too (`run` takes a SIMD kernel where it can).
+        let mut portable = vec![0i8; want.len()];
+        depthwise.run_with(&x, 0..w.out_rows(), &mut portable, &mut acc);
+        assert_eq!(portable, want, "portable {label}");
     }
-    .run_with(&x, 0..w.out_rows(), &mut portable, &mut acc);
-    assert_eq!(
-        portable, want,
-        "portable {w:?} channels {channels_in} zp {zp}"
-    );
 }
 
 #[test]
@@ -104,6 +103,12 @@ fn depthwise_matches_the_reference() {
         check_depthwise(wide, 27, 1, zp, ALL);
         check_depthwise(same, 40, 1, zp, (0.0, 6.0));
         check_depthwise(odd, 8, 1, zp, ALL);
+    }
+    // Around the AVX-512 kernel's 32-channel blocks: one short block, one whole, one and
+    // a half (as mv2's 144), and several with a short tail.
+    for channels in [31, 33, 48, 144, 97] {
+        check_depthwise(strided, channels, 1, -128, (0.0, 6.0));
+        check_depthwise(same, channels, 1, 77, ALL);
     }
     let large = window(1, (8, 9), (7, 7), (1, 1), (1, 1), [3, 3, 3, 3]);
     check_depthwise(large, 24, 1, -3, ALL);

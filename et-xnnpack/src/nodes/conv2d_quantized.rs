@@ -14,7 +14,9 @@ use crate::compute::clamp::Clamp;
 use crate::compute::qconv::{fold_zero_point, QConv};
 #[cfg(target_arch = "x86_64")]
 use crate::compute::qdepthwise::avx2::{interleave, interleaved_len, MAX_TAPS};
-use crate::compute::qdepthwise::QDepthwise;
+#[cfg(target_arch = "x86_64")]
+use crate::compute::qdepthwise::avx512;
+use crate::compute::qdepthwise::{Packed, QDepthwise};
 use crate::compute::qgemm::{pack, pack_quads, packed_len, padded, vnni_available, QGemm, NR};
 use crate::compute::requant::Requant;
 use crate::compute::window::Window;
@@ -28,9 +30,13 @@ enum Kind {
     Gemm { vnni: bool },
     /// Several groups of several channels.
     Grouped,
-    /// With the filter packed for the AVX2 kernel (`interleaved_len` int16s; null when
-    /// the CPU has no AVX2 or the window too many taps).
-    Depthwise { interleaved: *const i16 },
+    /// With the filter packed for the AVX-512 kernel (`avx512::packed_len` words) or
+    /// the AVX2 one (`interleaved_len` int16s); both null when the CPU has neither,
+    /// the window too many taps or the multiplier is not 1.
+    Depthwise {
+        avx2: *const i16,
+        avx512: *const i32,
+    },
 }
 
 #[derive(Clone, Copy, Debug)]
@@ -260,21 +266,32 @@ pub(crate) fn prepare_depthwise(
     let weights = filter(b, c)?;
     let taps = w.kernel_h * w.kernel_w;
     #[cfg(target_arch = "x86_64")]
-    let interleaved = if c.group_out == 1 && taps <= MAX_TAPS && et_ops::gemm::avx2_fma_available()
-    {
-        let packed = b.alloc::<i16>(interleaved_len(cout, taps))?;
-        interleave(weights, cout, taps, packed);
-        packed.as_ptr()
-    } else {
-        core::ptr::null()
+    let kind = {
+        use crate::compute::cpu::{vnni, Vnni};
+        let simd = c.group_out == 1 && taps <= MAX_TAPS;
+        let (mut avx2, mut avx512) = (core::ptr::null(), core::ptr::null());
+        if simd && vnni() == Some(Vnni::Avx512) {
+            let packed = b.alloc::<i32>(avx512::packed_len(cout, taps))?;
+            // In range: qint8 zero points are checked when the value is read.
+            let zp = p.x_zero_point as i8;
+            avx512::pack(weights, p.bias, p.scales, zp, (cout, taps), packed);
+            avx512 = packed.as_ptr();
+        } else if simd && et_ops::gemm::avx2_fma_available() {
+            let packed = b.alloc::<i16>(interleaved_len(cout, taps))?;
+            interleave(weights, cout, taps, packed);
+            avx2 = packed.as_ptr();
+        }
+        Kind::Depthwise { avx2, avx512 }
     };
     #[cfg(not(target_arch = "x86_64"))]
-    let interleaved = {
+    let kind = {
         let _ = taps;
-        core::ptr::null()
+        Kind::Depthwise {
+            avx2: core::ptr::null(),
+            avx512: core::ptr::null(),
+        }
     };
     b.scratch(QDepthwise::scratch_bytes(cout).saturating_mul(MAX_BANDS));
-    let kind = Kind::Depthwise { interleaved };
     Ok(step(c, p, weights.as_ptr().cast::<i16>(), kind))
 }
 
@@ -322,7 +339,8 @@ pub(crate) fn conv_packed(graph: &Graph<'_>, node: &NodeView<'_>) -> usize {
 }
 
 /// The packed-memory bound of a qint8 DepthwiseConv2d (filter `[1, kh, kw, cout]`): bias
-/// and scales, the int8 copy of the filter and its interleaved int16 form.
+/// and scales, the int8 copy of the filter and the larger of its two SIMD forms (the
+/// AVX2 kernel's interleaved int16s, the AVX-512 one's blocks).
 pub(crate) fn depthwise_packed(graph: &Graph<'_>, node: &NodeView<'_>) -> usize {
     let filter = graph_shape(graph, node.u32(N::VT_FILTER_ID));
     let numel = graph_numel(graph, node.u32(N::VT_FILTER_ID));
@@ -331,10 +349,14 @@ pub(crate) fn depthwise_packed(graph: &Graph<'_>, node: &NodeView<'_>) -> usize 
     let interleaved = (cout / 16)
         .saturating_mul(taps.div_ceil(2))
         .saturating_mul(32);
+    // `avx512::packed_len`, written out: the bound is computed on every target.
+    let blocks = cout
+        .div_ceil(32)
+        .saturating_mul(taps.div_ceil(2).saturating_mul(32).saturating_add(64));
     alloc_bound(cout, 4)
         .saturating_mul(2)
         .saturating_add(alloc_bound(numel, 1))
-        .saturating_add(alloc_bound(interleaved, 2))
+        .saturating_add(alloc_bound(interleaved, 2).max(alloc_bound(blocks, 4)))
 }
 
 fn run(p: &QuantizedConv, frame: &Frame<'_>) -> KernelResult {
@@ -356,20 +378,25 @@ fn run(p: &QuantizedConv, frame: &Frame<'_>) -> KernelResult {
     };
     let x = frame.input::<i8>(p.input)?;
     let out = frame.output::<i8>(p.output)?;
-    if let Kind::Depthwise { interleaved } = p.kind {
+    if let Kind::Depthwise { avx2, avx512 } = p.kind {
         // SAFETY: `k * cout` int8s (k = taps) copied at init, read-only since.
         let filter = unsafe { core::slice::from_raw_parts(p.weights.cast::<i8>(), k * cout) };
         #[cfg(target_arch = "x86_64")]
-        let interleaved = if interleaved.is_null() {
-            &[][..]
-        } else {
+        let packed = if !avx512.is_null() {
+            // SAFETY: `avx512::packed_len(cout, k)` words packed at init, read-only since.
+            Packed::Avx512(unsafe {
+                core::slice::from_raw_parts(avx512, avx512::packed_len(cout, k))
+            })
+        } else if !avx2.is_null() {
             // SAFETY: `interleaved_len(cout, k)` int16s packed at init, read-only since.
-            unsafe { core::slice::from_raw_parts(interleaved, interleaved_len(cout, k)) }
+            Packed::Avx2(unsafe { core::slice::from_raw_parts(avx2, interleaved_len(cout, k)) })
+        } else {
+            Packed::None
         };
         #[cfg(not(target_arch = "x86_64"))]
-        let interleaved: &[i16] = {
-            let _ = interleaved;
-            &[]
+        let packed = {
+            let _ = (avx2, avx512);
+            Packed::None
         };
         // Sized at init by `QDepthwise::scratch_bytes` (4 bytes per output channel)
         // times the bands.
@@ -379,7 +406,7 @@ fn run(p: &QuantizedConv, frame: &Frame<'_>) -> KernelResult {
             multiplier: p.group_out,
             x_zero_point: p.x_zero_point,
             filter,
-            interleaved,
+            packed,
             bias,
             scales,
             requant: p.requant,
