@@ -10,9 +10,11 @@
 use core::ops::Range;
 
 use super::cpu::avx2_fma;
-use super::qgemm::{pairs, QGemm, MR};
+use super::qgemm::{pairs, QGemm, MR, MR_AVX512};
 use super::requant::{dot_i8, Requant};
 use super::window::Window;
+#[cfg(target_arch = "x86_64")]
+use crate::plain::cast_mut;
 
 /// A convolution (any groups) over NHWC int8s, weights `[groups * group_out][k]` with
 /// `k = kh * kw * group_in` in (kh, kw, channel) order (XNNPACK's OHWI as stored). One
@@ -35,9 +37,9 @@ pub(crate) struct QConv<'a> {
 
 impl QConv<'_> {
     /// The scratch [`run`](Self::run) takes, in 4-byte words: a tile of widened rows
-    /// and one gathered patch.
+    /// (of the tallest kernel's tile) and one gathered patch.
     pub(crate) fn scratch_words(k: usize) -> (usize, usize) {
-        (MR.saturating_mul(pairs(k)), k.div_ceil(4))
+        (MR.max(MR_AVX512).saturating_mul(pairs(k)), k.div_ceil(4))
     }
 
     /// [`scratch_words`](Self::scratch_words) in bytes, rounded to the 64 bytes
@@ -66,6 +68,13 @@ impl QConv<'_> {
         assert!(band.start <= band.end && band.end <= w.out_rows());
         let pixels = band.start * w.out_w..band.end * w.out_w;
         if let Some(gemm) = self.gemm {
+            #[cfg(target_arch = "x86_64")]
+            if gemm.vnni && super::cpu::vnni() == Some(super::cpu::Vnni::Avx512) {
+                // SAFETY: `cpu::vnni` found AVX-512 VNNI, which it only reports with
+                // AVX-512F, BW and VL and the OS saving their state.
+                unsafe { self.run_gemm_avx512(&gemm, x, pixels, out, rows) };
+                return;
+            }
             #[cfg(target_arch = "x86_64")]
             if avx2_fma() {
                 // SAFETY: the CPU supports AVX2 and FMA (checked just above); the
@@ -114,6 +123,81 @@ impl QConv<'_> {
         patch: &mut [i8],
     ) {
         self.run_gemm(gemm, x, pixels, out, rows, patch);
+    }
+
+    /// [`run_gemm`](Self::run_gemm) on the AVX-512 VNNI kernel, in tiles of
+    /// [`MR_AVX512`] pixels. A pointwise convolution whose rows are whole groups of 4
+    /// bytes hands the kernel the input pixels themselves; others fill the tile's rows
+    /// (gathering the taps of a wider window straight into them).
+    ///
+    /// # Safety
+    /// The CPU must support AVX-512F, BW, VL and VNNI (the OS saving their state), and
+    /// `gemm` be packed for VNNI.
+    #[cfg(target_arch = "x86_64")]
+    #[target_feature(enable = "avx2,fma,avx512f,avx512bw,avx512vl,avx512vnni")]
+    unsafe fn run_gemm_avx512(
+        &self,
+        gemm: &QGemm<'_>,
+        x: &[i8],
+        pixels: Range<usize>,
+        out: &mut [i8],
+        rows: &mut [i16],
+    ) {
+        let w = self.window;
+        let (cin, cout) = (self.group_in, self.group_out);
+        let k = w.kernel_h * w.kernel_w * cin;
+        let len = gemm.row_len();
+        let direct = w.is_pointwise() && k.is_multiple_of(4);
+        let rows = &mut rows[..MR_AVX512 * len];
+        let mut first = pixels.start;
+        while first < pixels.end {
+            let count = (pixels.end - first).min(MR_AVX512);
+            let at = first - pixels.start;
+            let out = &mut out[at * cout..(at + count) * cout];
+            // Rows past `count` repeat the last (read, never stored).
+            let mut tile = [core::ptr::null(); MR_AVX512];
+            if direct {
+                let src = &x[first * cin..(first + count) * cin];
+                for (r, row) in tile.iter_mut().enumerate() {
+                    *row = src[r.min(count - 1) * cin..].as_ptr();
+                }
+                // SAFETY: AVX-512 VNNI (this function's contract); `gemm` is packed for
+                // VNNI (checked by the caller); each row points to `k = cin` bytes of
+                // `x`, which is `quads(k) * 4` as `k` is a multiple of 4.
+                unsafe { gemm.tile_avx512::<true>(&tile, count, out) };
+            } else {
+                let per_image = w.out_h * w.out_w;
+                let (n, rest) = (first / per_image, first % per_image);
+                let (mut n, mut oh, mut ow) = (n, rest / w.out_w, rest % w.out_w);
+                for r in 0..count {
+                    let dst = &mut rows[r * len..(r + 1) * len];
+                    if w.is_pointwise() {
+                        let pixel = first + r;
+                        gemm.fill_row(&x[pixel * cin..(pixel + 1) * cin], dst);
+                    } else {
+                        let dst = cast_mut::<i16, i8>(dst);
+                        // SAFETY: AVX-512 (this function's contract).
+                        unsafe { self.gather_unsigned(x, (n, oh, ow), dst) };
+                    }
+                    ow += 1;
+                    if ow == w.out_w {
+                        ow = 0;
+                        oh += 1;
+                        if oh == w.out_h {
+                            oh = 0;
+                            n += 1;
+                        }
+                    }
+                }
+                for (r, row) in tile.iter_mut().enumerate() {
+                    *row = rows[r.min(count - 1) * len..].as_ptr().cast();
+                }
+                // SAFETY: as above; each row points to a filled row of `len` int16s,
+                // `quads(k) * 4` bytes.
+                unsafe { gemm.tile_avx512::<false>(&tile, count, out) };
+            }
+            first += count;
+        }
     }
 
     /// One group: output pixels `pixels` (`out` from the first) in tiles of [`MR`],
@@ -192,6 +276,48 @@ impl QConv<'_> {
         }
     }
 
+    /// One group's taps of output pixel `(n, oh, ow)` as a VNNI row (see
+    /// `QGemm::fill_row`): each byte `x + 128`, the input zero point's where a tap falls
+    /// outside the input, zero past the taps. Copies whole taps with the offset applied,
+    /// where `gather` and `fill_row` would take two passes.
+    ///
+    /// # Safety
+    /// The CPU must support AVX-512F, BW and VL.
+    #[cfg(target_arch = "x86_64")]
+    #[inline(always)]
+    unsafe fn gather_unsigned(&self, x: &[i8], (n, oh, ow): (usize, usize, usize), row: &mut [i8]) {
+        let w = self.window;
+        let cin = self.group_in;
+        let padding = self.x_zero_point ^ i8::MIN;
+        let span = w.kernel_w * cin;
+        // The tap columns inside the input: a run of them, adjacent in the input when
+        // the dilation is 1, so that each tap row copies them at once.
+        let inside = (0..w.kernel_w).filter(|&kw| w.in_col(ow, kw).is_some());
+        let (first, last) = (inside.clone().min(), inside.max());
+        for (kh, dst) in row.chunks_exact_mut(span).take(w.kernel_h).enumerate() {
+            let (Some(ih), Some(first), Some(last)) = (w.in_row(oh, kh), first, last) else {
+                dst.fill(padding);
+                continue;
+            };
+            let pixel = |kw: usize| (n * w.in_h + ih) * w.in_w + w.in_col(ow, kw).unwrap_or(0);
+            dst[..first * cin].fill(padding);
+            dst[(last + 1) * cin..].fill(padding);
+            if w.dilation_w == 1 {
+                let run = (last + 1 - first) * cin;
+                let src = &x[pixel(first) * cin..][..run];
+                // SAFETY: AVX-512F, BW and VL (this function's contract).
+                unsafe { copy_unsigned(src, &mut dst[first * cin..][..run]) };
+            } else {
+                for kw in first..=last {
+                    let src = &x[pixel(kw) * cin..][..cin];
+                    // SAFETY: as above.
+                    unsafe { copy_unsigned(src, &mut dst[kw * cin..][..cin]) };
+                }
+            }
+        }
+        row[w.kernel_h * span..].fill(0);
+    }
+
     /// The taps of output pixel `(n, oh, ow)` for group `g`, the input zero point where a
     /// tap falls outside the input.
     #[inline(always)]
@@ -219,6 +345,31 @@ impl QConv<'_> {
                     _ => dst.fill(self.x_zero_point),
                 }
             }
+        }
+    }
+}
+
+/// `dst` = `src + 128` as unsigned bytes (`dst` is as long as `src`), 16 bytes at a
+/// time through byte masks: a tap's few channels take one masked load and store instead
+/// of a byte loop.
+///
+/// # Safety
+/// The CPU must support AVX-512F, BW and VL.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx512f,avx512bw,avx512vl")]
+#[inline]
+unsafe fn copy_unsigned(src: &[i8], dst: &mut [i8]) {
+    use core::arch::x86_64::*;
+    assert_eq!(src.len(), dst.len());
+    let sign = _mm_set1_epi8(i8::MIN);
+    for at in (0..src.len()).step_by(16) {
+        let left = src.len() - at;
+        let mask: __mmask16 = if left >= 16 { !0 } else { (1 << left) - 1 };
+        // SAFETY: the mask covers bytes `at..min(at + 16, len)` of both slices only
+        // (masked-off bytes are neither read nor written).
+        unsafe {
+            let v = _mm_maskz_loadu_epi8(mask, src.as_ptr().add(at));
+            _mm_mask_storeu_epi8(dst.as_mut_ptr().add(at), mask, _mm_xor_si128(v, sign));
         }
     }
 }

@@ -6,7 +6,7 @@ extern crate std;
 use std::{vec, vec::Vec};
 
 use super::super::depthwise::tests::window;
-use super::super::qgemm::{pack, packed_len, padded};
+use super::super::qgemm::{pack, pack_quads, packed_len, padded, vnni_available};
 use super::*;
 
 /// Deterministic int8s covering the whole range.
@@ -119,16 +119,35 @@ fn check_conv(
         scales: &padded_scales,
         requant,
     };
+    // The VNNI packing (its bias also offset for the unsigned rows), where the CPU has
+    // a kernel for it.
+    let mut quads_packed = vec![0i16; packed_len(cout, k)];
+    let mut quads_bias = padded_bias.clone();
+    pack_quads(
+        cout,
+        k,
+        |o, i| weights[o * k + i],
+        &mut quads_packed,
+        &mut quads_bias,
+    );
+    let vnni_gemm = QGemm {
+        vnni: true,
+        packed: &quads_packed,
+        bias: &quads_bias,
+        ..gemm
+    };
     let (rows, patch) = QConv::scratch_words(k);
     let mut rows = vec![0i16; rows * 2];
     let mut patch = vec![0i8; patch * 4];
     // The per-pixel dot products, and (one group) the GEMM.
-    let paths: &[Option<QGemm<'_>>] = if groups == 1 {
-        &[None, Some(gemm)]
-    } else {
-        &[None]
-    };
-    for &gemm in paths {
+    let mut paths = vec![None];
+    if groups == 1 {
+        paths.push(Some(gemm));
+        if vnni_available() {
+            paths.push(Some(vnni_gemm));
+        }
+    }
+    for gemm in paths {
         let mut out = vec![0i8; want.len()];
         let conv = QConv {
             gemm,
@@ -148,7 +167,11 @@ fn check_conv(
             let band = &mut out[cut[0] * per_row..cut[1] * per_row];
             conv.run(&x, cut[0]..cut[1], band, &mut rows, &mut patch);
         }
-        let path = if gemm.is_some() { "gemm" } else { "dot" };
+        let path = match gemm {
+            Some(g) if g.vnni => "vnni gemm",
+            Some(_) => "gemm",
+            None => "dot",
+        };
         assert_eq!(
             out, want,
             "{path} {w:?} groups {groups} in {group_in} out {group_out} zp {zp}"
@@ -167,6 +190,12 @@ fn pointwise_conv_matches_the_reference() {
         check_conv(w, 1, 13, 7, zp, ALL);
     }
     check_conv(w, 1, 40, 33, -7, (0.0, 6.0));
+    // Whole groups of 4 inputs (the AVX-512 kernel reads such pixels in place), with
+    // an odd count of 16-channel blocks, a short block, and two pairs of blocks.
+    for (cin, cout) in [(16, 24), (24, 144), (8, 64)] {
+        check_conv(w, 1, cin, cout, -128, (0.0, 6.0));
+        check_conv(w, 1, cin, cout, 17, ALL);
+    }
 }
 
 #[test]

@@ -20,6 +20,8 @@ use crate::plain::cast_mut;
 
 /// Rows per tile.
 pub(crate) const MR: usize = 4;
+/// Rows per tile of the AVX-512 VNNI kernel (`QGemm::tile_avx512`).
+pub(crate) const MR_AVX512: usize = 8;
 /// Channels per packed block.
 pub(crate) const NR: usize = 16;
 
@@ -356,6 +358,10 @@ impl QGemm<'_> {
         }
     }
 }
+
+#[cfg(target_arch = "x86_64")]
+#[path = "qgemm_avx512.rs"]
+mod avx512;
 
 #[cfg(test)]
 mod tests {
