@@ -52,21 +52,21 @@ impl QConv<'_> {
             .unwrap_or(usize::MAX)
     }
 
-    /// Computes output rows `band` (rows of all images, as `Window::out_rows` counts
-    /// them) of `[batch, out_h, out_w, groups * group_out]` into `out`, which starts at
-    /// the band's first pixel, from `x`; `rows` and `patch` are at least
-    /// [`scratch_words`](Self::scratch_words) long.
+    /// Computes output pixels `pixels` (of all images, in order) of `[batch, out_h,
+    /// out_w, groups * group_out]` into `out`, which starts at the first, from `x`;
+    /// `rows` and `patch` are at least [`scratch_words`](Self::scratch_words) long.
+    /// Threads split a convolution by pixels, not rows: the GEMM tiles pixels, and a
+    /// small image's few rows would not split evenly.
     pub(crate) fn run(
         &self,
         x: &[i8],
-        band: Range<usize>,
+        pixels: Range<usize>,
         out: &mut [i8],
         rows: &mut [i16],
         patch: &mut [i8],
     ) {
         let w = self.window;
-        assert!(band.start <= band.end && band.end <= w.out_rows());
-        let pixels = band.start * w.out_w..band.end * w.out_w;
+        assert!(pixels.start <= pixels.end && pixels.end <= w.out_rows() * w.out_w);
         if let Some(gemm) = self.gemm {
             #[cfg(target_arch = "x86_64")]
             if gemm.vnni && super::cpu::vnni() == Some(super::cpu::Vnni::Avx512) {

@@ -161,10 +161,10 @@ fn check_conv(
             scales: &scales,
             requant,
         };
-        // In three bands of rows, as a split step runs it.
-        let (all, per_row) = (w.out_rows(), w.out_w * groups * group_out);
+        // In three bands of pixels, as a split step runs it.
+        let (all, per_pixel) = (w.out_rows() * w.out_w, groups * group_out);
         for cut in [0, all / 3, all * 2 / 3, all].windows(2) {
-            let band = &mut out[cut[0] * per_row..cut[1] * per_row];
+            let band = &mut out[cut[0] * per_pixel..cut[1] * per_pixel];
             conv.run(&x, cut[0]..cut[1], band, &mut rows, &mut patch);
         }
         let path = match gemm {

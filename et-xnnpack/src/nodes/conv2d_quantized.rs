@@ -453,11 +453,10 @@ fn run(p: &QuantizedConv, frame: &Frame<'_>) -> KernelResult {
         scales,
         requant: p.requant,
     };
-    let per_row = w.out_w * cout;
     frame.split(
-        w.out_rows(),
-        per_row * k,
-        (out, per_row),
+        w.out_rows() * w.out_w,
+        cout * k,
+        (out, cout),
         rows + patch,
         |band, out, scratch| {
             let (rows, patch) = scratch.split_at_mut(rows);
