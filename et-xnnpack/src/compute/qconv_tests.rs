@@ -196,6 +196,11 @@ fn pointwise_conv_matches_the_reference() {
         check_conv(w, 1, cin, cout, -128, (0.0, 6.0));
         check_conv(w, 1, cin, cout, 17, ALL);
     }
+    // Bands of one pixel (a fully connected node's single row) and of four.
+    for pixels in [(1, 1), (3, 4)] {
+        let w = window(1, pixels, (1, 1), (1, 1), (1, 1), [0; 4]);
+        check_conv(w, 1, 32, 40, 9, ALL);
+    }
 }
 
 #[test]

@@ -36,31 +36,58 @@ impl QGemm<'_> {
                 && self.bias.len() >= padded(self.n)
                 && self.scales.len() >= padded(self.n)
         );
-        let blocks = padded(self.n) / NR;
-        let mut block = 0;
         // SAFETY: AVX-512 VNNI and the rows' lengths (the caller's contract); the
-        // packing's, bias' and scales' lengths asserted above cover `blocks` blocks.
+        // packing's, bias' and scales' lengths asserted above.
         unsafe {
-            while block + 2 <= blocks {
-                self.blocks::<2, XOR>(rows, count, block, out);
-                block += 2;
-            }
-            if block < blocks {
-                self.blocks::<1, XOR>(rows, count, block, out);
+            match count {
+                0 => {}
+                1 => self.tile_rows::<1, XOR>(rows, count, out),
+                2 => self.tile_rows::<2, XOR>(rows, count, out),
+                3 | 4 => self.tile_rows::<4, XOR>(rows, count, out),
+                _ => self.tile_rows::<ROWS, XOR>(rows, count, out),
             }
         }
     }
 
-    /// `B` packed blocks from `block` of the tile.
+    /// The tile on its first `R` rows (at least `count`): a tile of few rows (a fully
+    /// connected node's single row, the last pixels of a band) does not compute eight.
+    ///
+    /// # Safety
+    /// As [`tile_avx512`](Self::tile_avx512)'s, with the lengths it asserts.
+    #[target_feature(enable = "avx2,fma,avx512f,avx512bw,avx512vl,avx512vnni")]
+    #[inline]
+    unsafe fn tile_rows<const R: usize, const XOR: bool>(
+        &self,
+        rows: &[*const i8; ROWS],
+        count: usize,
+        out: &mut [i8],
+    ) {
+        let rows: &[*const i8; R] = rows.first_chunk().expect("R is at most ROWS");
+        let blocks = padded(self.n) / NR;
+        let mut block = 0;
+        // SAFETY: forwarded from this function's contract; blocks `block..block + B`
+        // are among `padded(n)`'s.
+        unsafe {
+            while block + 2 <= blocks {
+                self.blocks::<R, 2, XOR>(rows, count, block, out);
+                block += 2;
+            }
+            if block < blocks {
+                self.blocks::<R, 1, XOR>(rows, count, block, out);
+            }
+        }
+    }
+
+    /// `B` packed blocks from `block` of the tile's `R` rows.
     ///
     /// # Safety
     /// As [`tile_avx512`](Self::tile_avx512)'s, with `block + B` at most the blocks of
     /// `padded(n)` and the lengths it asserts.
     #[target_feature(enable = "avx2,fma,avx512f,avx512bw,avx512vl,avx512vnni")]
     #[inline]
-    unsafe fn blocks<const B: usize, const XOR: bool>(
+    unsafe fn blocks<const R: usize, const B: usize, const XOR: bool>(
         &self,
-        rows: &[*const i8; ROWS],
+        rows: &[*const i8; R],
         count: usize,
         block: usize,
         out: &mut [i8],
@@ -69,7 +96,7 @@ impl QGemm<'_> {
         let packed = self.packed.as_ptr().cast::<i8>();
         // Flips each byte's top bit: `x + 128` as an unsigned byte.
         let sign = _mm512_set1_epi8(i8::MIN);
-        let mut acc = [[_mm512_setzero_si512(); B]; ROWS];
+        let mut acc = [[_mm512_setzero_si512(); B]; R];
         // SAFETY: block `block + b` (`b < B`) holds `kq` vectors of 64 bytes inside
         // `packed`, and each row `kq * 4` bytes (the caller's contract).
         unsafe {
@@ -104,10 +131,10 @@ impl QGemm<'_> {
     /// bias and scales `self` holds; `out` holds `count * n` bytes.
     #[target_feature(enable = "avx2,fma,avx512f,avx512bw,avx512vl")]
     #[inline]
-    unsafe fn store16<const B: usize>(
+    unsafe fn store16<const R: usize, const B: usize>(
         &self,
         block: usize,
-        acc: &[[__m512i; B]; ROWS],
+        acc: &[[__m512i; B]; R],
         b: usize,
         count: usize,
         out: &mut [i8],
