@@ -31,12 +31,13 @@ fn check_depthwise(w: Window, channels_in: usize, multiplier: usize, zp: i8, ran
         |o, _| o / multiplier,
     );
     let mut acc = vec![0i32; cout];
-    let taps = w.kernel_h * w.kernel_w;
     // Every packing this CPU runs a kernel for (`run` falls back to the portable loop,
     // or NEON's, when a kernel does not take the window).
+    #[cfg_attr(not(target_arch = "x86_64"), allow(unused_mut))]
     let mut packings: Vec<(&str, Vec<i16>, Vec<i32>)> = vec![("unpacked", vec![], vec![])];
     #[cfg(target_arch = "x86_64")]
     {
+        let taps = w.kernel_h * w.kernel_w;
         if crate::compute::cpu::avx2_fma() {
             let mut packed = vec![0i16; super::avx2::interleaved_len(cout, taps)];
             super::avx2::interleave(&filter, cout, taps, &mut packed);
