@@ -122,6 +122,10 @@ fn check(w: Window, channels: usize, bias: bool, clamp: (f32, f32)) {
         };
         run(&d, out)
     };
+    #[cfg_attr(
+        not(target_arch = "x86_64"),
+        allow(unused_mut, reason = "the AVX-512 kernel is x86-64's")
+    )]
     let mut kernels = vec![
         ("run", &run as &dyn Fn(&Depthwise<'_>, &mut [f32])),
         ("portable", &portable),
