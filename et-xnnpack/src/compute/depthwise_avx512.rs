@@ -141,7 +141,7 @@ pub(crate) unsafe fn rows(d: &Depthwise<'_>, packed: &[f32], band: Range<usize>,
 unsafe fn out_row<const K: usize, const S: usize>(b: Block<'_>, per_block: usize) {
     let w = b.d.window;
     let (first, last) = interior_cols(w);
-    // SAFETY (every call below): `ow` (and the group's pixels) are below `out_w`; pixels
+    // SAFETY: in every call below `ow` (and the group's pixels) are below `out_w`; pixels
     // in `first..last` have every tap column inside the input, the others get their
     // columns clipped by `single`; `blocks` hands each call a block of the row.
     unsafe {
