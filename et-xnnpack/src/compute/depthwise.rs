@@ -26,17 +26,29 @@ pub(crate) struct Depthwise<'a> {
     pub(crate) filter: &'a [f32],
     pub(crate) bias: Option<&'a [f32]>,
     pub(crate) clamp: Clamp,
+    /// The filter and bias packed for the AVX-512 kernel (`avx512::pack`), when the CPU
+    /// has AVX-512F and the window [fits](avx512::fits) that kernel; it then runs instead
+    /// of the AVX2 one.
+    #[cfg_attr(not(target_arch = "x86_64"), allow(dead_code, reason = "x86-64 only"))]
+    pub(crate) packed: Option<&'a [f32]>,
 }
 
 impl Depthwise<'_> {
     /// Computes output rows `band` of the convolution (rows of all images, as
     /// `Window::out_rows` counts them) into `out`, which starts at the band's first
-    /// pixel, with AVX2 and FMA when the CPU has them, with NEON on aarch64.
+    /// pixel, with AVX-512F from the packed filter when there is one, else with AVX2 and
+    /// FMA when the CPU has them, with NEON on aarch64.
     ///
     /// # Panics
     /// If a slice is shorter than the window and channels say, or `band` goes past the
     /// output's rows.
     pub(crate) fn run(&self, band: Range<usize>, out: &mut [f32]) {
+        #[cfg(target_arch = "x86_64")]
+        if let Some(packed) = self.packed.filter(|_| et_ops::gemm::avx512f_available()) {
+            // SAFETY: the CPU supports AVX-512F, checked just now.
+            unsafe { avx512::rows(self, packed, band, out) };
+            return;
+        }
         #[cfg(target_arch = "x86_64")]
         if let Some(k) = Avx2::detect() {
             // SAFETY: `detect` returned the token, so the CPU supports AVX2 and FMA;
@@ -147,6 +159,10 @@ fn tail<const P: usize>(
 #[cfg(target_arch = "x86_64")]
 #[path = "depthwise_avx2.rs"]
 mod avx2;
+
+#[cfg(target_arch = "x86_64")]
+#[path = "depthwise_avx512.rs"]
+pub(crate) mod avx512;
 
 #[cfg(target_arch = "aarch64")]
 #[path = "depthwise_neon.rs"]

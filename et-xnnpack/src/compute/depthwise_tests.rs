@@ -93,6 +93,7 @@ fn check(w: Window, channels: usize, bias: bool, clamp: (f32, f32)) {
             min: clamp.0,
             max: clamp.1,
         },
+        packed: None,
     };
     let want = reference(&d);
     // The dispatched kernel (AVX2 where the CPU has it), in three bands of rows as a
@@ -105,10 +106,35 @@ fn check(w: Window, channels: usize, bias: bool, clamp: (f32, f32)) {
     };
     let portable =
         |d: &Depthwise<'_>, out: &mut [f32]| d.rows(Portable, 0..d.window.out_rows(), out);
-    for (name, f) in [
+    // The AVX-512 kernel, from its packing, where the CPU has it and it takes the window.
+    #[cfg(target_arch = "x86_64")]
+    let packed = avx512::fits(&w).then(|| {
+        let taps = w.kernel_h * w.kernel_w;
+        let mut packed = vec![f32::NAN; avx512::packed_len(channels, taps)];
+        avx512::pack(channels, taps, &filter, d.bias, &mut packed);
+        packed
+    });
+    #[cfg(target_arch = "x86_64")]
+    let avx512 = |d: &Depthwise<'_>, out: &mut [f32]| {
+        let d = Depthwise {
+            packed: packed.as_deref(),
+            ..*d
+        };
+        run(&d, out)
+    };
+    #[cfg_attr(
+        not(target_arch = "x86_64"),
+        allow(unused_mut, reason = "the AVX-512 kernel is x86-64's")
+    )]
+    let mut kernels = vec![
         ("run", &run as &dyn Fn(&Depthwise<'_>, &mut [f32])),
         ("portable", &portable),
-    ] {
+    ];
+    #[cfg(target_arch = "x86_64")]
+    if packed.is_some() && et_ops::gemm::avx512f_available() {
+        kernels.push(("avx512", &avx512));
+    }
+    for (name, f) in kernels {
         // A sentinel past the end: the kernel must not write beyond the output.
         let mut got = vec![f32::NAN; want.len() + 1];
         f(&d, &mut got);
@@ -206,5 +232,48 @@ fn inputs_smaller_than_the_window() {
         17,
         true,
         NONE,
+    );
+}
+
+/// Windows the AVX-512 kernel takes, with channel counts on either side of its 16-lane
+/// blocks, padding on every side, both strides, tap rows dilated and batches.
+#[test]
+fn avx512_windows_with_partial_blocks() {
+    for channels in [1, 7, 16, 21, 32, 45] {
+        for (kernel, pad) in [(3, [1, 1, 1, 1]), (5, [2, 2, 2, 2]), (3, [0, 2, 1, 3])] {
+            for stride in [1, 2] {
+                // Interiors of 0 to 21 pixels: groups of 8 and 4 and single pixels.
+                for in_w in [2, 6, 9, 13, 24] {
+                    let w = window(
+                        2,
+                        (5, in_w),
+                        (kernel, kernel),
+                        (stride, stride),
+                        (1, 1),
+                        pad,
+                    );
+                    check(w, channels, true, RELU6);
+                }
+            }
+        }
+    }
+    // Dilated and strided tap rows, a 5x3 and a 1x3 window, no bias.
+    check(
+        window(1, (9, 17), (3, 3), (2, 1), (2, 1), [2, 1, 2, 1]),
+        35,
+        false,
+        NONE,
+    );
+    check(
+        window(3, (7, 19), (5, 3), (1, 2), (1, 1), [2, 1, 2, 1]),
+        24,
+        true,
+        NONE,
+    );
+    check(
+        window(1, (4, 11), (1, 3), (1, 1), (1, 1), [0, 1, 0, 1]),
+        17,
+        true,
+        (-0.25, 0.25),
     );
 }

@@ -151,11 +151,15 @@ impl PackedGemm<'_> {
     #[target_feature(enable = "avx512f,avx2,fma")]
     unsafe fn rows_avx512(&self, a: &[f32], rows: usize, out: &mut [f32]) {
         const MR: usize = 8;
+        // Tiles of as even a size as `MR` allows (49 rows: seven of 7, not six of 8 and
+        // one of 1): a tile's rows are its independent multiply-add chains, and under
+        // five the FMA latency, not their number, sets the tile's time.
+        let tiles = rows.div_ceil(MR);
         let mut r = 0;
-        while r < rows {
-            let count = (rows - r).min(MR);
+        for t in 0..tiles {
+            let count = rows / tiles + usize::from(t < rows % tiles);
             // SAFETY: AVX-512F (this function's contract); rows `r..r + count` are within
-            // `rows`.
+            // `rows` (the counts add up to `rows`, each at most `MR`).
             unsafe {
                 match count {
                     8 => self.tile512::<8>(a, r, out),
@@ -170,14 +174,50 @@ impl PackedGemm<'_> {
             }
             r += count;
         }
+        debug_assert_eq!(r, rows);
     }
 
-    /// Rows `r0..r0 + R` against every panel, one 16-lane accumulator per row.
+    /// Rows `r0..r0 + R` against every panel, one 16-lane accumulator per row and panel.
+    /// Fewer than four rows take `NP` panels at once, so that the tile still has several
+    /// independent multiply-add chains (a single row, as a fully connected node's batch
+    /// of one, would otherwise wait on each FMA's latency).
     ///
     /// # Safety
     /// AVX-512F; rows `r0..r0 + R` exist in `a` and `out`; the asserted lengths hold.
     #[inline(always)]
     unsafe fn tile512<const R: usize>(&self, a: &[f32], r0: usize, out: &mut [f32]) {
+        let panels = padded(self.n) / NR;
+        let mut p = 0;
+        // SAFETY: AVX-512F and the rows as this function's contract says; panels
+        // `p..p + NP` are below `panels`.
+        unsafe {
+            if R < 4 {
+                const NP: usize = 4;
+                while p + NP <= panels {
+                    self.block512::<R, NP>(a, r0, p, out);
+                    p += NP;
+                }
+            }
+            while p < panels {
+                self.block512::<R, 1>(a, r0, p, out);
+                p += 1;
+            }
+        }
+    }
+
+    /// Rows `r0..r0 + R` against panels `p0..p0 + NP`.
+    ///
+    /// # Safety
+    /// AVX-512F; rows `r0..r0 + R` exist in `a` and `out`; `p0 + NP <= padded(n) / NR`;
+    /// the asserted lengths hold.
+    #[inline(always)]
+    unsafe fn block512<const R: usize, const NP: usize>(
+        &self,
+        a: &[f32],
+        r0: usize,
+        p0: usize,
+        out: &mut [f32],
+    ) {
         let (n, k) = (self.n, self.k);
         // SAFETY: AVX-512F (the caller's contract). Row `r0 + r < rows` reads `k` floats
         // of `a` at `(r0 + r) * k`; panel `p < padded(n) / NR` reads `k * NR` floats at
@@ -188,21 +228,26 @@ impl PackedGemm<'_> {
             let lo = _mm512_set1_ps(self.min);
             let hi = _mm512_set1_ps(self.max);
             let x = a.as_ptr().add(r0 * k);
-            for p in 0..padded(n) / NR {
-                let w = self.panels.as_ptr().add(p * k * NR);
-                let bias = _mm512_loadu_ps(self.bias.as_ptr().add(p * NR));
-                let mut acc = [bias; R];
-                for i in 0..k {
-                    let wv = _mm512_loadu_ps(w.add(i * NR));
-                    for (r, acc) in acc.iter_mut().enumerate() {
-                        *acc = _mm512_fmadd_ps(_mm512_set1_ps(*x.add(r * k + i)), wv, *acc);
+            let w: [*const f32; NP] =
+                core::array::from_fn(|j| self.panels.as_ptr().add((p0 + j) * k * NR));
+            let bias: [__m512; NP] =
+                core::array::from_fn(|j| _mm512_loadu_ps(self.bias.as_ptr().add((p0 + j) * NR)));
+            let mut acc = [bias; R];
+            for i in 0..k {
+                let wv: [__m512; NP] = core::array::from_fn(|j| _mm512_loadu_ps(w[j].add(i * NR)));
+                for (r, acc) in acc.iter_mut().enumerate() {
+                    let xv = _mm512_set1_ps(*x.add(r * k + i));
+                    for (acc, &wv) in acc.iter_mut().zip(&wv) {
+                        *acc = _mm512_fmadd_ps(xv, wv, *acc);
                     }
                 }
+            }
+            for (j, p) in (p0..p0 + NP).enumerate() {
                 let c0 = p * NR;
                 let valid = (n - c0).min(NR);
                 let mask: __mmask16 = if valid == NR { !0 } else { (1u16 << valid) - 1 };
-                for (r, acc) in acc.into_iter().enumerate() {
-                    let v = _mm512_min_ps(_mm512_max_ps(acc, lo), hi);
+                for (r, acc) in acc.iter().enumerate() {
+                    let v = _mm512_min_ps(_mm512_max_ps(acc[j], lo), hi);
                     let dst = out.as_mut_ptr().add((r0 + r) * n + c0);
                     _mm512_mask_storeu_ps(dst, mask, v);
                 }
@@ -215,11 +260,13 @@ impl PackedGemm<'_> {
     #[target_feature(enable = "avx2,fma")]
     unsafe fn rows_avx2(&self, a: &[f32], rows: usize, out: &mut [f32]) {
         const MR: usize = 6;
+        // Tiles as even as `MR` allows, as in `rows_avx512`.
+        let tiles = rows.div_ceil(MR);
         let mut r = 0;
-        while r < rows {
-            let count = (rows - r).min(MR);
+        for t in 0..tiles {
+            let count = rows / tiles + usize::from(t < rows % tiles);
             // SAFETY: AVX2 and FMA (this function's contract); rows `r..r + count` are
-            // within `rows`.
+            // within `rows` (the counts add up to `rows`, each at most `MR`).
             unsafe {
                 match count {
                     6 => self.tile256::<6>(a, r, out),
@@ -232,6 +279,7 @@ impl PackedGemm<'_> {
             }
             r += count;
         }
+        debug_assert_eq!(r, rows);
     }
 
     /// Rows `r0..r0 + R` against every panel, two 8-lane accumulators per row.
@@ -313,6 +361,12 @@ mod tests {
             (13, 33, 20),
             (9, 5, 64),
             (20, 40, 17),
+            (49, 20, 9),
+            (196, 17, 5),
+            // One to three rows over panels in fours and a remainder.
+            (1, 100, 33),
+            (2, 130, 7),
+            (3, 64, 5),
         ] {
             let a = floats(rows * k, 1 + n as u32);
             let w = floats(n * k, 2 + k as u32);

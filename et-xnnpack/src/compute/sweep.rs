@@ -97,12 +97,7 @@ pub(crate) fn sweep<D, K: Kernel<D>>(
     out: &mut [f32],
 ) {
     let c = channels;
-    let first = w.pad_left.div_ceil(w.stride_w).min(w.out_w);
-    let span = (w.kernel_w - 1) * w.dilation_w;
-    let last = (w.in_w + w.pad_left)
-        .checked_sub(span + 1)
-        .map_or(0, |m| m / w.stride_w + 1)
-        .clamp(first, w.out_w);
+    let (first, last) = interior_cols(w);
     for row in band.clone() {
         let (n, oh) = (row / w.out_h, row % w.out_h);
         let kh = taps(oh, w.stride_h, w.dilation_h, w.pad_top, w.kernel_h, w.in_h);
@@ -128,6 +123,19 @@ pub(crate) fn sweep<D, K: Kernel<D>>(
             at(ow, out);
         }
     }
+}
+
+/// The interior output columns `first..last` of `w`: those whose every tap column is
+/// inside the input.
+#[inline(always)]
+pub(crate) fn interior_cols(w: &Window) -> (usize, usize) {
+    let first = w.pad_left.div_ceil(w.stride_w).min(w.out_w);
+    let span = (w.kernel_w - 1) * w.dilation_w;
+    let last = (w.in_w + w.pad_left)
+        .checked_sub(span + 1)
+        .map_or(0, |m| m / w.stride_w + 1)
+        .clamp(first, w.out_w);
+    (first, last)
 }
 
 /// Runs `k` over the interior pixels `first..last` of row `oh` of image `n` (tap rows
@@ -161,7 +169,7 @@ fn interior<D, K: Kernel<D>, const G: usize>(
 /// position `o * stride + k * dilation - pad` lies in `0..size`. Contiguous because the
 /// position grows with `k`; empty (`first == end`) when every tap is padding.
 #[inline(always)]
-fn taps(
+pub(crate) fn taps(
     o: usize,
     stride: usize,
     dilation: usize,

@@ -5,11 +5,11 @@
 
 use et_runtime::backend::DelegateError;
 use et_runtime::KernelResult;
-use et_xnnpack_schema::NodeView;
+use et_xnnpack_schema::{Graph, NodeView};
 
 use super::conv2d_quantized::QuantizedConv;
-use super::convolution::{bias_ptr, read_conv};
-use crate::builder::{other_family, Builder};
+use super::convolution::{bias_ptr, read_conv, N};
+use crate::builder::{alloc_bound, other_family, Builder};
 use crate::compute::clamp::Clamp;
 use crate::compute::depthwise::Depthwise as Kernel;
 use crate::compute::window::Window;
@@ -25,6 +25,47 @@ pub(crate) struct Depthwise {
     filter: *const f32,
     bias: Option<*const f32>,
     clamp: Clamp,
+    /// The filter and bias in the AVX-512 kernel's order (`packed_len(channels, taps)`
+    /// floats of method memory), when that kernel runs this node.
+    packed: Option<*const f32>,
+}
+
+/// Whether [`prepare`] packs the filter for the AVX-512 kernel: on x86-64 CPUs with
+/// AVX-512F, for a depth multiplier of 1 and a window that kernel takes.
+fn packs(window: &Window, multiplier: usize) -> bool {
+    #[cfg(target_arch = "x86_64")]
+    {
+        multiplier == 1
+            && crate::compute::depthwise::avx512::fits(window)
+            && et_ops::gemm::avx512f_available()
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    {
+        let _ = (window, multiplier);
+        false
+    }
+}
+
+/// The floats the AVX-512 kernel's packing of `channels` channels of `taps` takes.
+fn packed_len(channels: usize, taps: usize) -> usize {
+    #[cfg(target_arch = "x86_64")]
+    {
+        crate::compute::depthwise::avx512::packed_len(channels, taps)
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    {
+        let _ = (channels, taps);
+        0
+    }
+}
+
+/// The packed-memory bound of an fp32 DepthwiseConv2d: its filter and bias packed for
+/// the AVX-512 kernel (taken only on CPUs with AVX-512F; bounded regardless).
+pub(super) fn packed(_: &Graph<'_>, node: &NodeView<'_>) -> usize {
+    let f = |vt| node.u32(vt) as usize;
+    let taps = f(N::VT_KERNEL_HEIGHT).saturating_mul(f(N::VT_KERNEL_WIDTH));
+    let channels = f(N::VT_GROUPS).saturating_mul(f(N::VT_GROUP_OUTPUT_CHANNELS));
+    alloc_bound(packed_len(channels, taps), 4)
 }
 
 pub(super) fn prepare(
@@ -46,8 +87,26 @@ pub(super) fn prepare(
     let filter = b
         .constant(c.filter)
         .ok_or_else(|| b.invalid("the filter is not 4-byte aligned"))?;
-    let filter = filter.as_ptr();
     let bias = bias_ptr(b, c.bias)?;
+    let packed = if packs(w, c.group_out) {
+        let taps = w.kernel_h * w.kernel_w;
+        let out = b.alloc::<f32>(packed_len(channels_out, taps))?;
+        let bias = c.bias.and_then(|v| b.constant(v));
+        let bias = bias
+            .map(|s| {
+                s.get(..channels_out)
+                    .ok_or_else(|| b.invalid("the bias is too short"))
+            })
+            .transpose()?;
+        #[cfg(target_arch = "x86_64")]
+        crate::compute::depthwise::avx512::pack(channels_out, taps, filter, bias, out);
+        #[cfg(not(target_arch = "x86_64"))]
+        let _ = bias;
+        Some(out.as_ptr())
+    } else {
+        None
+    };
+    let filter = filter.as_ptr();
     Ok(Step {
         run,
         params: Depthwise {
@@ -59,6 +118,7 @@ pub(super) fn prepare(
             filter,
             bias,
             clamp: Clamp::of(node),
+            packed,
         },
     })
 }
@@ -94,6 +154,11 @@ fn run(p: &Depthwise, frame: &Frame<'_>) -> KernelResult {
             filter,
             bias,
             clamp: p.clamp,
+            // SAFETY: packed at init in method memory, `packed_len(cout, taps)` floats,
+            // read-only since.
+            packed: p
+                .packed
+                .map(|f| unsafe { core::slice::from_raw_parts(f, packed_len(cout, taps)) }),
         };
         let per_row = w.out_w * cout;
         frame.split(

@@ -190,7 +190,7 @@ register! {
         packed = conv2d::packed;
     XNNConv2d: qint8 => conv2d::prepare_qint8, scratch = conv2d_quantized::conv_scratch,
         packed = conv2d_quantized::conv_packed;
-    XNNDepthwiseConv2d: fp32 => depthwise_conv2d::prepare;
+    XNNDepthwiseConv2d: fp32 => depthwise_conv2d::prepare, packed = depthwise_conv2d::packed;
     XNNDepthwiseConv2d: qint8 => depthwise_conv2d::prepare_qint8,
         scratch = conv2d_quantized::depthwise_scratch,
         packed = conv2d_quantized::depthwise_packed;
