@@ -3,12 +3,26 @@
 use super::shape::{Shape, MAX_RANK};
 
 /// `out[i0, i1, ..] = x[.. i_k at dim perm[k] ..]`, both dense.
+#[cfg(test)]
 pub(crate) fn permute<T: Copy>(x: &[T], in_shape: &Shape, perm: &[usize], out: &mut [T]) {
-    let rank = in_shape.rank();
-    if rank == 0 {
+    if in_shape.rank() == 0 {
         out.copy_from_slice(x);
-        return;
+    } else {
+        permute_runs(x, in_shape, perm, 0, out);
     }
+}
+
+/// Part of [`permute`]'s output: its runs (rows of the output's last dim) from run
+/// `first` on, `out` holding a whole number of them. The unit threads split a transpose
+/// by. The input must have at least one dim.
+pub(crate) fn permute_runs<T: Copy>(
+    x: &[T],
+    in_shape: &Shape,
+    perm: &[usize],
+    first: usize,
+    out: &mut [T],
+) {
+    let rank = in_shape.rank();
     let mut in_strides = [0usize; MAX_RANK];
     let mut step = 1;
     for d in (0..rank).rev() {
@@ -24,12 +38,19 @@ pub(crate) fn permute<T: Copy>(x: &[T], in_shape: &Shape, perm: &[usize], out: &
     }
     let inner = sizes[rank - 1];
     let inner_stride = strides[rank - 1];
+    if inner == 0 {
+        return;
+    }
+    // Run `first`'s index over the outer dims, and where it starts in `x`.
     let mut index = [0usize; MAX_RANK];
     let mut src = 0usize;
-    for run in out.chunks_exact_mut(inner.max(1)) {
-        if inner == 0 {
-            break;
-        }
+    let mut rest = first;
+    for d in (0..rank - 1).rev() {
+        index[d] = rest % sizes[d].max(1);
+        rest /= sizes[d].max(1);
+        src += index[d] * strides[d];
+    }
+    for run in out.chunks_exact_mut(inner) {
         for (i, o) in run.iter_mut().enumerate() {
             *o = x[src + i * inner_stride];
         }
@@ -61,6 +82,25 @@ mod tests {
                 for c in 0..2 {
                     assert_eq!(out[(h * 3 + w) * 2 + c], x[(c * 2 + h) * 3 + w]);
                 }
+            }
+        }
+    }
+
+    #[test]
+    fn any_run_range_matches_the_whole() {
+        let shape = Shape::new(&[2, 3, 4, 5]).unwrap();
+        let x: [u16; 120] = core::array::from_fn(|i| i as u16);
+        for perm in [[0, 2, 3, 1], [3, 1, 0, 2], [0, 1, 2, 3]] {
+            let mut whole = [0u16; 120];
+            permute(&x, &shape, &perm, &mut whole);
+            let inner = shape.dims()[perm[3]];
+            let runs = 120 / inner;
+            for cut in [1, runs / 3, runs - 1] {
+                let mut parts = [0u16; 120];
+                let (head, tail) = parts.split_at_mut(cut * inner);
+                permute_runs(&x, &shape, &perm, 0, head);
+                permute_runs(&x, &shape, &perm, cut, tail);
+                assert_eq!(parts, whole, "perm {perm:?} cut {cut}");
             }
         }
     }

@@ -12,6 +12,7 @@ use crate::compute::qelementwise::{self, AddParams, MeanParams, Q8};
 use crate::compute::requant::quantize_bound;
 use crate::elem::{Elem, Quant};
 use crate::frame::{Frame, Step};
+use crate::values::Shape;
 
 #[derive(Clone, Copy, Debug)]
 pub(crate) enum Quantized {
@@ -181,12 +182,7 @@ unsafe fn clamp_avx2(x: &[i8], out: &mut [i8], min: i8, max: i8) {
     clamp(x, out, min, max);
 }
 
-#[cfg(target_arch = "x86_64")]
-type Shapes<'s> = (
-    &'s crate::values::Shape,
-    &'s crate::values::Shape,
-    &'s crate::values::Shape,
-);
+type Shapes<'s> = (&'s Shape, &'s Shape, &'s Shape);
 
 /// [`qelementwise::add`] compiled for AVX2 (8-lane `vpmulld`, which SSE2 lacks).
 ///
@@ -203,7 +199,7 @@ unsafe fn add_avx2<T: Q8>(
 }
 
 /// An Add step on elements `T`.
-fn run_add<T: Q8 + crate::plain::Plain>(
+fn run_add<T: Q8 + crate::plain::Plain + Send + Sync>(
     frame: &Frame<'_>,
     (a, b, output): (u32, u32, u32),
     params: &AddParams,
@@ -211,15 +207,28 @@ fn run_add<T: Q8 + crate::plain::Plain>(
     let (sa, sb, so) = (frame.shape(a), frame.shape(b), frame.shape(output));
     let (a, b) = (frame.input::<T>(a)?, frame.input::<T>(b)?);
     let out = frame.output::<T>(output)?;
-    #[cfg(target_arch = "x86_64")]
-    if et_ops::gemm::avx2_fma_available() {
-        // SAFETY: the CPU supports AVX2 and FMA (checked just above); the function only
-        // compiles the same safe code for that instruction set.
-        unsafe { add_avx2(params, (a, b, out), (&sa, &sb, &so)) };
+    let add = |a: &[T], b: &[T], out: &mut [T], shapes: Shapes<'_>| {
+        #[cfg(target_arch = "x86_64")]
+        if et_ops::gemm::avx2_fma_available() {
+            // SAFETY: the CPU supports AVX2 and FMA (checked just above); the function
+            // only compiles the same safe code for that instruction set.
+            unsafe { add_avx2(params, (a, b, out), shapes) };
+            return;
+        }
+        qelementwise::add(params, (a, b, out), shapes);
+    };
+    let len = so.numel().unwrap_or(0);
+    if sa != so || sb != so || a.len() < len || b.len() < len || out.len() < len {
+        // Broadcasting (or sizes the element walk checks): one pass over the shapes.
+        add(a, b, out, (&sa, &sb, &so));
         return Ok(());
     }
-    qelementwise::add(params, (a, b, out), (&sa, &sb, &so));
-    Ok(())
+    // Same shapes (a residual connection): bands of elements for the pool, each a
+    // one-dim add of its own length.
+    frame.split(len, 1, (&mut out[..len], 1), 0, |band, out, _| {
+        let flat = Shape::new(&[band.len()]).unwrap_or_default();
+        add(&a[band.clone()], &b[band], out, (&flat, &flat, &flat));
+    })
 }
 
 /// Scratch bytes of a mean over `channels`: one int32 accumulator each.

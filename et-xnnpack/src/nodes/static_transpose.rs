@@ -7,9 +7,9 @@ use et_xnnpack_schema::fields as xf;
 use et_xnnpack_schema::NodeView;
 
 use crate::builder::{check_flags, Builder};
-use crate::compute::permute::permute;
+use crate::compute::permute::permute_runs;
 use crate::frame::{Frame, Step};
-use crate::values::MAX_RANK;
+use crate::values::{Shape, MAX_RANK};
 
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct Transpose {
@@ -64,13 +64,41 @@ pub(super) fn prepare(
 fn run(p: &Transpose, frame: &Frame<'_>) -> KernelResult {
     let shape = frame.shape(p.input);
     let perm: [usize; MAX_RANK] = p.perm.map(usize::from);
+    let perm = &perm[..shape.rank()];
     if p.bytes {
         let x = frame.input::<u8>(p.input)?;
         let out = frame.output::<u8>(p.output)?;
-        permute(x, &shape, &perm[..shape.rank()], out);
+        transpose(frame, x, &shape, perm, out)
     } else {
         let ([x], out) = frame.operands([p.input], p.output)?;
-        permute(x, &shape, &perm[..shape.rank()], out);
+        transpose(frame, x, &shape, perm, out)
     }
-    Ok(())
+}
+
+/// The permutation of `x` into `out`, its output runs (rows of the last dim) cut into
+/// bands for the pool. A moved element, read at a stride, counts as a few
+/// multiply-adds of work.
+fn transpose<T: Copy + Send + Sync>(
+    frame: &Frame<'_>,
+    x: &[T],
+    shape: &Shape,
+    perm: &[usize],
+    out: &mut [T],
+) -> KernelResult {
+    const WORK_PER_ELEMENT: usize = 8;
+    let inner = perm.last().map_or(0, |&d| shape.dims()[d]);
+    if inner == 0 {
+        // A scalar is copied; an empty tensor has nothing to move.
+        let len = out.len().min(x.len());
+        out[..len].copy_from_slice(&x[..len]);
+        return Ok(());
+    }
+    let runs = out.len() / inner;
+    frame.split(
+        runs,
+        inner * WORK_PER_ELEMENT,
+        (out, inner),
+        0,
+        |band, out, _| permute_runs(x, shape, perm, band.start, out),
+    )
 }
