@@ -184,26 +184,32 @@ fn fuse_at(rw: &mut Rewriter<'_>, at: usize, end: usize, ops: &Operators) -> Opt
     if !matches!(rw.value(transposed), Some(ValueRef::Bool(false))) || rw.written(transposed) {
         return None;
     }
-    // Every use of the values the fused call no longer writes is inside the run.
-    let calls = [conv.args(), bn.args()];
+    // Every use of the values the fused call no longer writes is inside the run: a value
+    // is private when the method names it as often as the run does. The run's arguments
+    // are read once for all of them. (Without a returned list, the list's place is taken
+    // by the convolution's out, checked twice.)
+    let list = returned.unwrap_or(conv_out);
     let returned_items = returned.map_or(&[][..], |list| rw.list_items(list));
-    let private = |v: u32, run: &[&[u32]]| {
-        let inside = run.iter().map(|args| occurrences(args, v)).sum::<usize>()
-            + occurrences(returned_items, v);
-        rw.uses(v) == inside
-    };
-    let list_private = returned.is_none_or(|list| private(list, &calls));
-    if !list_private
-        || !private(conv_out, &calls)
-        || !private(save_mean, &calls)
-        || !private(save_invstd, &calls)
+    let [list_inside, conv_out_inside, mean_inside, invstd_inside, bn_out_inside] = occurrences(
+        &[conv.args(), bn.args(), returned_items],
+        [list, conv_out, save_mean, save_invstd, bn_out],
+    );
+    let private = |v: u32, inside: usize| rw.uses(v) == inside;
+    if !private(list, list_inside)
+        || !private(conv_out, conv_out_inside)
+        || !private(save_mean, mean_inside)
+        || !private(save_invstd, invstd_inside)
     {
         return None;
     }
+    // The batch norm's out matters only if the activation is absorbed.
     let activation = (at + 2 < end)
         .then(|| activation(&rw.call(at + 2)?, ops, bn_out))
         .flatten()
-        .filter(|&(_, act_args)| private(bn_out, &[conv.args(), bn.args(), act_args]))
+        .filter(|&(_, act_args)| {
+            let [in_activation] = occurrences(&[act_args], [bn_out]);
+            private(bn_out, bn_out_inside + in_activation)
+        })
         .map(|(activation, _)| activation);
     let head = [
         input,
@@ -286,7 +292,15 @@ fn activation<'i>(call: &Call<'i>, ops: &Operators, input: u32) -> Option<(Activ
     fits.then_some((activation, call.args()))
 }
 
-/// How many times `v` is in `args`.
-fn occurrences(args: &[u32], v: u32) -> usize {
-    args.iter().filter(|&&a| a == v).count()
+/// How many times each of `values` is among the arguments `lists`.
+fn occurrences<const N: usize>(lists: &[&[u32]], values: [u32; N]) -> [usize; N] {
+    let mut counts = [0; N];
+    for args in lists {
+        for &a in *args {
+            for (count, &v) in counts.iter_mut().zip(&values) {
+                *count += usize::from(a == v);
+            }
+        }
+    }
+    counts
 }

@@ -63,6 +63,7 @@ mod view;
 
 use uses::Counts;
 
+use view::indices;
 pub use view::{Call, Instruction, OperatorId, ValueRef};
 
 /// A load-time rewrite: a name (for diagnostics) and the function that applies it to a
@@ -302,13 +303,25 @@ impl<'r> Rewriter<'r> {
         self.instrs.iter().map(Instruction::of)
     }
 
+    /// The value table.
+    fn value_table(&self) -> &[Value] {
+        // SAFETY: `num_values` initialized entries (`run_rules`' caller), plain copies that
+        // nothing writes while the rewriter lives: rules change tensors through the
+        // entries' pointers, never the entries.
+        unsafe { core::slice::from_raw_parts(self.values.as_ptr(), self.num_values) }
+    }
+
     fn raw_value(&self, v: u32) -> Option<Value> {
-        if v as usize >= self.num_values {
-            return None;
-        }
-        // SAFETY: `v` is in range; the table is fully built and its entries are plain
-        // copies.
-        Some(unsafe { *self.values.as_ptr().add(v as usize) })
+        self.value_table().get(v as usize).copied()
+    }
+
+    /// The items of every tensor list and optional-tensor list, list by list.
+    fn tensor_lists(&self) -> impl Iterator<Item = &[u32]> {
+        self.value_table().iter().filter_map(|v| match *v {
+            // SAFETY: a list of this method, whose memory outlives the rewriter.
+            Value::TensorList(l) | Value::OptionalTensorList(l) => Some(unsafe { indices(l) }),
+            _ => None,
+        })
     }
 
     /// Value `v`.
@@ -322,8 +335,11 @@ impl<'r> Rewriter<'r> {
 
     /// The tensor of value `v`, if it is one.
     pub fn tensor(&self, v: u32) -> Option<&Tensor> {
-        match self.value(v)? {
-            ValueRef::Tensor(t) => Some(t),
+        match self.value_table().get(v as usize)? {
+            // SAFETY: a tensor of this method, whose memory outlives the rewriter; the
+            // result borrows `self`, and the rewriter changes tensors only through `&mut
+            // self`.
+            Value::Tensor(t) => Some(unsafe { t.as_ref() }),
             _ => None,
         }
     }
@@ -352,13 +368,7 @@ impl<'r> Rewriter<'r> {
     /// Whether value `v` is an item of a tensor list or optional-tensor list (a kernel
     /// taking the list reads or writes it without naming it).
     pub fn in_a_tensor_list(&self, v: u32) -> bool {
-        (0..self.num_values as u32).any(|l| {
-            matches!(
-                self.value(l),
-                Some(ValueRef::TensorList(items) | ValueRef::OptionalTensorList(items))
-                    if items.contains(&v)
-            )
-        })
+        self.tensor_lists().any(|items| items.contains(&v))
     }
 
     /// The kernel that serves a call of `name.overload` with arguments `args` (value
@@ -415,10 +425,7 @@ impl<'r> Rewriter<'r> {
         entry: &'static KernelEntry,
         args: &[u32],
     ) -> Result<(), Refused> {
-        let op = match self.instrs.get(at) {
-            Some(&Instr::Kernel { op, .. }) => op,
-            _ => return Err(Refused::NoSuchCall),
-        };
+        let old = self.call(at).ok_or(Refused::NoSuchCall)?;
         if args.len() > self.max_args {
             return Err(Refused::TooManyArgs);
         }
@@ -448,15 +455,13 @@ impl<'r> Rewriter<'r> {
         // SAFETY: `stored` holds `len` fresh u32s in method memory, which lives as long as
         // the instructions and is only read from now on.
         unsafe { core::ptr::copy_nonoverlapping(args.as_ptr(), stored.as_ptr(), len) };
-        if let Counts::Counted(_) = self.counts.get() {
-            self.recount(at, args);
-        }
+        self.recount(old.args(), args);
         self.instrs[at] = Instr::Kernel {
             function: entry.function,
             args: stored,
             len: len as u32,
             params: entry.signature.args.len() as u32,
-            op,
+            op: old.operator().0,
             // The proof just made holds at every execute unless memory is rebound.
             prechecked: ALIAS_PROOFS && !self.rebinds,
         };

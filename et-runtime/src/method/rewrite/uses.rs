@@ -4,7 +4,7 @@
 
 use core::ptr::NonNull;
 
-use super::{Instruction, Rewriter, ValueRef};
+use super::{Instruction, Rewriter};
 use crate::program::Vector;
 use crate::value::NONE_INDEX;
 use et_schema::fields as fb;
@@ -102,12 +102,8 @@ impl Rewriter<'_> {
                 Instruction::Free { value } => name(counts, value),
             }
         }
-        for l in 0..self.num_values as u32 {
-            if let Some(ValueRef::TensorList(items) | ValueRef::OptionalTensorList(items)) =
-                self.value(l)
-            {
-                items.iter().for_each(|&i| name(counts, i));
-            }
+        for items in self.tensor_lists() {
+            items.iter().for_each(|&i| name(counts, i));
         }
         for vt in [fb::ExecutionPlan::VT_INPUTS, fb::ExecutionPlan::VT_OUTPUTS] {
             let list = self.meta.list(vt).unwrap_or(Vector::EMPTY);
@@ -120,23 +116,26 @@ impl Rewriter<'_> {
         Some(ptr)
     }
 
-    /// Keeps the counts in step with call `at` taking `args` from now on. A saturated
-    /// count stays saturated: it no longer says how many.
-    pub(super) fn recount(&self, at: usize, args: &[u32]) {
-        let (Some(old), Some(counts)) = (self.call(at), self.counted()) else {
+    /// Keeps the counts in step with a call whose arguments `old` become `new`, if they
+    /// are counted. An argument kept at its position keeps its count (a fused call usually
+    /// keeps the leading arguments of the call it replaces). A saturated count stays
+    /// saturated: it no longer says how many.
+    pub(super) fn recount(&self, old: &[u32], new: &[u32]) {
+        let Counts::Counted(counts) = self.counts.get() else {
             return;
         };
         // SAFETY: `counts` holds `num_values` counts in scratch memory the rewriter alone
         // uses, and no other reference to them is alive (none leaves this type).
         let counts = unsafe { core::slice::from_raw_parts_mut(counts.as_ptr(), self.num_values) };
-        for &a in old.args() {
+        let kept = old.iter().zip(new).take_while(|(a, b)| a == b).count();
+        for &a in &old[kept..] {
             if let Some(c) = counts.get_mut(a as usize) {
                 if *c & COUNT != COUNT && *c & COUNT != 0 {
                     *c -= 1;
                 }
             }
         }
-        for &a in args {
+        for &a in &new[kept..] {
             if let Some(c) = counts.get_mut(a as usize) {
                 if *c & COUNT != COUNT {
                     *c += 1;

@@ -185,16 +185,6 @@ impl ValueRef<'_> {
     /// `v` must be a value of a built method that lives for `'x`, whose tensors nothing
     /// changes while the result is alive.
     pub(super) unsafe fn of<'x>(v: Value) -> ValueRef<'x> {
-        /// The items of a list header.
-        fn items<'x, T>(l: NonNull<BoxedList<T>>) -> &'x [u32] {
-            // SAFETY: list headers live in method memory for the method's lifetime, and
-            // `indices` holds `len` range-checked value indices that nothing writes after
-            // load.
-            unsafe {
-                let l = l.as_ref();
-                core::slice::from_raw_parts(l.indices.as_ptr(), l.len)
-            }
-        }
         match v {
             Value::None => ValueRef::None,
             Value::Int(i) => ValueRef::Int(i),
@@ -203,11 +193,28 @@ impl ValueRef<'_> {
             Value::String(..) => ValueRef::String,
             // SAFETY: the tensor lives in method memory for 'x, unchanged (caller).
             Value::Tensor(t) => ValueRef::Tensor(unsafe { t.as_ref() }),
-            Value::IntList(l) => ValueRef::IntList(items(l)),
+            // SAFETY: a list of a method that lives for 'x (caller).
+            Value::IntList(l) => ValueRef::IntList(unsafe { indices(l) }),
             Value::DoubleList(..) => ValueRef::DoubleList,
             Value::BoolList(..) => ValueRef::BoolList,
-            Value::TensorList(l) => ValueRef::TensorList(items(l)),
-            Value::OptionalTensorList(l) => ValueRef::OptionalTensorList(items(l)),
+            // SAFETY: as above.
+            Value::TensorList(l) => ValueRef::TensorList(unsafe { indices(l) }),
+            // SAFETY: as above.
+            Value::OptionalTensorList(l) => ValueRef::OptionalTensorList(unsafe { indices(l) }),
         }
+    }
+}
+
+/// The items of a list (value indices).
+///
+/// # Safety
+/// `l` must be a list header of a built method that lives for `'x`. (Headers live in method
+/// memory for the method's lifetime, and `indices` holds `len` range-checked value indices
+/// that nothing writes after load.)
+pub(super) unsafe fn indices<'x, T>(l: NonNull<BoxedList<T>>) -> &'x [u32] {
+    // SAFETY: the caller's promise.
+    unsafe {
+        let l = l.as_ref();
+        core::slice::from_raw_parts(l.indices.as_ptr(), l.len)
     }
 }
