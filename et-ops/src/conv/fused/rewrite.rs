@@ -24,8 +24,8 @@
 //! - the convolution's `transposed` is a bool value `false` that no instruction writes;
 //! - the values the fused call no longer writes (the convolution's out, the batch norm's
 //!   out when an activation follows, its two statistics outs) are read by no other
-//!   instruction and are no method input or output nor an item of a tensor list: nothing
-//!   can observe that they are not computed;
+//!   instruction, are no method input or output nor an item of a tensor list, and are
+//!   none of the fused call's own inputs: nothing can observe that they are not computed;
 //! - the fused kernel serves the call's dtypes (f32 only) and accepts its values (its
 //!   signature is checked as at any load), and its out is proved not to overlap any of
 //!   its inputs: the memory plan may reuse a convolution's input bytes for the
@@ -227,6 +227,17 @@ fn fuse_at(rw: &mut Rewriter<'_>, at: usize, end: usize, ops: &Operators) -> Opt
         var,
         eps,
     ];
+    // The fused call must not read a value it no longer computes (a program may pass
+    // the convolution's out as the batch norm's weight, say): the uses counted above
+    // would all be inside the run, yet the value would be read uncomputed.
+    let dropped = [conv_out, save_mean, save_invstd, list, bn_out];
+    let bounds = match activation {
+        Some(Activation::Hardtanh { min, max, .. }) => [min, max],
+        _ => [input; 2],
+    };
+    if head.iter().chain(&bounds).any(|v| dropped.contains(v)) {
+        return None;
+    }
     // With the activation if it may be absorbed, else (or if its out overlaps an input:
     // see `fuse_call`) without.
     let run = match activation {
