@@ -140,9 +140,29 @@ pub(crate) struct Qd8Gemm<'a> {
     pub(crate) kernel: DotKernel,
 }
 
-impl Qd8Gemm<'_> {
+impl<'a> Qd8Gemm<'a> {
     fn blocks(&self) -> usize {
         self.k / self.block
+    }
+
+    /// The product restricted to output channels `channels`, which start at a whole
+    /// group of [`NR`] (the unit threads split a single row by): every packed array
+    /// keeps its groups contiguous. `None` if the range does not start at a group or lies
+    /// outside `n`.
+    pub(crate) fn channels(&self, channels: core::ops::Range<usize>) -> Option<Qd8Gemm<'a>> {
+        if !channels.start.is_multiple_of(NR) || channels.end > self.n || channels.is_empty() {
+            return None;
+        }
+        let group = channels.start / NR;
+        let per_group = quads(self.k).checked_mul(4 * NR)?;
+        Some(Qd8Gemm {
+            n: channels.len(),
+            weights: self.weights.get(group.checked_mul(per_group)?..)?,
+            sums: self.sums.get(group * self.blocks() * NR..)?,
+            scales: self.scales.get(group * self.blocks() * NR..)?,
+            bias: self.bias.get(channels.start..)?,
+            ..*self
+        })
     }
 
     /// One output row: `out[c]` (for `c < n`) is the FullyConnected of `x` (`k` int8s

@@ -123,6 +123,21 @@ fn every_kernel_gives_the_definitions_bits() {
                     "{label}"
                 );
                 assert!(past.iter().all(|v| v.is_nan()), "{label}: wrote past n");
+                // Split at each group boundary, as threads split one row: the same bits.
+                for cut in (NR..n).step_by(NR) {
+                    let mut parts = vec![f32::NAN; n];
+                    let (head, tail) = parts.split_at_mut(cut);
+                    for (range, y) in [(0..cut, head), (cut..n, tail)] {
+                        let part = gemm.channels(range).expect("whole groups");
+                        part.row(x, *row_scale, *zero_point, y);
+                    }
+                    assert_eq!(
+                        parts.iter().map(|v| v.to_bits()).collect::<Vec<_>>(),
+                        got.iter().map(|v| v.to_bits()).collect::<Vec<_>>(),
+                        "{label} cut {cut}"
+                    );
+                }
+                assert!(gemm.channels(1..n).is_none(), "{label}");
             }
         }
     }

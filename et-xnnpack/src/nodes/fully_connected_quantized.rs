@@ -283,11 +283,27 @@ fn run(p: &QuantizedFc, frame: &Frame<'_>) -> KernelResult {
         ))?;
     let params = cast::<i8, u8>(params);
     let out = frame.output::<f32>(p.output)?;
-    let rows = data.chunks_exact(k).zip(out.chunks_exact_mut(n)).take(m);
-    for (r, (row, y)) in rows.enumerate() {
-        let (row_scale, zero_point) = row_params(params, r);
-        gemm.row(row, row_scale, zero_point, y);
-        p.clamp.apply(y);
+    let short = || et_runtime::KernelError::new(Error::Internal, "qdint8 value too small");
+    let out = out.get_mut(..m * n).ok_or_else(short)?;
+    let data = data.get(..m * k).ok_or_else(short)?;
+    let clamp = p.clamp;
+    if m != 1 {
+        // Bands of rows.
+        return frame.split(m, n * k, (out, n), 0, |band, out, _| {
+            let rows = data[band.start * k..].chunks_exact(k);
+            for (r, (row, y)) in (band.start..).zip(rows.zip(out.chunks_exact_mut(n))) {
+                let (row_scale, zero_point) = row_params(params, r);
+                gemm.row(row, row_scale, zero_point, y);
+                clamp.apply(y);
+            }
+        });
     }
-    Ok(())
+    // One row (a decode step, a classifier): bands of whole groups of output channels.
+    let (row_scale, zero_point) = row_params(params, 0);
+    frame.split_by(n, qd8_gemm::NR, k, (out, 1), 0, |band, y, _| {
+        if let Some(part) = gemm.channels(band) {
+            part.row(data, row_scale, zero_point, y);
+            clamp.apply(y);
+        }
+    })
 }
