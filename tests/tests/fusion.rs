@@ -3,32 +3,14 @@
 //! matches ExecuTorch's outputs, on one thread and on two.
 
 use et_runtime::threads::ThreadPool;
-use et_runtime::{
-    BufferLoader, FileLoader, MemoryManager, MethodBuffers, Program, PROGRAM_ALIGNMENT,
-};
+use et_runtime::{BufferLoader, MemoryManager, MethodBuffers, Program, PROGRAM_ALIGNMENT};
 use etch_tests::{compare, fixture, fixtures_dir, run_case, run_case_with_pool, IoSpec};
 
 use et_ops as _;
 
-/// For each instruction of fixture `name`'s `forward` (one chain), the name of the kernel
-/// it runs after load (`None`: it runs nothing).
+/// [`kernels_of`] fixture `name`.
 fn kernels_after_load(name: &str) -> Vec<Option<String>> {
-    let loader = FileLoader::open(fixture(&format!("{name}.pte"))).expect("fixture");
-    let program = Program::load(&loader).expect("valid program");
-    let meta = program.method_meta("forward").expect("forward");
-    let mut buffers = MethodBuffers::for_method(&meta, 64 << 20).expect("buffers");
-    let (method_mem, mut planned, scratch) = buffers.split();
-    let mut memory = MemoryManager::new(method_mem, &mut planned, scratch);
-    let method = program
-        .load_method("forward", &mut memory)
-        .expect("kernels are linked");
-    (0..meta.num_instructions() as u32)
-        .map(|pc| {
-            method
-                .instruction_kernel(0, pc)
-                .map(|e| e.name().to_string())
-        })
-        .collect()
+    kernels_of(&std::fs::read(fixture(&format!("{name}.pte"))).expect("fixture"))
 }
 
 fn count(kernels: &[Option<String>], name: &str) -> usize {
@@ -38,8 +20,8 @@ fn count(kernels: &[Option<String>], name: &str) -> usize {
         .count()
 }
 
-/// The kernels of `forward`'s instructions after loading `bytes` (see
-/// [`kernels_after_load`]).
+/// For each instruction of program `bytes`' `forward` (one chain), the name of the kernel
+/// it runs after load (`None`: it runs nothing).
 fn kernels_of(bytes: &[u8]) -> Vec<Option<String>> {
     let mut buf = vec![0u8; bytes.len() + PROGRAM_ALIGNMENT];
     let start = buf.as_ptr().align_offset(PROGRAM_ALIGNMENT);
