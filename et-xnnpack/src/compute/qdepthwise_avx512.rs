@@ -16,6 +16,7 @@ use core::arch::x86_64::*;
 use core::ops::Range;
 
 use super::QDepthwise;
+use crate::compute::sweep::interior_cols;
 use crate::plain::cast_mut;
 
 /// The most taps (kernel height times width) [`run`] takes.
@@ -134,8 +135,8 @@ pub(crate) unsafe fn run(
         _ => zero,
     };
     // The output columns whose taps all lie inside the input's columns.
-    let inside = (0..w.out_w).filter(|&ow| (0..w.kernel_w).all(|kw| w.in_col(ow, kw).is_some()));
-    let inside = inside.clone().min().unwrap_or(0)..inside.max().map_or(0, |last| last + 1);
+    let (first, last) = interior_cols(w);
+    let inside = first..last;
     // An odd count of taps pairs the last with the zero row (its weights are 0): every
     // pixel overwrites the others.
     let mut taps = [[zero; MAX_TAPS + 1]; PIXELS];
