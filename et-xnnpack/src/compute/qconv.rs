@@ -16,6 +16,11 @@ use super::window::Window;
 #[cfg(target_arch = "x86_64")]
 use crate::plain::cast_mut;
 
+/// Bytes past a tile's rows that the gather may write (and the next row, or nothing,
+/// overwrites): whole 16-byte stores instead of masked ones or calls to `memset` for a
+/// few bytes.
+const ROW_SLACK: usize = 16;
+
 /// A convolution (any groups) over NHWC int8s, weights `[groups * group_out][k]` with
 /// `k = kh * kw * group_in` in (kh, kw, channel) order (XNNPACK's OHWI as stored). One
 /// group runs as tiles of [`MR`] pixels through the packed [`QGemm`] (`gemm`); several
@@ -37,9 +42,11 @@ pub(crate) struct QConv<'a> {
 
 impl QConv<'_> {
     /// The scratch [`run`](Self::run) takes, in 4-byte words: a tile of widened rows
-    /// (of the tallest kernel's tile) and one gathered patch.
+    /// (of the tallest kernel's tile) with [`ROW_SLACK`] bytes after it, and one
+    /// gathered patch.
     pub(crate) fn scratch_words(k: usize) -> (usize, usize) {
-        (MR.max(MR_AVX512).saturating_mul(pairs(k)), k.div_ceil(4))
+        let rows = MR.max(MR_AVX512).saturating_mul(pairs(k));
+        (rows.saturating_add(ROW_SLACK / 4), k.div_ceil(4))
     }
 
     /// [`scratch_words`](Self::scratch_words) in bytes, rounded to the 64 bytes
@@ -148,7 +155,7 @@ impl QConv<'_> {
         let k = w.kernel_h * w.kernel_w * cin;
         let len = gemm.row_len();
         let direct = w.is_pointwise() && k.is_multiple_of(4);
-        let rows = &mut rows[..MR_AVX512 * len];
+        let rows = &mut rows[..MR_AVX512 * len + ROW_SLACK / 2];
         let mut first = pixels.start;
         while first < pixels.end {
             let count = (pixels.end - first).min(MR_AVX512);
@@ -170,14 +177,16 @@ impl QConv<'_> {
                 let (n, rest) = (first / per_image, first % per_image);
                 let (mut n, mut oh, mut ow) = (n, rest / w.out_w, rest % w.out_w);
                 for r in 0..count {
-                    let dst = &mut rows[r * len..(r + 1) * len];
                     if w.is_pointwise() {
                         let pixel = first + r;
+                        let dst = &mut rows[r * len..(r + 1) * len];
                         gemm.fill_row(&x[pixel * cin..(pixel + 1) * cin], dst);
                     } else {
-                        let dst = cast_mut::<i16, i8>(dst);
+                        // The row and what follows: rows are filled in order, so what
+                        // the gather writes past row `r` the next row overwrites.
+                        let dst = cast_mut::<i16, i8>(&mut rows[r * len..]);
                         // SAFETY: AVX-512 (this function's contract).
-                        unsafe { self.gather_unsigned(x, (n, oh, ow), dst) };
+                        unsafe { self.gather_unsigned(x, (n, oh, ow), dst, len * 2) };
                     }
                     ow += 1;
                     if ow == w.out_w {
@@ -276,46 +285,66 @@ impl QConv<'_> {
         }
     }
 
-    /// One group's taps of output pixel `(n, oh, ow)` as a VNNI row (see
-    /// `QGemm::fill_row`): each byte `x + 128`, the input zero point's where a tap falls
-    /// outside the input, zero past the taps. Copies whole taps with the offset applied,
-    /// where `gather` and `fill_row` would take two passes.
+    /// One group's taps of output pixel `(n, oh, ow)` as a VNNI row of `len` bytes at
+    /// the start of `row` (see `QGemm::fill_row`): each byte `x + 128`, the input zero
+    /// point's where a tap falls outside the input, zero past the taps. Copies whole
+    /// taps with the offset applied, where `gather` and `fill_row` would take two
+    /// passes. May write up to [`ROW_SLACK`] bytes past the row, so `row` must be that
+    /// much longer than `len`.
     ///
     /// # Safety
     /// The CPU must support AVX-512F, BW and VL.
     #[cfg(target_arch = "x86_64")]
     #[inline(always)]
-    unsafe fn gather_unsigned(&self, x: &[i8], (n, oh, ow): (usize, usize, usize), row: &mut [i8]) {
+    unsafe fn gather_unsigned(
+        &self,
+        x: &[i8],
+        (n, oh, ow): (usize, usize, usize),
+        row: &mut [i8],
+        len: usize,
+    ) {
         let w = self.window;
         let cin = self.group_in;
         let padding = self.x_zero_point ^ i8::MIN;
         let span = w.kernel_w * cin;
+        assert!(w.kernel_h * span <= len && len + ROW_SLACK <= row.len());
         // The tap columns inside the input: a run of them, adjacent in the input when
         // the dilation is 1, so that each tap row copies them at once.
         let inside = (0..w.kernel_w).filter(|&kw| w.in_col(ow, kw).is_some());
         let (first, last) = (inside.clone().min(), inside.max());
-        for (kh, dst) in row.chunks_exact_mut(span).take(w.kernel_h).enumerate() {
+        // Tap rows in order, and in each the left padding, the copy and the right
+        // padding: every store may run over (16 bytes at a time), into bytes written
+        // again later.
+        for kh in 0..w.kernel_h {
+            let at = kh * span;
             let (Some(ih), Some(first), Some(last)) = (w.in_row(oh, kh), first, last) else {
-                dst.fill(padding);
+                // SAFETY: AVX-512F, BW and VL (this function's contract).
+                unsafe { fill_over(&mut row[at..], span, padding) };
                 continue;
             };
             let pixel = |kw: usize| (n * w.in_h + ih) * w.in_w + w.in_col(ow, kw).unwrap_or(0);
-            dst[..first * cin].fill(padding);
-            dst[(last + 1) * cin..].fill(padding);
+            // SAFETY: AVX-512F, BW and VL (this function's contract), here and in the
+            // three blocks below.
+            unsafe { fill_over(&mut row[at..], first * cin, padding) };
             if w.dilation_w == 1 {
                 let run = (last + 1 - first) * cin;
-                let src = &x[pixel(first) * cin..][..run];
-                // SAFETY: AVX-512F, BW and VL (this function's contract).
-                unsafe { copy_unsigned(src, &mut dst[first * cin..][..run]) };
+                let dst = &mut row[at + first * cin..];
+                // SAFETY: see above.
+                unsafe { copy_unsigned(x, pixel(first) * cin, run, dst) };
             } else {
                 for kw in first..=last {
-                    let src = &x[pixel(kw) * cin..][..cin];
-                    // SAFETY: as above.
-                    unsafe { copy_unsigned(src, &mut dst[kw * cin..][..cin]) };
+                    let dst = &mut row[at + kw * cin..];
+                    // SAFETY: see above.
+                    unsafe { copy_unsigned(x, pixel(kw) * cin, cin, dst) };
                 }
             }
+            let right = at + (last + 1) * cin;
+            // SAFETY: see above.
+            unsafe { fill_over(&mut row[right..], at + span - right, padding) };
         }
-        row[w.kernel_h * span..].fill(0);
+        let tail = w.kernel_h * span;
+        // SAFETY: as above.
+        unsafe { fill_over(&mut row[tail..], len - tail, 0) };
     }
 
     /// The taps of output pixel `(n, oh, ow)` for group `g`, the input zero point where a
@@ -349,28 +378,51 @@ impl QConv<'_> {
     }
 }
 
-/// `dst` = `src + 128` as unsigned bytes (`dst` is as long as `src`), 16 bytes at a
-/// time through byte masks: a tap's few channels take one masked load and store instead
-/// of a byte loop.
+/// `dst[..len]` = `src[from..from + len] + 128` as unsigned bytes, 16 at a time in
+/// whole stores: the bytes of `dst` up to the next multiple of 16 past `len` take
+/// garbage, so `dst` must be that long. Loads past `src`'s end are masked off.
 ///
 /// # Safety
 /// The CPU must support AVX-512F, BW and VL.
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx512f,avx512bw,avx512vl")]
 #[inline]
-unsafe fn copy_unsigned(src: &[i8], dst: &mut [i8]) {
+unsafe fn copy_unsigned(src: &[i8], from: usize, len: usize, dst: &mut [i8]) {
     use core::arch::x86_64::*;
-    assert_eq!(src.len(), dst.len());
+    assert!(from + len <= src.len() && len.next_multiple_of(16) <= dst.len());
     let sign = _mm_set1_epi8(i8::MIN);
-    for at in (0..src.len()).step_by(16) {
-        let left = src.len() - at;
-        let mask: __mmask16 = if left >= 16 { !0 } else { (1 << left) - 1 };
-        // SAFETY: the mask covers bytes `at..min(at + 16, len)` of both slices only
-        // (masked-off bytes are neither read nor written).
+    for at in (0..len).step_by(16) {
+        let left = src.len() - (from + at);
+        // SAFETY: a full load reads `src[from + at..][..16]`, in bounds when 16 bytes
+        // are left; else the mask covers only the bytes left (masked-off bytes are not
+        // read). The store writes `dst[at..at + 16]`, in bounds by the assert above.
         unsafe {
-            let v = _mm_maskz_loadu_epi8(mask, src.as_ptr().add(at));
-            _mm_mask_storeu_epi8(dst.as_mut_ptr().add(at), mask, _mm_xor_si128(v, sign));
+            let p = src.as_ptr().add(from + at);
+            let v = if left >= 16 {
+                _mm_loadu_si128(p.cast())
+            } else {
+                _mm_maskz_loadu_epi8((1 << left) - 1, p)
+            };
+            _mm_storeu_si128(dst.as_mut_ptr().add(at).cast(), _mm_xor_si128(v, sign));
         }
+    }
+}
+
+/// `dst[..len]` = `value`, in whole 16-byte stores (`dst` up to the next multiple of 16
+/// past `len` takes them too, so it must be that long); nothing for a `len` of 0.
+///
+/// # Safety
+/// The CPU must support AVX-512F, BW and VL.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx512f,avx512bw,avx512vl")]
+#[inline]
+unsafe fn fill_over(dst: &mut [i8], len: usize, value: i8) {
+    use core::arch::x86_64::*;
+    assert!(len.next_multiple_of(16) <= dst.len());
+    let v = _mm_set1_epi8(value);
+    for at in (0..len).step_by(16) {
+        // SAFETY: writes `dst[at..at + 16]`, in bounds by the assert above.
+        unsafe { _mm_storeu_si128(dst.as_mut_ptr().add(at).cast(), v) };
     }
 }
 

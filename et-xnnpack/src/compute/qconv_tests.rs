@@ -214,6 +214,11 @@ fn padded_strided_and_grouped_convs_match_the_reference() {
     // Asymmetric padding, dilation, groups.
     let w = window(2, (6, 5), (2, 3), (1, 2), (2, 1), [0, 2, 1, 1]);
     check_conv(w, 3, 2, 3, -100, ALL);
+    // One group: a dilated window (a copy per tap), and taps of more than 16 bytes.
+    let w = window(1, (6, 7), (3, 3), (1, 1), (2, 2), [2, 1, 2, 1]);
+    check_conv(w, 1, 5, 7, -9, ALL);
+    let w = window(1, (5, 5), (3, 3), (1, 1), (1, 1), [1, 1, 1, 1]);
+    check_conv(w, 1, 24, 20, 33, ALL);
     // A 1x1 with stride 2 gathers instead of reading pixels in place.
     let w = window(1, (5, 5), (1, 1), (2, 2), (1, 1), [0; 4]);
     check_conv(w, 1, 9, 4, 60, ALL);
