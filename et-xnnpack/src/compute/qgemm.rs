@@ -132,6 +132,31 @@ pub(crate) struct QGemm<'a> {
     pub(crate) requant: Requant,
 }
 
+impl<'a> QGemm<'a> {
+    /// The product restricted to output channels `channels`, which start at a whole
+    /// block of [`NR`] (the unit threads split a single row by): the packed blocks,
+    /// bias and scales are contiguous per block. `None` if the range does not start at
+    /// a block or lies outside `n`.
+    pub(crate) fn channels(&self, channels: core::ops::Range<usize>) -> Option<QGemm<'a>> {
+        if !channels.start.is_multiple_of(NR) || channels.end > self.n || channels.is_empty() {
+            return None;
+        }
+        let per_block = if self.vnni {
+            quads(self.k) * 2 * NR
+        } else {
+            pairs(self.k) * 2 * NR
+        };
+        let first = (channels.start / NR).checked_mul(per_block)?;
+        Some(QGemm {
+            n: channels.len(),
+            packed: self.packed.get(first..)?,
+            bias: self.bias.get(channels.start..)?,
+            scales: self.scales.get(channels.start..)?,
+            ..*self
+        })
+    }
+}
+
 impl QGemm<'_> {
     /// The int16s of one row in the tile buffer [`tile`](Self::tile) reads.
     pub(crate) fn row_len(&self) -> usize {

@@ -441,6 +441,37 @@ fn run(p: &QuantizedConv, frame: &Frame<'_>) -> KernelResult {
     };
     // Sized at init by `conv_scratch_bytes`: `QConv::scratch_bytes` per band.
     let (rows, patch) = QConv::scratch_words(k);
+    let pixels = w.out_rows() * w.out_w;
+    if let (Some(gemm), 1) = (gemm, pixels) {
+        // One pixel (a fully connected node's single row): bands of whole blocks of
+        // output channels, each reading its own part of the weights.
+        let (group_in, x_zero_point, requant) = (p.group_in, p.x_zero_point, p.requant);
+        return frame.split_by(cout, NR, k, (out, 1), rows + patch, |band, out, scratch| {
+            let Some(gemm) = gemm.channels(band.clone()) else {
+                return;
+            };
+            let conv = QConv {
+                gemm: Some(gemm),
+                window: w,
+                groups: 1,
+                group_in,
+                group_out: band.len(),
+                x_zero_point,
+                weights: &[],
+                bias: &bias[band.clone()],
+                scales: &scales[band],
+                requant,
+            };
+            let (rows, patch) = scratch.split_at_mut(rows);
+            conv.run(
+                x,
+                0..1,
+                out,
+                cast_mut::<f32, i16>(rows),
+                cast_mut::<f32, i8>(patch),
+            );
+        });
+    }
     let conv = QConv {
         gemm,
         window: w,
@@ -454,7 +485,7 @@ fn run(p: &QuantizedConv, frame: &Frame<'_>) -> KernelResult {
         requant: p.requant,
     };
     frame.split(
-        w.out_rows() * w.out_w,
+        pixels,
         cout * k,
         (out, cout),
         rows + patch,
