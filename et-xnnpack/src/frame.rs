@@ -63,6 +63,16 @@ pub(crate) const MAX_BANDS: usize = 4;
 /// microseconds on one core, well above the cost of handing a band to a worker.
 const MIN_WORK_PER_BAND: usize = 1 << 17;
 
+/// The work of one element of an elementwise step (an add, a conversion, a clamp) in
+/// the units of [`MIN_WORK_PER_BAND`]: loading, converting and storing it costs about
+/// as much as this many multiply-adds of a matrix product.
+pub(crate) const ELEMENT_WORK: usize = 8;
+
+/// The work of one tap of a depthwise convolution, in the same units: each tap loads
+/// its input for one multiply-add (no reuse across output channels), about twice a
+/// matrix product's.
+pub(crate) const DEPTHWISE_TAP_WORK: usize = 2;
+
 /// One band of a [`Frame::split`]: its rows, its run of the output and its scratch.
 type Band<'b, T> = (Range<usize>, &'b mut [T], &'b mut [f32]);
 

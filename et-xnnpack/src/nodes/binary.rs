@@ -12,7 +12,7 @@ use crate::builder::{check_flags, other_family, Builder};
 use crate::compute::broadcast::{broadcast_shape, zip_broadcast};
 use crate::compute::clamp::Clamp;
 use crate::elem::Elem;
-use crate::frame::{Frame, Step};
+use crate::frame::{Frame, Step, ELEMENT_WORK};
 use crate::values::Shape;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -112,9 +112,26 @@ impl Binary {
 fn run(p: &Binary, frame: &Frame<'_>) -> KernelResult {
     let ([x, y], out) = frame.operands([p.a, p.b], p.output)?;
     let (sx, sy, so) = (frame.shape(p.a), frame.shape(p.b), frame.shape(p.output));
-    compute(p.op, x, y, out, (&sx, &sy, &so));
-    p.clamp.apply(out);
-    Ok(())
+    let len = so.numel().unwrap_or(0);
+    let (op, clamp) = (p.op, p.clamp);
+    if sx != so || sy != so || x.len() < len || y.len() < len || out.len() < len {
+        // Broadcasting (or sizes the element walk checks): one pass over the shapes.
+        compute(op, x, y, out, (&sx, &sy, &so));
+        clamp.apply(out);
+        return Ok(());
+    }
+    // Same shapes (a residual connection): bands of elements for the pool.
+    frame.split(
+        len,
+        ELEMENT_WORK,
+        (&mut out[..len], 1),
+        0,
+        |band, out, _| {
+            let flat = Shape::new(&[band.len()]).unwrap_or_default();
+            compute(op, &x[band.clone()], &y[band], out, (&flat, &flat, &flat));
+            clamp.apply(out);
+        },
+    )
 }
 
 /// `op` of the broadcast inputs into `out`, before the clamp.

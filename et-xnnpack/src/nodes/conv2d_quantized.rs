@@ -21,7 +21,7 @@ use crate::compute::qgemm::{pack, pack_quads, packed_len, padded, vnni_available
 use crate::compute::requant::Requant;
 use crate::compute::window::Window;
 use crate::elem::Elem;
-use crate::frame::{Frame, Step, MAX_BANDS};
+use crate::frame::{Frame, Step, DEPTHWISE_TAP_WORK, MAX_BANDS};
 use crate::plain::cast_mut;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -412,7 +412,7 @@ fn run(p: &QuantizedConv, frame: &Frame<'_>) -> KernelResult {
             requant: p.requant,
         };
         let per_row = w.out_w * cout;
-        let work = per_row * w.kernel_h * w.kernel_w;
+        let work = per_row * w.kernel_h * w.kernel_w * DEPTHWISE_TAP_WORK;
         return frame.split(
             w.out_rows(),
             work,

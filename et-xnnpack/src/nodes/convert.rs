@@ -17,7 +17,7 @@ use et_xnnpack_schema::NodeView;
 use crate::builder::{check_flags, other_family, Builder};
 use crate::compute::requant::round_half_even;
 use crate::elem::{qd8_params_offset, Elem, Quant};
-use crate::frame::{Frame, Step};
+use crate::frame::{Frame, Step, ELEMENT_WORK};
 use crate::values::Shape;
 
 /// What a Convert node computes.
@@ -166,22 +166,41 @@ fn run<const DYNAMIC: bool>(p: &Convert, frame: &Frame<'_>) -> KernelResult {
         Conversion::Quantize { .. } | Conversion::Dequantize { .. } if DYNAMIC => {
             return Err(wrong_params())
         }
+        // Both static conversions run in bands of elements for the pool.
         Conversion::Quantize { q, signed } => {
             let x = frame.input::<f32>(p.input)?;
             let out = frame.output::<u8>(p.output)?;
-            quantize_into(x, out, 1.0 / q.scale, q.zero_point, range(signed));
+            let len = x.len().min(out.len());
+            return frame.split(
+                len,
+                ELEMENT_WORK,
+                (&mut out[..len], 1),
+                0,
+                |band, out, _| {
+                    quantize_into(&x[band], out, 1.0 / q.scale, q.zero_point, range(signed));
+                },
+            );
         }
         Conversion::Dequantize { q, signed } => {
             let x = frame.input::<u8>(p.input)?;
             let out = frame.output::<f32>(p.output)?;
-            for (o, &x) in out.iter_mut().zip(x) {
-                let x = if signed {
-                    i32::from(x as i8)
-                } else {
-                    i32::from(x)
-                };
-                *o = (x - q.zero_point) as f32 * q.scale;
-            }
+            let len = x.len().min(out.len());
+            return frame.split(
+                len,
+                ELEMENT_WORK,
+                (&mut out[..len], 1),
+                0,
+                |band, out, _| {
+                    for (o, &x) in out.iter_mut().zip(&x[band]) {
+                        let x = if signed {
+                            i32::from(x as i8)
+                        } else {
+                            i32::from(x)
+                        };
+                        *o = (x - q.zero_point) as f32 * q.scale;
+                    }
+                },
+            );
         }
         Conversion::Dynamic {
             rows: planned,

@@ -13,7 +13,7 @@ use crate::builder::{alloc_bound, other_family, Builder};
 use crate::compute::clamp::Clamp;
 use crate::compute::depthwise::Depthwise as Kernel;
 use crate::compute::window::Window;
-use crate::frame::{Frame, Step};
+use crate::frame::{Frame, Step, DEPTHWISE_TAP_WORK};
 
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct Depthwise {
@@ -163,7 +163,7 @@ fn run(p: &Depthwise, frame: &Frame<'_>) -> KernelResult {
         let per_row = w.out_w * cout;
         frame.split(
             w.out_rows(),
-            per_row * taps,
+            per_row * taps * DEPTHWISE_TAP_WORK,
             (out, per_row),
             0,
             |band, out, _| depthwise.run(band, out),

@@ -11,7 +11,7 @@ use super::quantized::Quantized;
 use crate::builder::{check_flags, graph_shape, other_family, Builder};
 use crate::compute::clamp::Clamp;
 use crate::elem::Elem;
-use crate::frame::{Frame, Step};
+use crate::frame::{Frame, Step, ELEMENT_WORK};
 
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct GlobalAvg {
@@ -77,20 +77,33 @@ pub(super) fn scratch(graph: &Graph<'_>, node: &NodeView<'_>) -> usize {
 
 fn run(p: &GlobalAvg, frame: &Frame<'_>) -> KernelResult {
     let ([x], out) = frame.operands([p.input], p.output)?;
-    let scale = 1.0 / p.pixels as f32;
-    for n in 0..p.batch {
-        let acc = &mut out[n * p.channels..(n + 1) * p.channels];
-        acc.fill(0.0);
-        let image = &x[n * p.pixels * p.channels..(n + 1) * p.pixels * p.channels];
-        for px in image.chunks_exact(p.channels.max(1)) {
-            for (a, &v) in acc.iter_mut().zip(px) {
-                *a += v;
+    let (pixels, channels, clamp) = (p.pixels, p.channels.max(1), p.clamp);
+    let scale = 1.0 / pixels as f32;
+    let means = p.batch * channels;
+    let x = x.get(..means * pixels).ok_or(et_runtime::KernelError::new(
+        et_runtime::Error::Internal,
+        "a mean's input is smaller than its images",
+    ))?;
+    // Bands of the outputs (images by channels) for the pool; each mean adds its
+    // channel's pixels in order, whatever the band.
+    frame.split(means, pixels * ELEMENT_WORK, (out, 1), 0, |band, out, _| {
+        let mut at = band.start;
+        while at < band.end {
+            let (n, first) = (at / channels, at % channels);
+            let last = channels.min(first + band.end - at);
+            let acc = &mut out[at - band.start..][..last - first];
+            acc.fill(0.0);
+            let image = &x[n * pixels * channels..(n + 1) * pixels * channels];
+            for px in image.chunks_exact(channels) {
+                for (a, &v) in acc.iter_mut().zip(&px[first..last]) {
+                    *a += v;
+                }
             }
+            for a in acc.iter_mut() {
+                *a *= scale;
+            }
+            clamp.apply(acc);
+            at += last - first;
         }
-        for a in acc.iter_mut() {
-            *a *= scale;
-        }
-    }
-    p.clamp.apply(out);
-    Ok(())
+    })
 }

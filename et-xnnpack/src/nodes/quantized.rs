@@ -11,7 +11,7 @@ use crate::compute::clamp::Clamp;
 use crate::compute::qelementwise::{self, AddParams, MeanParams, Q8};
 use crate::compute::requant::quantize_bound;
 use crate::elem::{Elem, Quant};
-use crate::frame::{Frame, Step};
+use crate::frame::{Frame, Step, ELEMENT_WORK};
 use crate::values::Shape;
 
 #[derive(Clone, Copy, Debug)]
@@ -225,10 +225,16 @@ fn run_add<T: Q8 + crate::plain::Plain + Send + Sync>(
     }
     // Same shapes (a residual connection): bands of elements for the pool, each a
     // one-dim add of its own length.
-    frame.split(len, 1, (&mut out[..len], 1), 0, |band, out, _| {
-        let flat = Shape::new(&[band.len()]).unwrap_or_default();
-        add(&a[band.clone()], &b[band], out, (&flat, &flat, &flat));
-    })
+    frame.split(
+        len,
+        ELEMENT_WORK,
+        (&mut out[..len], 1),
+        0,
+        |band, out, _| {
+            let flat = Shape::new(&[band.len()]).unwrap_or_default();
+            add(&a[band.clone()], &b[band], out, (&flat, &flat, &flat));
+        },
+    )
 }
 
 /// Scratch bytes of a mean over `channels`: one int32 accumulator each.
@@ -253,18 +259,24 @@ fn run(q: &Quantized, frame: &Frame<'_>) -> KernelResult {
             let avx2 = et_ops::gemm::avx2_fma_available();
             // Large clamps (the early layers' activations) are cut into bands of
             // elements for the pool.
-            return frame.split(len, 1, (&mut out[..len], 1), 0, |band, out, _| {
-                let x = &x[band];
-                #[cfg(target_arch = "x86_64")]
-                if avx2 {
-                    // SAFETY: the CPU supports AVX2 and FMA (checked above); the
-                    // function only compiles the same safe code for that instruction set.
-                    unsafe { clamp_avx2(x, out, min, max) };
-                    return;
-                }
-                let _ = avx2;
-                clamp(x, out, min, max);
-            });
+            return frame.split(
+                len,
+                ELEMENT_WORK,
+                (&mut out[..len], 1),
+                0,
+                |band, out, _| {
+                    let x = &x[band];
+                    #[cfg(target_arch = "x86_64")]
+                    if avx2 {
+                        // SAFETY: the CPU supports AVX2 and FMA (checked above); the
+                        // function only compiles the same safe code for that instruction set.
+                        unsafe { clamp_avx2(x, out, min, max) };
+                        return;
+                    }
+                    let _ = avx2;
+                    clamp(x, out, min, max);
+                },
+            );
         }
         Quantized::Add {
             a,
