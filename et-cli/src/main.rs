@@ -93,6 +93,10 @@ enum Command {
         /// recording, two clock reads per call.
         #[arg(long)]
         profile: bool,
+        /// With --profile, a row per delegate node (`XnnpackBackend: Conv2d #3`) instead
+        /// of one per node kind: which layers take the time, or do not gain from threads.
+        #[arg(long, requires = "profile")]
+        profile_nodes: bool,
         /// Write an ETDump (.etdp) of the load and every execute to FILE, for
         /// ExecuTorch's Inspector.
         #[arg(long, value_name = "FILE")]
@@ -196,6 +200,7 @@ fn main() -> ExitCode {
             full,
             top_k,
             profile,
+            profile_nodes,
             etdump,
         } => {
             if threads > 1 && !cfg!(feature = "threads") {
@@ -222,6 +227,7 @@ fn main() -> ExitCode {
                 },
                 top_k,
                 profile,
+                profile_nodes,
                 etdump: etdump.as_deref(),
             })
         }

@@ -88,7 +88,9 @@ pub struct Profile {
 const SLOWEST: usize = 10;
 
 impl Profile {
-    pub fn new(method: &Method<'_>, tracer: &EventTracer<'_>) -> Profile {
+    /// The tables of `tracer`'s records; delegate nodes by kind, or with `per_node` one
+    /// row each.
+    pub fn new(method: &Method<'_>, tracer: &EventTracer<'_>, per_node: bool) -> Profile {
         let clock = tracer.clock();
         let us = |r: &ProfileRecord| clock.to_ns(r.ticks()) as f64 / 1e3;
         let mut calls: BTreeMap<String, Row> = BTreeMap::new();
@@ -129,9 +131,9 @@ impl Profile {
                     let named = method
                         .delegate_step_name(r.chain, r.instruction, r.node, &mut step)
                         .unwrap_or(false);
-                    // `Conv2d #3` counts as `Conv2d`.
+                    // `Conv2d #3` counts as `Conv2d`, unless each node has its row.
                     let kind = match step.rsplit_once(" #") {
-                        Some((kind, _)) if named => kind.to_string(),
+                        Some((kind, _)) if named && !per_node => kind.to_string(),
                         _ if named => step,
                         _ => format!("step {}", r.node),
                     };

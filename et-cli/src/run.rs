@@ -32,6 +32,8 @@ pub struct RunRequest<'a> {
     pub top_k: Option<usize>,
     /// Print the per-operator profile.
     pub profile: bool,
+    /// In the profile, a row per delegate node rather than per node kind.
+    pub profile_nodes: bool,
     /// Write an ETDump of the load and every execute here.
     pub etdump: Option<&'a Path>,
 }
@@ -121,7 +123,7 @@ pub fn run(req: &RunRequest<'_>) -> Result<(), Failure> {
     let profile = tracer
         .as_ref()
         .filter(|_| req.profile)
-        .map(|tracer| profile::Profile::new(&method, tracer));
+        .map(|tracer| profile::Profile::new(&method, tracer, req.profile_nodes));
     let iterations = req.iterations;
     if req.json {
         let outputs = (0..method.num_outputs())

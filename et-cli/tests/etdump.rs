@@ -283,6 +283,43 @@ fn etch_run_profile_json_names_delegate_steps() {
     assert!(steps.contains(&"XnnpackBackend: Softmax"), "{steps:?}");
 }
 
+#[cfg(feature = "xnnpack")]
+#[test]
+fn etch_run_profile_nodes_gives_each_delegate_node_a_row() {
+    let o = Command::new(env!("CARGO_BIN_EXE_etch"))
+        .args(["run", fixture("mv2_xnnpack.pte").to_str().unwrap()])
+        .args(["--profile", "--profile-nodes", "--json"])
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let json: Yaml = serde_yaml::from_slice(&o.stdout).unwrap();
+    let steps: Vec<&str> = json["profile"]["delegate_steps"]
+        .as_sequence()
+        .unwrap()
+        .iter()
+        .map(|s| s["name"].as_str().unwrap())
+        .collect();
+    // MobileNetV2's 35 convolutions (1x1 and the first 3x3) and 17 depthwise ones.
+    let count = |kind: &str| {
+        steps
+            .iter()
+            .filter(|s| s.starts_with(&format!("XnnpackBackend: {kind} #")))
+            .count()
+    };
+    assert_eq!(
+        (count("Conv2d"), count("DepthwiseConv2d")),
+        (35, 17),
+        "{steps:?}"
+    );
+    // Without --profile it is refused rather than ignored.
+    let o = Command::new(env!("CARGO_BIN_EXE_etch"))
+        .args(["run", fixture("mv2_xnnpack.pte").to_str().unwrap()])
+        .arg("--profile-nodes")
+        .output()
+        .unwrap();
+    assert!(!o.status.success());
+}
+
 #[test]
 fn etch_run_etdump_writes_a_profile_of_each_execute() {
     let dir = std::env::temp_dir().join(format!("etch-etdump-{}", std::process::id()));
