@@ -40,6 +40,13 @@ impl Direct<'_> {
     /// output's rows.
     pub(crate) fn run(&self, band: Range<usize>, out: &mut [f32]) {
         #[cfg(target_arch = "x86_64")]
+        if let Some(k) = avx512::Avx512::detect() {
+            // SAFETY: `detect` returned the token, so the CPU supports AVX-512F (with
+            // AVX2 and FMA); `run_avx512` is safe code compiled with those instructions.
+            unsafe { self.run_avx512(k, band, out) };
+            return;
+        }
+        #[cfg(target_arch = "x86_64")]
         if let Some(k) = Avx2::detect() {
             // SAFETY: `detect` returned the token, so the CPU supports AVX2 and FMA;
             // `run_avx2` is safe code compiled with those instructions.
@@ -56,6 +63,13 @@ impl Direct<'_> {
     #[cfg(target_arch = "x86_64")]
     #[target_feature(enable = "avx2,fma")]
     fn run_avx2(&self, k: Avx2, band: Range<usize>, out: &mut [f32]) {
+        self.rows(k, band, out);
+    }
+
+    /// [`Direct::rows`] compiled for AVX-512F with its kernel inlined.
+    #[cfg(target_arch = "x86_64")]
+    #[target_feature(enable = "avx512f,avx2,fma")]
+    fn run_avx512(&self, k: avx512::Avx512, band: Range<usize>, out: &mut [f32]) {
         self.rows(k, band, out);
     }
 
@@ -255,6 +269,10 @@ mod avx2 {
         unsafe { [_mm256_loadu_ps(p), _mm256_loadu_ps(p.add(8))] }
     }
 }
+
+#[cfg(target_arch = "x86_64")]
+#[path = "direct_avx512.rs"]
+mod avx512;
 
 #[cfg(target_arch = "aarch64")]
 #[path = "direct_neon.rs"]

@@ -67,8 +67,20 @@ fn check(w: Window, cin: usize, cout: usize, bias: bool, clamp: (f32, f32)) {
         }
     };
     let portable = |d: &Direct<'_>, out: &mut [f32]| d.rows(Portable, 0..d.window.out_rows(), out);
+    // The AVX2 kernel too where the dispatch takes AVX-512's.
+    #[cfg(target_arch = "x86_64")]
+    let avx2 = |d: &Direct<'_>, out: &mut [f32]| {
+        let k = crate::compute::sweep::Avx2::detect().expect("AVX2 under AVX-512F");
+        // SAFETY: `detect` found AVX2 and FMA.
+        unsafe { d.run_avx2(k, 0..d.window.out_rows(), out) };
+    };
+    #[cfg(target_arch = "x86_64")]
+    let avx2 = avx512::Avx512::detect().map(|_| ("avx2", &avx2 as &RunFn));
+    #[cfg(not(target_arch = "x86_64"))]
+    let avx2: Option<(&str, &RunFn)> = None;
     let kernels: [(&str, &RunFn); 2] = [("run", &run), ("portable", &portable)];
-    for (name, f) in kernels {
+    let mut fused = Vec::new();
+    for (name, f) in kernels.into_iter().chain(avx2) {
         // A sentinel past the end: the kernel must not write beyond the output.
         let mut got = vec![f32::NAN; want.len() + 1];
         f(&d, &mut got);
@@ -79,7 +91,18 @@ fn check(w: Window, cin: usize, cout: usize, bias: bool, clamp: (f32, f32)) {
                 "{name} {w:?} {cin} -> {cout} channels: output {i} is {g}, expected {e}"
             );
         }
+        if name != "portable" {
+            // The channels of whole blocks of 16 (AVX2 adds the rest one at a time).
+            let blocks = cout - cout % 16;
+            let bits = got[..want.len()].chunks(cout).flat_map(|px| &px[..blocks]);
+            fused.push(bits.map(|v| v.to_bits()).collect::<Vec<_>>());
+        }
     }
+    // The vector kernels (AVX-512 and AVX2 here) add in one order: the same bits.
+    assert!(
+        fused.windows(2).all(|f| f[0] == f[1]),
+        "{w:?} {cin} -> {cout}"
+    );
 }
 
 const NONE: (f32, f32) = (f32::NEG_INFINITY, f32::INFINITY);
