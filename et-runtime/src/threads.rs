@@ -70,13 +70,13 @@ struct Slot {
 struct Shared {
     slot: Mutex<Slot>,
     /// `slot.generation`, readable without the lock: what spinning workers watch.
-    generation: AtomicU64,
+    generation: Line<AtomicU64>,
     /// The next task index to hand out.
-    next: AtomicUsize,
+    next: Line<AtomicUsize>,
     /// Tasks of the running call not finished yet.
-    pending: AtomicUsize,
+    pending: Line<AtomicUsize>,
     /// Workers holding a copy of the running job.
-    joined: AtomicUsize,
+    joined: Line<AtomicUsize>,
     /// A call is running: further calls run inline.
     busy: AtomicBool,
     /// The first panic of the running call's tasks.
@@ -86,6 +86,19 @@ struct Shared {
     sleep: Mutex<()>,
     wake: Condvar,
     shutdown: AtomicBool,
+}
+
+/// A value on a cache line of its own: the counters one thread writes while another
+/// spins on a neighbour would otherwise pull the line back and forth between cores.
+#[repr(align(64))]
+struct Line<T>(T);
+
+impl<T> core::ops::Deref for Line<T> {
+    type Target = T;
+
+    fn deref(&self) -> &T {
+        &self.0
+    }
 }
 
 /// Locks `m`, ignoring poisoning: nothing panics while holding these locks.
@@ -102,10 +115,10 @@ impl ThreadPool {
                 generation: 0,
                 job: None,
             }),
-            generation: AtomicU64::new(0),
-            next: AtomicUsize::new(0),
-            pending: AtomicUsize::new(0),
-            joined: AtomicUsize::new(0),
+            generation: Line(AtomicU64::new(0)),
+            next: Line(AtomicUsize::new(0)),
+            pending: Line(AtomicUsize::new(0)),
+            joined: Line(AtomicUsize::new(0)),
             busy: AtomicBool::new(false),
             panic: Mutex::new(None),
             sleeping: AtomicUsize::new(0),
