@@ -1,6 +1,8 @@
 //! GlobalAvgPooling2d: the mean over H and W of an NHWC input, per batch and channel
 //! (`[n, h, w, c] -> [n, 1, 1, c]`, or `[n, c]`).
 
+use core::ops::Range;
+
 use et_runtime::backend::DelegateError;
 use et_runtime::KernelResult;
 use et_xnnpack_schema::fields as xf;
@@ -87,15 +89,11 @@ fn run(p: &GlobalAvg, frame: &Frame<'_>) -> KernelResult {
     // Bands of the outputs (images by channels) for the pool; each mean adds its
     // channel's pixels in order, whatever the band.
     frame.split(means, pixels * ELEMENT_WORK, (out, 1), 0, |band, out, _| {
-        let mut at = band.start;
-        while at < band.end {
-            let (n, first) = (at / channels, at % channels);
-            let last = channels.min(first + band.end - at);
-            let acc = &mut out[at - band.start..][..last - first];
+        for (image, run, at) in channel_runs(band, channels) {
+            let acc = &mut out[at..][..run.len()];
             acc.fill(0.0);
-            let image = &x[n * pixels * channels..(n + 1) * pixels * channels];
-            for px in image.chunks_exact(channels) {
-                for (a, &v) in acc.iter_mut().zip(&px[first..last]) {
+            for px in image_pixels(x, image, (pixels, channels)) {
+                for (a, &v) in acc.iter_mut().zip(&px[run.clone()]) {
                     *a += v;
                 }
             }
@@ -103,7 +101,36 @@ fn run(p: &GlobalAvg, frame: &Frame<'_>) -> KernelResult {
                 *a *= scale;
             }
             clamp.apply(acc);
-            at += last - first;
         }
     })
+}
+
+/// A band of a mean's outputs (`images x channels`, flat) as runs within one image:
+/// `(image, its channels, where the run starts in the band)`.
+pub(super) fn channel_runs(
+    band: Range<usize>,
+    channels: usize,
+) -> impl Iterator<Item = (usize, Range<usize>, usize)> {
+    let start = band.start;
+    let mut at = start;
+    core::iter::from_fn(move || {
+        if at >= band.end {
+            return None;
+        }
+        let (image, first) = (at / channels, at % channels);
+        let last = channels.min(first + band.end - at);
+        let run = (image, first..last, at - start);
+        at += last - first;
+        Some(run)
+    })
+}
+
+/// The pixels of image `image` of `x` (`[images, pixels, channels]`), each its
+/// `channels` values.
+pub(super) fn image_pixels<T>(
+    x: &[T],
+    image: usize,
+    (pixels, channels): (usize, usize),
+) -> core::slice::ChunksExact<'_, T> {
+    x[image * pixels * channels..(image + 1) * pixels * channels].chunks_exact(channels)
 }

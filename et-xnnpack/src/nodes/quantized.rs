@@ -6,12 +6,13 @@ use et_runtime::backend::DelegateError;
 use et_runtime::{Error, KernelResult};
 use et_xnnpack_schema::NodeView;
 
+use super::global_avg_pooling::{channel_runs, image_pixels};
 use crate::builder::Builder;
 use crate::compute::clamp::Clamp;
 use crate::compute::qelementwise::{self, AddParams, MeanParams, Q8};
 use crate::compute::requant::quantize_bound;
 use crate::elem::{Elem, Quant};
-use crate::frame::{Frame, Step, ELEMENT_WORK};
+use crate::frame::{Frame, Step, ELEMENT_WORK, MAX_BANDS};
 use crate::values::Shape;
 
 #[derive(Clone, Copy, Debug)]
@@ -237,12 +238,14 @@ fn run_add<T: Q8 + crate::plain::Plain + Send + Sync>(
     )
 }
 
-/// Scratch bytes of a mean over `channels`: one int32 accumulator each.
+/// Scratch bytes of a mean over `channels`: one int32 accumulator each, for each band
+/// of a split.
 pub(crate) fn mean_scratch(channels: usize) -> usize {
     channels
         .saturating_mul(4)
         .checked_next_multiple_of(64)
         .unwrap_or(usize::MAX)
+        .saturating_mul(MAX_BANDS)
 }
 
 fn run(q: &Quantized, frame: &Frame<'_>) -> KernelResult {
@@ -299,26 +302,38 @@ fn run(q: &Quantized, frame: &Frame<'_>) -> KernelResult {
             channels,
             params,
         } => {
+            let channels = channels.max(1);
+            let means = batch * channels;
             let x = frame.input::<i8>(input)?;
+            let x = x.get(..means * pixels).ok_or(et_runtime::KernelError::new(
+                Error::Internal,
+                "a mean's input is smaller than its images",
+            ))?;
             let out = frame.output::<i8>(output)?;
-            // A sum per channel, one pixel at a time: the int32 accumulators live in the
-            // scratch (`channels` of them, registered at init).
-            let (acc, _) = frame.scratch(channels)?;
-            let acc = crate::plain::cast_mut::<f32, i32>(acc);
-            for n in 0..batch {
-                acc.fill(0);
-                let image = &x[n * pixels * channels..(n + 1) * pixels * channels];
-                for px in image.chunks_exact(channels.max(1)) {
-                    for (a, &v) in acc.iter_mut().zip(px) {
-                        *a += i32::from(v);
+            // Bands of the outputs (images by channels) for the pool, as the fp32 mean
+            // runs. A sum per channel, one pixel at a time: the band's int32 accumulators
+            // live in its scratch (`mean_scratch` per band, registered at init).
+            return frame.split(
+                means,
+                pixels * ELEMENT_WORK,
+                (out, 1),
+                channels,
+                |band, y, acc| {
+                    let acc = crate::plain::cast_mut::<f32, i32>(acc);
+                    for (image, run, at) in channel_runs(band, channels) {
+                        let acc = &mut acc[..run.len()];
+                        acc.fill(0);
+                        for px in image_pixels(x, image, (pixels, channels)) {
+                            for (a, &v) in acc.iter_mut().zip(&px[run.clone()]) {
+                                *a += i32::from(v);
+                            }
+                        }
+                        for (y, &a) in y[at..].iter_mut().zip(acc.iter()) {
+                            *y = params.apply(a);
+                        }
                     }
-                }
-                let y = &mut out[n * channels..(n + 1) * channels];
-                for (y, &a) in y.iter_mut().zip(acc.iter()) {
-                    *y = params.apply(a);
-                }
-            }
+                },
+            );
         }
     }
-    Ok(())
 }
