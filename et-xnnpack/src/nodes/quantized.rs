@@ -262,7 +262,7 @@ fn run(q: &Quantized, frame: &Frame<'_>) -> KernelResult {
             let avx2 = et_ops::gemm::avx2_fma_available();
             // Large clamps (the early layers' activations) are cut into bands of
             // elements for the pool.
-            return frame.split(
+            frame.split(
                 len,
                 ELEMENT_WORK,
                 (&mut out[..len], 1),
@@ -279,7 +279,7 @@ fn run(q: &Quantized, frame: &Frame<'_>) -> KernelResult {
                     let _ = avx2;
                     clamp(x, out, min, max);
                 },
-            );
+            )
         }
         Quantized::Add {
             a,
@@ -288,11 +288,11 @@ fn run(q: &Quantized, frame: &Frame<'_>) -> KernelResult {
             params,
             signed,
         } => {
-            return if signed {
+            if signed {
                 run_add::<i8>(frame, (a, b, output), &params)
             } else {
                 run_add::<u8>(frame, (a, b, output), &params)
-            };
+            }
         }
         Quantized::Mean {
             input,
@@ -313,7 +313,7 @@ fn run(q: &Quantized, frame: &Frame<'_>) -> KernelResult {
             // Bands of the outputs (images by channels) for the pool, as the fp32 mean
             // runs. A sum per channel, one pixel at a time: the band's int32 accumulators
             // live in its scratch (`mean_scratch` per band, registered at init).
-            return frame.split(
+            frame.split(
                 means,
                 pixels * ELEMENT_WORK,
                 (out, 1),
@@ -333,7 +333,7 @@ fn run(q: &Quantized, frame: &Frame<'_>) -> KernelResult {
                         }
                     }
                 },
-            );
+            )
         }
     }
 }
