@@ -246,6 +246,25 @@ impl Frame<'_> {
         self.split_by(rows, 1, work_per_row, (out, per_row), scratch_floats, task)
     }
 
+    /// [`split`](Self::split) for an elementwise step: `task(band, out_band)` over bands
+    /// of the first `len` elements of `out` (at most its length), each element
+    /// [`ELEMENT_WORK`].
+    pub(crate) fn split_elements<T: Send>(
+        &self,
+        len: usize,
+        out: &mut [T],
+        task: impl Fn(Range<usize>, &mut [T]) + Sync,
+    ) -> KernelResult {
+        let len = len.min(out.len());
+        self.split(
+            len,
+            ELEMENT_WORK,
+            (&mut out[..len], 1),
+            0,
+            |band, out, _| task(band, out),
+        )
+    }
+
     /// [`split`](Self::split) with every band but the last a whole number of `unit`
     /// rows (a product cut into column panels: the rows are columns, `unit` a panel).
     pub(crate) fn split_by<T: Send>(

@@ -12,7 +12,7 @@ use crate::builder::{check_flags, other_family, Builder};
 use crate::compute::broadcast::{broadcast_shape, zip_broadcast};
 use crate::compute::clamp::Clamp;
 use crate::elem::Elem;
-use crate::frame::{Frame, Step, ELEMENT_WORK};
+use crate::frame::{Frame, Step};
 use crate::values::Shape;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -111,27 +111,34 @@ impl Binary {
 
 fn run(p: &Binary, frame: &Frame<'_>) -> KernelResult {
     let ([x, y], out) = frame.operands([p.a, p.b], p.output)?;
-    let (sx, sy, so) = (frame.shape(p.a), frame.shape(p.b), frame.shape(p.output));
-    let len = so.numel().unwrap_or(0);
+    let shapes = (frame.shape(p.a), frame.shape(p.b), frame.shape(p.output));
     let (op, clamp) = (p.op, p.clamp);
-    if sx != so || sy != so || x.len() < len || y.len() < len || out.len() < len {
-        // Broadcasting (or sizes the element walk checks): one pass over the shapes.
-        compute(op, x, y, out, (&sx, &sy, &so));
+    elementwise(frame, (x, y), out, shapes, |x, y, out, shapes| {
+        compute(op, x, y, out, shapes);
         clamp.apply(out);
+    })
+}
+
+/// Runs the binary `f` on `a` and `b` into `out`: when both have the output's shape (a
+/// residual connection), over bands of elements for the pool, each band as a one-dim
+/// operation of its own length; else (broadcasting, or sizes the element walk checks)
+/// in one pass over the shapes.
+pub(super) fn elementwise<T: Sync, U: Send>(
+    frame: &Frame<'_>,
+    (a, b): (&[T], &[T]),
+    out: &mut [U],
+    (sa, sb, so): (Shape, Shape, Shape),
+    f: impl Fn(&[T], &[T], &mut [U], Shapes<'_>) + Sync,
+) -> KernelResult {
+    let len = so.numel().unwrap_or(0);
+    if sa != so || sb != so || a.len() < len || b.len() < len || out.len() < len {
+        f(a, b, out, (&sa, &sb, &so));
         return Ok(());
     }
-    // Same shapes (a residual connection): bands of elements for the pool.
-    frame.split(
-        len,
-        ELEMENT_WORK,
-        (&mut out[..len], 1),
-        0,
-        |band, out, _| {
-            let flat = Shape::new(&[band.len()]).unwrap_or_default();
-            compute(op, &x[band.clone()], &y[band], out, (&flat, &flat, &flat));
-            clamp.apply(out);
-        },
-    )
+    frame.split_elements(len, out, |band, out| {
+        let flat = Shape::new(&[band.len()]).unwrap_or_default();
+        f(&a[band.clone()], &b[band], out, (&flat, &flat, &flat));
+    })
 }
 
 /// `op` of the broadcast inputs into `out`, before the clamp.
@@ -147,11 +154,8 @@ fn compute(op: BinaryOp, x: &[f32], y: &[f32], out: &mut [f32], shapes: Shapes<'
     }
 }
 
-type Shapes<'s> = (
-    &'s crate::values::Shape,
-    &'s crate::values::Shape,
-    &'s crate::values::Shape,
-);
+/// The shapes of a binary's two operands and output.
+pub(super) type Shapes<'s> = (&'s Shape, &'s Shape, &'s Shape);
 
 #[inline(always)]
 fn apply(x: &[f32], y: &[f32], out: &mut [f32], shapes: Shapes<'_>, f: impl Fn(f32, f32) -> f32) {

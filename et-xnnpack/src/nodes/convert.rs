@@ -17,7 +17,7 @@ use et_xnnpack_schema::NodeView;
 use crate::builder::{check_flags, other_family, Builder};
 use crate::compute::requant::round_half_even;
 use crate::elem::{qd8_params_offset, Elem, Quant};
-use crate::frame::{Frame, Step, ELEMENT_WORK};
+use crate::frame::{Frame, Step};
 use crate::values::Shape;
 
 /// What a Convert node computes.
@@ -170,37 +170,23 @@ fn run<const DYNAMIC: bool>(p: &Convert, frame: &Frame<'_>) -> KernelResult {
         Conversion::Quantize { q, signed } => {
             let x = frame.input::<f32>(p.input)?;
             let out = frame.output::<u8>(p.output)?;
-            let len = x.len().min(out.len());
-            return frame.split(
-                len,
-                ELEMENT_WORK,
-                (&mut out[..len], 1),
-                0,
-                |band, out, _| {
-                    quantize_into(&x[band], out, 1.0 / q.scale, q.zero_point, range(signed));
-                },
-            );
+            return frame.split_elements(x.len(), out, |band, out| {
+                quantize_into(&x[band], out, 1.0 / q.scale, q.zero_point, range(signed));
+            });
         }
         Conversion::Dequantize { q, signed } => {
             let x = frame.input::<u8>(p.input)?;
             let out = frame.output::<f32>(p.output)?;
-            let len = x.len().min(out.len());
-            return frame.split(
-                len,
-                ELEMENT_WORK,
-                (&mut out[..len], 1),
-                0,
-                |band, out, _| {
-                    for (o, &x) in out.iter_mut().zip(&x[band]) {
-                        let x = if signed {
-                            i32::from(x as i8)
-                        } else {
-                            i32::from(x)
-                        };
-                        *o = (x - q.zero_point) as f32 * q.scale;
-                    }
-                },
-            );
+            return frame.split_elements(x.len(), out, |band, out| {
+                for (o, &x) in out.iter_mut().zip(&x[band]) {
+                    let x = if signed {
+                        i32::from(x as i8)
+                    } else {
+                        i32::from(x)
+                    };
+                    *o = (x - q.zero_point) as f32 * q.scale;
+                }
+            });
         }
         Conversion::Dynamic {
             rows: planned,

@@ -6,6 +6,9 @@ use et_runtime::backend::DelegateError;
 use et_runtime::{Error, KernelResult};
 use et_xnnpack_schema::NodeView;
 
+use super::binary::elementwise;
+#[cfg(target_arch = "x86_64")]
+use super::binary::Shapes;
 use super::global_avg_pooling::{channel_runs, image_pixels};
 use crate::builder::Builder;
 use crate::compute::clamp::Clamp;
@@ -13,7 +16,6 @@ use crate::compute::qelementwise::{self, AddParams, MeanParams, Q8};
 use crate::compute::requant::quantize_bound;
 use crate::elem::{Elem, Quant};
 use crate::frame::{Frame, Step, ELEMENT_WORK, MAX_BANDS};
-use crate::values::Shape;
 
 #[derive(Clone, Copy, Debug)]
 pub(crate) enum Quantized {
@@ -183,8 +185,6 @@ unsafe fn clamp_avx2(x: &[i8], out: &mut [i8], min: i8, max: i8) {
     clamp(x, out, min, max);
 }
 
-type Shapes<'s> = (&'s Shape, &'s Shape, &'s Shape);
-
 /// [`qelementwise::add`] compiled for AVX2 (8-lane `vpmulld`, which SSE2 lacks).
 ///
 /// # Safety
@@ -205,10 +205,10 @@ fn run_add<T: Q8 + crate::plain::Plain + Send + Sync>(
     (a, b, output): (u32, u32, u32),
     params: &AddParams,
 ) -> KernelResult {
-    let (sa, sb, so) = (frame.shape(a), frame.shape(b), frame.shape(output));
+    let shapes = (frame.shape(a), frame.shape(b), frame.shape(output));
     let (a, b) = (frame.input::<T>(a)?, frame.input::<T>(b)?);
     let out = frame.output::<T>(output)?;
-    let add = |a: &[T], b: &[T], out: &mut [T], shapes: Shapes<'_>| {
+    elementwise(frame, (a, b), out, shapes, |a, b, out, shapes| {
         #[cfg(target_arch = "x86_64")]
         if et_ops::gemm::avx2_fma_available() {
             // SAFETY: the CPU supports AVX2 and FMA (checked just above); the function
@@ -217,25 +217,7 @@ fn run_add<T: Q8 + crate::plain::Plain + Send + Sync>(
             return;
         }
         qelementwise::add(params, (a, b, out), shapes);
-    };
-    let len = so.numel().unwrap_or(0);
-    if sa != so || sb != so || a.len() < len || b.len() < len || out.len() < len {
-        // Broadcasting (or sizes the element walk checks): one pass over the shapes.
-        add(a, b, out, (&sa, &sb, &so));
-        return Ok(());
-    }
-    // Same shapes (a residual connection): bands of elements for the pool, each a
-    // one-dim add of its own length.
-    frame.split(
-        len,
-        ELEMENT_WORK,
-        (&mut out[..len], 1),
-        0,
-        |band, out, _| {
-            let flat = Shape::new(&[band.len()]).unwrap_or_default();
-            add(&a[band.clone()], &b[band], out, (&flat, &flat, &flat));
-        },
-    )
+    })
 }
 
 /// Scratch bytes of a mean over `channels`: one int32 accumulator each, for each band
@@ -258,28 +240,21 @@ fn run(q: &Quantized, frame: &Frame<'_>) -> KernelResult {
         } => {
             let x = frame.input::<i8>(input)?;
             let out = frame.output::<i8>(output)?;
-            let len = out.len().min(x.len());
             let avx2 = et_ops::gemm::avx2_fma_available();
             // Large clamps (the early layers' activations) are cut into bands of
             // elements for the pool.
-            frame.split(
-                len,
-                ELEMENT_WORK,
-                (&mut out[..len], 1),
-                0,
-                |band, out, _| {
-                    let x = &x[band];
-                    #[cfg(target_arch = "x86_64")]
-                    if avx2 {
-                        // SAFETY: the CPU supports AVX2 and FMA (checked above); the
-                        // function only compiles the same safe code for that instruction set.
-                        unsafe { clamp_avx2(x, out, min, max) };
-                        return;
-                    }
-                    let _ = avx2;
-                    clamp(x, out, min, max);
-                },
-            )
+            frame.split_elements(x.len(), out, |band, out| {
+                let x = &x[band];
+                #[cfg(target_arch = "x86_64")]
+                if avx2 {
+                    // SAFETY: the CPU supports AVX2 and FMA (checked above); the
+                    // function only compiles the same safe code for that instruction set.
+                    unsafe { clamp_avx2(x, out, min, max) };
+                    return;
+                }
+                let _ = avx2;
+                clamp(x, out, min, max);
+            })
         }
         Quantized::Add {
             a,
