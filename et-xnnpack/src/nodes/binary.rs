@@ -7,6 +7,7 @@ use et_runtime::KernelResult;
 use et_xnnpack_schema::fields as xf;
 use et_xnnpack_schema::NodeView;
 
+use super::bands::{elementwise, Shapes};
 use super::quantized::Quantized;
 use crate::builder::{check_flags, other_family, Builder};
 use crate::compute::broadcast::{broadcast_shape, zip_broadcast};
@@ -119,28 +120,6 @@ fn run(p: &Binary, frame: &Frame<'_>) -> KernelResult {
     })
 }
 
-/// Runs the binary `f` on `a` and `b` into `out`: when both have the output's shape (a
-/// residual connection), over bands of elements for the pool, each band as a one-dim
-/// operation of its own length; else (broadcasting, or sizes the element walk checks)
-/// in one pass over the shapes.
-pub(super) fn elementwise<T: Sync, U: Send>(
-    frame: &Frame<'_>,
-    (a, b): (&[T], &[T]),
-    out: &mut [U],
-    (sa, sb, so): (Shape, Shape, Shape),
-    f: impl Fn(&[T], &[T], &mut [U], Shapes<'_>) + Sync,
-) -> KernelResult {
-    let len = so.numel().unwrap_or(0);
-    if sa != so || sb != so || a.len() < len || b.len() < len || out.len() < len {
-        f(a, b, out, (&sa, &sb, &so));
-        return Ok(());
-    }
-    frame.split_elements(len, out, |band, out| {
-        let flat = Shape::new(&[band.len()]).unwrap_or_default();
-        f(&a[band.clone()], &b[band], out, (&flat, &flat, &flat));
-    })
-}
-
 /// `op` of the broadcast inputs into `out`, before the clamp.
 fn compute(op: BinaryOp, x: &[f32], y: &[f32], out: &mut [f32], shapes: Shapes<'_>) {
     match op {
@@ -153,9 +132,6 @@ fn compute(op: BinaryOp, x: &[f32], y: &[f32], out: &mut [f32], shapes: Shapes<'
         BinaryOp::PRelu => apply(x, y, out, shapes, |a, s| if a >= 0.0 { a } else { a * s }),
     }
 }
-
-/// The shapes of a binary's two operands and output.
-pub(super) type Shapes<'s> = (&'s Shape, &'s Shape, &'s Shape);
 
 #[inline(always)]
 fn apply(x: &[f32], y: &[f32], out: &mut [f32], shapes: Shapes<'_>, f: impl Fn(f32, f32) -> f32) {

@@ -1,13 +1,12 @@
 //! GlobalAvgPooling2d: the mean over H and W of an NHWC input, per batch and channel
 //! (`[n, h, w, c] -> [n, 1, 1, c]`, or `[n, c]`).
 
-use core::ops::Range;
-
 use et_runtime::backend::DelegateError;
 use et_runtime::KernelResult;
 use et_xnnpack_schema::fields as xf;
 use et_xnnpack_schema::{Graph, NodeView};
 
+use super::bands::{channel_runs, image_pixels};
 use super::pooling::KEEP_DIMS;
 use super::quantized::Quantized;
 use crate::builder::{check_flags, graph_shape, other_family, Builder};
@@ -103,34 +102,4 @@ fn run(p: &GlobalAvg, frame: &Frame<'_>) -> KernelResult {
             clamp.apply(acc);
         }
     })
-}
-
-/// A band of a mean's outputs (`images x channels`, flat) as runs within one image:
-/// `(image, its channels, where the run starts in the band)`.
-pub(super) fn channel_runs(
-    band: Range<usize>,
-    channels: usize,
-) -> impl Iterator<Item = (usize, Range<usize>, usize)> {
-    let start = band.start;
-    let mut at = start;
-    core::iter::from_fn(move || {
-        if at >= band.end {
-            return None;
-        }
-        let (image, first) = (at / channels, at % channels);
-        let last = channels.min(first + band.end - at);
-        let run = (image, first..last, at - start);
-        at += last - first;
-        Some(run)
-    })
-}
-
-/// The pixels of image `image` of `x` (`[images, pixels, channels]`), each its
-/// `channels` values.
-pub(super) fn image_pixels<T>(
-    x: &[T],
-    image: usize,
-    (pixels, channels): (usize, usize),
-) -> core::slice::ChunksExact<'_, T> {
-    x[image * pixels * channels..(image + 1) * pixels * channels].chunks_exact(channels)
 }

@@ -23,6 +23,7 @@ use crate::values::{Storage, Value};
 
 mod activation;
 mod avg_pooling;
+mod bands;
 mod batch_matmul;
 mod binary;
 mod binary_quantized;

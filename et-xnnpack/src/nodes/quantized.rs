@@ -6,10 +6,9 @@ use et_runtime::backend::DelegateError;
 use et_runtime::{Error, KernelResult};
 use et_xnnpack_schema::NodeView;
 
-use super::binary::elementwise;
 #[cfg(target_arch = "x86_64")]
-use super::binary::Shapes;
-use super::global_avg_pooling::{channel_runs, image_pixels};
+use super::bands::Shapes;
+use super::bands::{channel_runs, elementwise, image_pixels};
 use crate::builder::Builder;
 use crate::compute::clamp::Clamp;
 use crate::compute::qelementwise::{self, AddParams, MeanParams, Q8};
