@@ -6,7 +6,7 @@ extern crate std;
 use std::{vec, vec::Vec};
 
 use super::super::depthwise::tests::window;
-use super::super::qgemm::{pack, pack_quads, packed_len, padded, vnni_available};
+use super::super::qgemm::{pack, pack_quads, packed_len, padded, vnni_available, NR};
 use super::*;
 
 /// Deterministic int8s covering the whole range.
@@ -178,6 +178,25 @@ fn check_conv(
         );
         // Not all saturated: the test sees the arithmetic.
         assert!(out.iter().any(|&v| v != out[0]));
+        // One pixel (a fully connected row), as threads split it: by blocks of output
+        // channels, each a product of its part of the weights.
+        if let (Some(gemm), 1) = (gemm, all) {
+            let mut by_channels = vec![0i8; cout];
+            for first in (0..cout).step_by(2 * NR) {
+                let band = first..(first + 2 * NR).min(cout);
+                let part = QConv {
+                    gemm: gemm.channels(band.clone()),
+                    group_out: band.len(),
+                    ..conv
+                };
+                assert!(part.gemm.is_some(), "{path}: channels {band:?} of {cout}");
+                part.run(&x, 0..1, &mut by_channels[band], &mut rows, &mut patch);
+            }
+            assert_eq!(
+                by_channels, want,
+                "{path} by channels: in {group_in} out {cout}"
+            );
+        }
     }
 }
 
@@ -201,6 +220,15 @@ fn pointwise_conv_matches_the_reference() {
         let w = window(1, pixels, (1, 1), (1, 1), (1, 1), [0; 4]);
         check_conv(w, 1, 32, 40, 9, ALL);
     }
+    // A one-pixel product cut into four blocks of channels, the last short.
+    check_conv(
+        window(1, (1, 1), (1, 1), (1, 1), (1, 1), [0; 4]),
+        1,
+        20,
+        100,
+        -3,
+        ALL,
+    );
 }
 
 #[test]
