@@ -205,13 +205,22 @@ fn llama_tiny_8da4w_matches_executorch() {
 
 /// The same steps on a pool of two threads: whatever the kernels split, every step's
 /// logits must be the single-threaded ones bit for bit.
-#[test]
-fn llama_tiny_fp32_on_a_pool_is_bit_identical() {
+fn pool_is_bit_identical(name: &str, tolerance: f64) {
     let pool = et_runtime::threads::ThreadPool::new(2).unwrap();
-    let (_, serial) = run("llama_tiny_fp32", None, &within(1e-4));
-    let (_, pooled) = run("llama_tiny_fp32", Some(&pool), &within(1e-4));
+    let (_, serial) = run(name, None, &within(tolerance));
+    let (_, pooled) = run(name, Some(&pool), &within(tolerance));
     for (k, (a, b)) in serial.iter().zip(&pooled).enumerate() {
         let same = a.iter().zip(b).all(|(x, y)| x.to_bits() == y.to_bits());
-        assert!(same, "step {k}: the pool changed the logits");
+        assert!(same, "{name} step {k}: the pool changed the logits");
     }
+}
+
+#[test]
+fn llama_tiny_fp32_on_a_pool_is_bit_identical() {
+    pool_is_bit_identical("llama_tiny_fp32", 1e-4);
+}
+
+#[test]
+fn llama_tiny_8da4w_on_a_pool_is_bit_identical() {
+    pool_is_bit_identical("llama_tiny_8da4w", 1e-2);
 }

@@ -9,6 +9,7 @@ pub(crate) trait Plain: Copy {}
 impl Plain for f32 {}
 impl Plain for i32 {}
 impl Plain for i16 {}
+impl Plain for u16 {}
 impl Plain for i8 {}
 impl Plain for u8 {}
 

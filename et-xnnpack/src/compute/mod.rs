@@ -15,6 +15,7 @@ pub(crate) mod neon_qd8;
 #[cfg(target_arch = "aarch64")]
 pub(crate) mod neon_qgemm;
 pub(crate) mod permute;
+pub(crate) mod qb4_gemm;
 pub(crate) mod qconv;
 pub(crate) mod qd8_gemm;
 pub(crate) mod qdepthwise;

@@ -6,9 +6,9 @@
 //! - dynamic (`qdint8` input quantized per row at run time, `qcint8` or `qbint4`
 //!   weights, fp32 bias and output): `sum((x - row_zero_point) * w)` times the row's
 //!   scale and the channel's (or, for 4-bit weights, each block's) scale, plus the bias,
-//!   clamped to the node's range. Weights are packed once at init for
-//!   `compute::qd8_gemm` (4-bit ones widened to int8 less their zero point 8), with
-//!   each channel's (or block's) weight sum for the zero-point correction.
+//!   clamped to the node's range. Weights are packed once at init: per-channel int8
+//!   ones for `compute::qd8_gemm` with each channel's weight sum for the zero-point
+//!   correction, 4-bit ones for `compute::qb4_gemm`, still half a byte each.
 
 use et_runtime::backend::DelegateError;
 use et_runtime::{Error, KernelResult};
@@ -20,6 +20,7 @@ use super::convolution::ConvNode;
 use super::fully_connected::{filter_dims, read_operands, Operands, F, TRANSPOSE_WEIGHTS};
 use crate::builder::{alloc_bound, check_flags, other_family, Builder};
 use crate::compute::clamp::Clamp;
+use crate::compute::qb4_gemm::{self, Columns, Qb4Gemm, Rows};
 use crate::compute::qd8_gemm::{self, DotKernel, Qd8Gemm};
 use crate::compute::window::Window;
 use crate::elem::{qd8_params_offset, Elem};
@@ -32,12 +33,8 @@ use crate::values::Shape;
 pub(crate) struct QuantizedFc {
     input: u32,
     output: u32,
-    /// Weights packed by `qd8_gemm::pack` in method memory.
-    weights: *const i8,
-    /// Per group, block and channel: the block's weight sum and scale.
-    block_sums: *const i32,
-    block_scales: *const f32,
-    /// `qd8_gemm::padded(out_features)` floats, zero without a bias.
+    weights: Packed,
+    /// `padded(out_features)` floats of the weights' packing, zero without a bias.
     bias: *const f32,
     rows: usize,
     in_features: usize,
@@ -46,6 +43,24 @@ pub(crate) struct QuantizedFc {
     block: usize,
     kernel: DotKernel,
     clamp: Clamp,
+}
+
+/// A dynamically quantized FullyConnected's weights, packed at init in method memory.
+#[derive(Clone, Copy, Debug)]
+enum Packed {
+    /// Per-channel int8 weights, by `qd8_gemm::pack`, with each channel's weight sum and
+    /// scale.
+    PerChannel {
+        weights: *const i8,
+        sums: *const i32,
+        scales: *const f32,
+    },
+    /// 4-bit weights in blocks, by `qb4_gemm::pack`.
+    Blockwise {
+        weights: *const u8,
+        scales: *const u16,
+        ksums: *const f32,
+    },
 }
 
 /// The quantized families (`DYNAMIC`: qdint8, else qint8): this file's step, or (qint8)
@@ -75,13 +90,16 @@ pub(super) fn packed(graph: &Graph<'_>, node: &NodeView<'_>) -> usize {
     let filter = graph.value(node.u32(F::VT_FILTER_ID) as usize).ok();
     let blockwise =
         filter.is_some_and(|f| matches!(f.quant, Some(QuantParams::PerChannelGroup { .. })));
-    let blocks = if blockwise { k / 32 } else { 1 };
-    let padded = qd8_gemm::padded(n);
-    let entries = padded.saturating_mul(blocks);
-    let own = alloc_bound(qd8_gemm::weight_bytes(n, k), 1)
-        .saturating_add(alloc_bound(entries, 4))
-        .saturating_add(alloc_bound(entries, 4))
-        .saturating_add(alloc_bound(padded, 4));
+    let own = if blockwise {
+        let padded = qb4_gemm::padded(n);
+        alloc_bound(qb4_gemm::weight_bytes(n, k), 1)
+            .saturating_add(alloc_bound(qb4_gemm::scale_count(n, k, 32), 2))
+            .saturating_add(alloc_bound(padded, 4).saturating_mul(2))
+    } else {
+        let padded = qd8_gemm::padded(n);
+        alloc_bound(qd8_gemm::weight_bytes(n, k), 1)
+            .saturating_add(alloc_bound(padded, 4).saturating_mul(3))
+    };
     super::conv2d_quantized::dense_packed(n, k).max(own)
 }
 
@@ -165,7 +183,7 @@ where
     };
     // XNNPACK's own condition on blockwise weights, which the packing relies on (blocks
     // of whole quads).
-    if weight_bits == 4 && (block % 32 != 0 || in_features % block != 0) {
+    if weight_bits == 4 && !qb4_gemm::supported(in_features, block) {
         return Err(b.invalid(
             "4-bit weights' block size is not a multiple of 32 dividing the input features",
         ));
@@ -190,26 +208,52 @@ where
     if raw.len() < needed {
         return Err(b.invalid("the weights are shorter than their sizes"));
     }
-    let weight = |c: usize, i: usize| -> i8 {
-        let at = c * in_features + i;
-        match weight_bits {
-            // Two per byte, the even index in the low nibble, zero point 8.
-            4 => ((raw[at / 2] >> (4 * (at % 2))) & 0x0f) as i8 - 8,
-            _ => raw[at] as i8,
-        }
+    let (weights, padded) = if weight_bits == 4 {
+        // Two per byte, the even index in the low nibble, zero point 8.
+        let weight = |c: usize, i: usize| -> i8 {
+            let at = c * in_features + i;
+            ((raw[at / 2] >> (4 * (at % 2))) & 0x0f) as i8 - 8
+        };
+        let n = out_features;
+        let weights = b.alloc::<u8>(qb4_gemm::weight_bytes(n, in_features))?;
+        let scales = b.alloc::<u16>(qb4_gemm::scale_count(n, in_features, block))?;
+        let ksums = b.alloc::<f32>(qb4_gemm::padded(n))?;
+        // The scales were read from bfloat16s: their top halves are those bits.
+        let scale = |c: usize, blk: usize| (weight_scales[c * blocks + blk].to_bits() >> 16) as u16;
+        qb4_gemm::pack(
+            (n, in_features, block),
+            weight,
+            scale,
+            weights,
+            scales,
+            ksums,
+        );
+        let packed = Packed::Blockwise {
+            weights: weights.as_ptr(),
+            scales: scales.as_ptr(),
+            ksums: ksums.as_ptr(),
+        };
+        (packed, qb4_gemm::padded(n))
+    } else {
+        let padded = qd8_gemm::padded(out_features);
+        let weights = b.alloc::<i8>(qd8_gemm::weight_bytes(out_features, in_features))?;
+        let sums = b.alloc::<i32>(padded)?;
+        let scales = b.alloc::<f32>(padded)?;
+        qd8_gemm::pack(
+            (out_features, in_features, block),
+            |c, i| raw[c * in_features + i] as i8,
+            |c, _| weight_scales[c],
+            weights,
+            sums,
+            scales,
+        );
+        let packed = Packed::PerChannel {
+            weights: weights.as_ptr(),
+            sums: sums.as_ptr(),
+            scales: scales.as_ptr(),
+        };
+        (packed, padded)
     };
-    let padded = qd8_gemm::padded(out_features);
-    let weights = b.alloc::<i8>(qd8_gemm::weight_bytes(out_features, in_features))?;
-    let block_sums = b.alloc::<i32>(padded * blocks)?;
-    let block_scales = b.alloc::<f32>(padded * blocks)?;
-    qd8_gemm::pack(
-        (out_features, in_features, block),
-        weight,
-        |c, blk| weight_scales[c * blocks + blk],
-        weights,
-        block_sums,
-        block_scales,
-    );
     let padded_bias = b.alloc::<f32>(padded)?;
     if let Some(v) = bias {
         let bias = b
@@ -225,9 +269,7 @@ where
         params: QuantizedFc {
             input,
             output,
-            weights: weights.as_ptr(),
-            block_sums: block_sums.as_ptr(),
-            block_scales: block_scales.as_ptr(),
+            weights,
             bias: padded_bias.as_ptr(),
             rows,
             in_features,
@@ -256,39 +298,100 @@ fn run(p: &QuantizedFc, frame: &Frame<'_>) -> KernelResult {
     // The rows of this execute (fewer than planned under a dynamic input).
     let m = frame.rows(p.input);
     debug_assert!(m <= p.rows);
-    let padded = qd8_gemm::padded(n);
-    let entries = padded * (k / p.block.max(1));
-    // SAFETY: the packed weights, block sums and scales and the padded bias were
-    // allocated with these lengths and written at init in method memory, read-only
-    // since, living as long as the plan.
-    let gemm = unsafe {
-        Qd8Gemm {
-            n,
-            k,
-            block: p.block,
-            weights: core::slice::from_raw_parts(p.weights, qd8_gemm::weight_bytes(n, k)),
-            sums: core::slice::from_raw_parts(p.block_sums, entries),
-            scales: core::slice::from_raw_parts(p.block_scales, entries),
-            bias: core::slice::from_raw_parts(p.bias, padded),
-            kernel: p.kernel,
-        }
-    };
+    let short = || et_runtime::KernelError::new(Error::Internal, "qdint8 value too small");
     let x = frame.input::<i8>(p.input)?;
     let params_at = qd8_params_offset(m * k).unwrap_or(usize::MAX);
-    let (data, params) = x
-        .split_at_checked(params_at)
-        .ok_or(et_runtime::KernelError::new(
-            Error::Internal,
-            "qdint8 value too small",
-        ))?;
+    let (data, params) = x.split_at_checked(params_at).ok_or_else(short)?;
     let params = cast::<i8, u8>(params);
     let out = frame.output::<f32>(p.output)?;
-    let short = || et_runtime::KernelError::new(Error::Internal, "qdint8 value too small");
     let out = out.get_mut(..m * n).ok_or_else(short)?;
     let data = data.get(..m * k).ok_or_else(short)?;
-    let clamp = p.clamp;
+    if params.len() < m * 8 {
+        return Err(short());
+    }
+    match p.weights {
+        Packed::Blockwise {
+            weights,
+            scales,
+            ksums,
+        } => {
+            let padded = qb4_gemm::padded(n);
+            // SAFETY: the packed weights, scales and ksums and the padded bias were
+            // allocated with these lengths and written at init in method memory,
+            // read-only since, living as long as the plan.
+            let gemm = unsafe {
+                Qb4Gemm {
+                    n,
+                    k,
+                    block: p.block,
+                    weights: core::slice::from_raw_parts(weights, qb4_gemm::weight_bytes(n, k)),
+                    scales: core::slice::from_raw_parts(
+                        scales,
+                        qb4_gemm::scale_count(n, k, p.block),
+                    ),
+                    ksums: core::slice::from_raw_parts(ksums, padded),
+                    bias: core::slice::from_raw_parts(p.bias, padded),
+                    kernel: p.kernel,
+                }
+            };
+            let row_params = |r: usize| row_params(params, r);
+            let rows = Rows {
+                data,
+                m,
+                params: &row_params,
+            };
+            let out = Columns::new(out, m, n).ok_or_else(short)?;
+            // Bands of whole tiles of output channels, each reading its part of the
+            // weights once for every row.
+            let clamp = p.clamp;
+            frame.split_by(
+                n,
+                qb4_gemm::TILE,
+                m * k,
+                (&mut [0u8; 0], 0),
+                0,
+                |band, _, _| {
+                    gemm.product(rows, band, clamp, &out);
+                },
+            )
+        }
+        Packed::PerChannel {
+            weights,
+            sums,
+            scales,
+        } => {
+            let padded = qd8_gemm::padded(n);
+            // SAFETY: as above, for `qd8_gemm::pack`'s arrays.
+            let gemm = unsafe {
+                Qd8Gemm {
+                    n,
+                    k,
+                    block: k,
+                    weights: core::slice::from_raw_parts(weights, qd8_gemm::weight_bytes(n, k)),
+                    sums: core::slice::from_raw_parts(sums, padded),
+                    scales: core::slice::from_raw_parts(scales, padded),
+                    bias: core::slice::from_raw_parts(p.bias, padded),
+                    kernel: p.kernel,
+                }
+            };
+            per_channel(&gemm, frame, data, params, m, out, p.clamp)
+        }
+    }
+}
+
+/// Per-channel int8 weights: bands of rows, or for one row bands of whole groups of
+/// output channels.
+fn per_channel(
+    gemm: &Qd8Gemm<'_>,
+    frame: &Frame<'_>,
+    data: &[i8],
+    params: &[u8],
+    m: usize,
+    out: &mut [f32],
+    clamp: Clamp,
+) -> KernelResult {
+    let (n, k) = (gemm.n, gemm.k);
     if m != 1 {
-        // Bands of rows.
         return frame.split(m, n * k, (out, n), 0, |band, out, _| {
             let rows = data[band.start * k..].chunks_exact(k);
             for (r, (row, y)) in (band.start..).zip(rows.zip(out.chunks_exact_mut(n))) {
@@ -298,7 +401,6 @@ fn run(p: &QuantizedFc, frame: &Frame<'_>) -> KernelResult {
             }
         });
     }
-    // One row (a decode step, a classifier): bands of whole groups of output channels.
     let (row_scale, zero_point) = row_params(params, 0);
     frame.split_by(n, qd8_gemm::NR, k, (out, 1), 0, |band, y, _| {
         if let Some(part) = gemm.channels(band) {

@@ -1,0 +1,246 @@
+extern crate std;
+use std::{vec, vec::Vec};
+
+use super::*;
+
+use crate::compute::test_bytes_in as bytes;
+
+/// A layer's operands on unpacked `[n][k]` weights.
+struct Layer {
+    n: usize,
+    k: usize,
+    block: usize,
+    weights: Vec<i8>,
+    /// bfloat16 bits per channel and block.
+    scales: Vec<u16>,
+    bias: Vec<f32>,
+}
+
+impl Layer {
+    fn new((n, k, block): (usize, usize, usize), seed: u32) -> Layer {
+        let blocks = k / block;
+        let scales = bytes(n * blocks, seed + 1, 1, 120)
+            .iter()
+            // Scales of a trained layer's magnitude (around 1e-3), as bfloat16.
+            .map(|&s| ((f32::from(s) * 2e-5).to_bits() >> 16) as u16)
+            .collect();
+        Layer {
+            n,
+            k,
+            block,
+            weights: bytes(n * k, seed, -8, 7),
+            scales,
+            bias: bytes(n, seed + 2, -100, 100)
+                .iter()
+                .map(|&b| f32::from(b) / 64.0)
+                .collect(),
+        }
+    }
+
+    fn packed(&self) -> (Vec<u8>, Vec<u16>, Vec<f32>, Vec<f32>) {
+        let (n, k, block) = (self.n, self.k, self.block);
+        let blocks = k / block;
+        let mut weights = vec![0u8; weight_bytes(n, k)];
+        let mut scales = vec![0u16; scale_count(n, k, block)];
+        let mut ksums = vec![0.0f32; padded(n)];
+        pack(
+            (n, k, block),
+            |c, i| self.weights[c * k + i],
+            |c, b| self.scales[c * blocks + b],
+            &mut weights,
+            &mut scales,
+            &mut ksums,
+        );
+        let mut bias = self.bias.clone();
+        bias.resize(padded(n), 0.0);
+        (weights, scales, ksums, bias)
+    }
+
+    /// The module's arithmetic, written from its definition on the unpacked weights.
+    fn definition(&self, x: &[i8], (row_scale, zp): (f32, i32)) -> Vec<f32> {
+        let (k, block) = (self.k, self.block);
+        let blocks = k / block;
+        (0..self.n)
+            .map(|c| {
+                let w = &self.weights[c * k..(c + 1) * k];
+                let scale = |b: usize| bf16(self.scales[c * blocks + b]);
+                let ksum = (0..blocks).fold(0.0f32, |acc, b| {
+                    let sum: i32 = w[b * block..(b + 1) * block]
+                        .iter()
+                        .map(|&v| i32::from(v))
+                        .sum();
+                    acc + sum as f32 * scale(b)
+                });
+                let mut acc = -((zp + 128) as f32) * ksum;
+                for b in 0..blocks {
+                    let dot: i32 = (b * block..(b + 1) * block)
+                        .map(|i| (i32::from(x[i]) + 128) * i32::from(w[i]))
+                        .sum();
+                    acc += dot as f32 * scale(b);
+                }
+                acc * row_scale + self.bias[c]
+            })
+            .collect()
+    }
+
+    /// The exact value, in f64.
+    fn exact(&self, x: &[i8], (row_scale, zp): (f32, i32)) -> Vec<f64> {
+        let (k, block) = (self.k, self.block);
+        (0..self.n)
+            .map(|c| {
+                let sum: f64 = (0..k)
+                    .map(|i| {
+                        let scale = f64::from(bf16(self.scales[c * (k / block) + i / block]));
+                        f64::from(i32::from(x[i]) - zp) * f64::from(self.weights[c * k + i]) * scale
+                    })
+                    .sum();
+                sum * f64::from(row_scale) + f64::from(self.bias[c])
+            })
+            .collect()
+    }
+}
+
+/// The kernels this CPU runs: the portable one, the one `detect` picks, and AVX2's
+/// where VNNI is picked over it.
+fn kernels() -> Vec<DotKernel> {
+    let mut kernels = vec![DotKernel::Portable];
+    let best = DotKernel::detect(4);
+    if best != DotKernel::Portable && !kernels.contains(&best) {
+        kernels.push(best);
+    }
+    #[cfg(target_arch = "x86_64")]
+    if best != DotKernel::Avx2 && et_ops::gemm::avx2_fma_available() {
+        kernels.push(DotKernel::Avx2);
+    }
+    kernels
+}
+
+fn row_params(r: usize) -> (f32, i32) {
+    (0.011 + r as f32 * 0.002, [0, -3, 17, -128, 127][r % 5])
+}
+
+#[test]
+fn every_kernel_gives_the_definitions_bits_within_the_exact_values_tolerance() {
+    // (n, k, block): a partial tile, several tiles, blocks of 32 to a whole row.
+    let cases = [
+        (1, 32, 32),
+        (5, 64, 32),
+        (33, 96, 32),
+        (64, 256, 64),
+        (70, 128, 128),
+        (48, 512, 32),
+    ];
+    for (case, &(n, k, block)) in cases.iter().enumerate() {
+        let layer = Layer::new((n, k, block), 7 * case as u32);
+        let (weights, scales, ksums, bias) = layer.packed();
+        // 1 to 7 rows: every multi-row tile height and its remainders.
+        for m in [1, 2, 3, 4, 5, 7] {
+            let x = bytes(m * k, 100 + case as u32, -128, 127);
+            for kernel in kernels() {
+                let gemm = Qb4Gemm {
+                    n,
+                    k,
+                    block,
+                    weights: &weights,
+                    scales: &scales,
+                    ksums: &ksums,
+                    bias: &bias,
+                    kernel,
+                };
+                let mut out = vec![f32::NAN; m * n];
+                let columns = Columns::new(&mut out, m, n).unwrap();
+                let rows = Rows {
+                    data: &x,
+                    m,
+                    params: &row_params,
+                };
+                gemm.product(
+                    rows,
+                    0..n,
+                    Clamp {
+                        min: f32::NEG_INFINITY,
+                        max: f32::INFINITY,
+                    },
+                    &columns,
+                );
+                for r in 0..m {
+                    let row = &x[r * k..(r + 1) * k];
+                    let want = layer.definition(row, row_params(r));
+                    let got = &out[r * n..(r + 1) * n];
+                    let bits = |v: &[f32]| v.iter().map(|f| f.to_bits()).collect::<Vec<_>>();
+                    assert_eq!(
+                        bits(got),
+                        bits(&want),
+                        "{kernel:?} n={n} k={k} block={block} m={m} row {r}"
+                    );
+                    // The float steps stay close to the exact value: the zero point's
+                    // correction through `ksum` cancels, leaving a few roundings of the
+                    // larger terms.
+                    for (c, (&g, e)) in got.iter().zip(layer.exact(row, row_params(r))).enumerate()
+                    {
+                        let scale = 1e-5 * (1.0 + e.abs());
+                        assert!(
+                            (f64::from(g) - e).abs() <= scale,
+                            "{kernel:?} {n}x{k} row {r} ch {c}: {g} vs {e}"
+                        );
+                    }
+                }
+            }
+        }
+    }
+}
+
+#[test]
+fn bands_of_channels_give_the_bits_of_one_call_and_clamp() {
+    let (n, k, block, m) = (100, 128, 32, 3);
+    let layer = Layer::new((n, k, block), 3);
+    let (weights, scales, ksums, bias) = layer.packed();
+    let x = bytes(m * k, 9, -128, 127);
+    let clamp = Clamp {
+        min: -0.5,
+        max: 0.25,
+    };
+    for kernel in kernels() {
+        let gemm = Qb4Gemm {
+            n,
+            k,
+            block,
+            weights: &weights,
+            scales: &scales,
+            ksums: &ksums,
+            bias: &bias,
+            kernel,
+        };
+        let rows = Rows {
+            data: &x,
+            m,
+            params: &row_params,
+        };
+        let mut whole = vec![0.0f32; m * n];
+        gemm.product(rows, 0..n, clamp, &Columns::new(&mut whole, m, n).unwrap());
+        let mut banded = vec![0.0f32; m * n];
+        let columns = Columns::new(&mut banded, m, n).unwrap();
+        for band in [0..32, 32..96, 96..100] {
+            gemm.product(rows, band, clamp, &columns);
+        }
+        assert_eq!(whole, banded, "{kernel:?}");
+        assert!(
+            whole.iter().all(|v| (-0.5..=0.25).contains(v)),
+            "{kernel:?}"
+        );
+        let reached = whole.contains(&-0.5) && whole.contains(&0.25);
+        assert!(
+            reached,
+            "{kernel:?}: the clamp's bounds are never reached: {whole:?}"
+        );
+    }
+}
+
+#[test]
+fn sizes_that_overflow_saturate_and_unsupported_blocks_are_refused() {
+    assert_eq!(padded(usize::MAX), usize::MAX);
+    assert!(supported(64, 32) && supported(4096, 4096));
+    assert!(
+        !supported(48, 16) && !supported(96, 64) && !supported(0, 0) && !supported(65_536, 65_536)
+    );
+}
