@@ -3,8 +3,9 @@
 #
 #   scripts/fuzz.sh TARGET [SECONDS] [extra libFuzzer flags...]
 #
-# TARGET is `program` (any bytes as a .pte), `ptd` (any bytes as mlp_ptd.pte's data file)
-# or `xnnpack_payload` (any bytes as mlp_xnnpack.pte's delegate payload). The seed corpus
+# TARGET is `program` (any bytes as a .pte), `ptd` (any bytes as mlp_ptd.pte's data file),
+# `xnnpack_payload` (any bytes as mlp_xnnpack.pte's delegate payload) or `tokenizer` (any
+# bytes as a tokenizer.json or SentencePiece model). The seed corpus
 # (fuzz/corpus/TARGET, not in git) is made from tests/fixtures on first use; findings land
 # in fuzz/artifacts/TARGET. Needs cargo-fuzz (`cargo install cargo-fuzz`) and the nightly
 # toolchain, for the fuzz crate only. Runs at the lowest CPU priority.
@@ -12,7 +13,7 @@
 # Reproduce a finding: scripts/fuzz.sh TARGET 0 fuzz/artifacts/TARGET/crash-...
 set -euo pipefail
 cd "$(dirname "$0")/.."
-target=${1:?usage: scripts/fuzz.sh program|ptd|xnnpack_payload [SECONDS] [flags...]}
+target=${1:?usage: scripts/fuzz.sh program|ptd|xnnpack_payload|tokenizer [SECONDS] [flags...]}
 seconds=${2:-600}
 shift $(( $# >= 2 ? 2 : 1 ))
 fixtures=tests/fixtures
@@ -40,6 +41,10 @@ at = b.index(b"XH00") - 4
 const_off, const_size = struct.unpack_from("<IQ", b, at + 18)
 open(sys.argv[2], "wb").write(b[at:at + const_off + const_size])
 PY
+      ;;
+    tokenizer)
+      cp "$fixtures/llm/tokenizer.json" "$fixtures"/llm/spm/*.model "$corpus/" 2>/dev/null ||
+        cp "$fixtures/llm/tokenizer.json" "$corpus/"
       ;;
     *) echo "unknown target $target" >&2; exit 2 ;;
   esac

@@ -215,3 +215,71 @@ fn malformed_tokenizer_files_are_errors() {
     let e = Tokenizer::open(llm_dir().join("no_such_tokenizer.json")).unwrap_err();
     assert!(e.to_string().contains("no_such_tokenizer.json"), "{e}");
 }
+
+#[cfg(feature = "tokenizers")]
+/// The fixture's tokenizer.json with a stray comma inside its `decoder` object: the
+/// `tokenizers` crate unwraps that error inside its decoder deserializer (a panic), which
+/// must come out as an error naming the file, with nothing printed.
+fn decoder_with_a_stray_comma() -> Vec<u8> {
+    let text = std::fs::read_to_string(llm_dir().join("tokenizer.json")).unwrap();
+    let decoder = text.find("\"decoder\"").unwrap();
+    let at = decoder + text[decoder..].find("\"trim_offsets\": true,").unwrap();
+    let at = at + "\"trim_offsets\": true,".len();
+    [text[..at].as_bytes(), b",", text[at..].as_bytes()].concat()
+}
+
+#[cfg(feature = "tokenizers")]
+#[test]
+fn a_tokenizer_json_that_panics_the_tokenizers_crate_is_an_error() {
+    let e = Tokenizer::from_bytes(&decoder_with_a_stray_comma()).unwrap_err();
+    assert!(e.to_string().contains("not a valid tokenizer.json"), "{e}");
+    let dir = std::env::temp_dir().join(format!("etch-tokenizer-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join("stray_comma.json");
+    std::fs::write(&path, decoder_with_a_stray_comma()).unwrap();
+    let e = Tokenizer::open(&path).unwrap_err();
+    assert!(e.to_string().contains("stray_comma.json"), "{e}");
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+/// Seeded mutations of the fixture's tokenizer.json (bytes replaced by, or inserted as,
+/// JSON's structural characters, or deleted): each is a tokenizer or an error, never a
+/// panic, and a tokenizer that loads encodes and decodes without one too.
+#[cfg(feature = "tokenizers")]
+#[test]
+fn mutated_tokenizer_json_files_are_tokenizers_or_errors() {
+    let base = std::fs::read(llm_dir().join("tokenizer.json")).unwrap();
+    let mut state = 0x9e37_79b9_7f4a_7c15u64;
+    let mut next = move || {
+        state = state
+            .wrapping_mul(6_364_136_223_846_793_005)
+            .wrapping_add(1_442_695_040_888_963_407);
+        (state >> 33) as usize
+    };
+    let structural = b"{}[]\":,0-9aZ \\";
+    let mut errors = 0;
+    for _ in 0..1500 {
+        let mut bytes = base.clone();
+        for _ in 0..1 + next() % 4 {
+            let at = next() % bytes.len();
+            match next() % 3 {
+                0 => bytes[at] = structural[next() % structural.len()],
+                1 => drop(bytes.remove(at)),
+                _ => bytes.insert(at, structural[next() % structural.len()]),
+            }
+        }
+        match Tokenizer::from_bytes(&bytes) {
+            Ok(tokenizer) => {
+                if let Ok(ids) = tokenizer.encode("Once upon a time") {
+                    let _ = tokenizer.decode(&ids);
+                }
+            }
+            Err(e) => {
+                assert!(!e.to_string().is_empty());
+                errors += 1;
+            }
+        }
+    }
+    // Most mutations break the JSON: the loop reached the error paths.
+    assert!(errors > 500, "{errors} errors");
+}
