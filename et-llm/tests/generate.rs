@@ -225,7 +225,7 @@ fn decoder_with_a_stray_comma() -> Vec<u8> {
     let decoder = text.find("\"decoder\"").unwrap();
     let at = decoder + text[decoder..].find("\"trim_offsets\": true,").unwrap();
     let at = at + "\"trim_offsets\": true,".len();
-    [text[..at].as_bytes(), b",", text[at..].as_bytes()].concat()
+    [&text.as_bytes()[..at], b",", &text.as_bytes()[at..]].concat()
 }
 
 #[cfg(feature = "tokenizers")]
