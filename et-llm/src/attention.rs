@@ -45,6 +45,35 @@ pub(crate) trait Operand: Sync {
     /// The row as f32, for the query: in place when it is f32, else dequantized into
     /// `buf` (at least head_dim long).
     fn query<'s>(&'s self, buf: &'s mut [f32], b: usize, pos: usize, h: usize) -> &'s [f32];
+    /// Asks the CPU to start loading a row that will be read soon (no effect if out of
+    /// range or on CPUs without a prefetch hint).
+    fn prefetch(&self, b: usize, pos: usize, h: usize);
+}
+
+/// How many keys ahead of the one being read the loop prefetches. A cache's rows for one
+/// head are a whole row of every head apart, more than the hardware prefetchers follow
+/// across pages, so without hints each key row waits for memory.
+const PREFETCH_AHEAD: usize = 8;
+
+/// Starts loading the cache lines of `data[at..at + len]` (bytes), if in range.
+#[inline(always)]
+fn prefetch_bytes<T>(data: &[T], at: usize, len: usize) {
+    #[cfg(target_arch = "x86_64")]
+    if let Some(row) = data.get(at..at + len) {
+        let bytes = core::mem::size_of_val(row);
+        let start = row.as_ptr().cast::<i8>();
+        for line in (0..bytes).step_by(64) {
+            // SAFETY: `prefetcht0` only hints the cache; the address is inside `row`
+            // (SSE is part of x86-64's baseline).
+            unsafe {
+                core::arch::x86_64::_mm_prefetch::<{ core::arch::x86_64::_MM_HINT_T0 }>(
+                    start.add(line),
+                )
+            };
+        }
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    let _ = (data, at, len);
 }
 
 /// An f32 operand.
@@ -78,6 +107,11 @@ impl Operand for F32Rows<'_> {
     #[inline(always)]
     fn query<'s>(&'s self, _: &'s mut [f32], b: usize, pos: usize, h: usize) -> &'s [f32] {
         self.row(b, pos, h)
+    }
+
+    #[inline(always)]
+    fn prefetch(&self, b: usize, pos: usize, h: usize) {
+        prefetch_bytes(self.data, self.rows.at(b, pos, h), self.dim);
     }
 }
 
@@ -141,6 +175,11 @@ impl Operand for I8Rows<'_> {
             *o = (f32::from(x) - zp) * scale;
         }
         buf
+    }
+
+    #[inline(always)]
+    fn prefetch(&self, b: usize, pos: usize, h: usize) {
+        prefetch_bytes(self.data, self.rows.at(b, pos, h), self.dim);
     }
 }
 
@@ -277,6 +316,7 @@ impl<Q: Operand, K: Operand, V: Operand> Problem<'_, Q, K, V> {
             let scores = &mut scores[..len];
             let mut block_max = f32::NEG_INFINITY;
             for (j, x) in scores.iter_mut().enumerate() {
+                self.k.prefetch(b, n0 + j + PREFETCH_AHEAD, hk);
                 let mut v = self.k.dot(q, b, n0 + j, hk) * self.scale;
                 if let Some(m) = mask {
                     v += m[n0 + j];
@@ -299,6 +339,7 @@ impl<Q: Operand, K: Operand, V: Operand> Problem<'_, Q, K, V> {
                 // The block's weights first, in a loop of their own that vectorizes.
                 scores.iter_mut().for_each(|x| *x = exp(*x - max));
                 for (j, &p) in scores.iter().enumerate() {
+                    self.v.prefetch(b, n0 + j + PREFETCH_AHEAD, hk);
                     if p != 0.0 {
                         sum += p;
                         self.v.axpy(out, p, b, n0 + j, hk);

@@ -209,25 +209,15 @@ where
         return Err(b.invalid("the weights are shorter than their sizes"));
     }
     let (weights, padded) = if weight_bits == 4 {
-        // Two per byte, the even index in the low nibble, zero point 8.
-        let weight = |c: usize, i: usize| -> i8 {
-            let at = c * in_features + i;
-            ((raw[at / 2] >> (4 * (at % 2))) & 0x0f) as i8 - 8
-        };
         let n = out_features;
         let weights = b.alloc::<u8>(qb4_gemm::weight_bytes(n, in_features))?;
         let scales = b.alloc::<u16>(qb4_gemm::scale_count(n, in_features, block))?;
         let ksums = b.alloc::<f32>(qb4_gemm::padded(n))?;
         // The scales were read from bfloat16s: their top halves are those bits.
         let scale = |c: usize, blk: usize| (weight_scales[c * blocks + blk].to_bits() >> 16) as u16;
-        qb4_gemm::pack(
-            (n, in_features, block),
-            weight,
-            scale,
-            weights,
-            scales,
-            ksums,
-        );
+        // XNNPACK's bytes: two weights each, the even index in the low nibble, as
+        // `w + 8`.
+        qb4_gemm::pack_xnnpack((n, in_features, block), raw, scale, weights, scales, ksums);
         let packed = Packed::Blockwise {
             weights: weights.as_ptr(),
             scales: scales.as_ptr(),

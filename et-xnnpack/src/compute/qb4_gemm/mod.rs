@@ -7,7 +7,7 @@
 //!
 //! # Packing
 //!
-//! Output channels are packed in tiles of [`TILE`] (zero past `n`). For each group of 8
+//! [`pack_xnnpack`] packs output channels in tiles of [`TILE`] (zero past `n`). For each group of 8
 //! inputs (an "oct") a tile has 128 bytes: two halves of 16 channels, channel `j`'s 4
 //! bytes at `4 * j` of its half; byte `e` holds input `8 * oct + e` in its low nibble
 //! and input `8 * oct + 4 + e` in its high nibble, as two's complement. One 64-byte
@@ -20,7 +20,7 @@
 //! # Arithmetic
 //!
 //! Every kernel computes, for row `x` (scale `row_scale`, zero point `zp`) and channel
-//! `c` with blocks `b` of inputs:
+//! `c` with blocks `b` of inputs (`w` as signed values):
 //!
 //! ```text
 //! D(b)  = sum over i in b of (x[i] + 128) * w[c][i]            (exact in i32)
@@ -83,25 +83,37 @@ fn bf16(bits: u16) -> f32 {
     f32::from_bits(u32::from(bits) << 16)
 }
 
-/// Packs `[n][k]` weights (`weight(c, i)` in `-8..=7`) and their bfloat16 block scales
-/// (`scale(c, b)`) into `weights` ([`weight_bytes`]), `scales` ([`scale_count`]) and
-/// `ksums` ([`padded`]`(n)`), zero past `n`. `(k, block)` must be [`supported`].
-pub(crate) fn pack(
+/// Packs `[n][k]` 4-bit weights and their bfloat16 block scales (`scale(c, b)`) into
+/// `weights` ([`weight_bytes`]), `scales` ([`scale_count`]) and `ksums`
+/// ([`padded`]`(n)`), zero past `n`; `(k, block)` must be [`supported`]. The weights come
+/// in XNNPACK's own 4-bit layout, `raw`: `[n][k]` nibbles, two per byte with
+/// the even input in the low nibble, zero point 8 (`w + 8`). A byte shuffle per group of
+/// 8 inputs instead of a call per weight: a large model's load time is mostly this.
+pub(crate) fn pack_xnnpack(
     (n, k, block): (usize, usize, usize),
-    weight: impl Fn(usize, usize) -> i8,
+    raw: &[u8],
     scale: impl Fn(usize, usize) -> u16,
     weights: &mut [u8],
     scales: &mut [u16],
     ksums: &mut [f32],
 ) {
     let (octs, blocks) = (k / 8, k / block);
+    let row = |c: usize| &raw[c * k / 2..(c + 1) * k / 2];
     for (t, tile) in weights.chunks_exact_mut(octs * OCT_BYTES).enumerate() {
-        for (o, oct) in tile.chunks_exact_mut(OCT_BYTES).enumerate() {
-            for (j, lane) in oct.chunks_exact_mut(4).enumerate() {
-                let c = t * TILE + j;
-                for (e, byte) in lane.iter_mut().enumerate() {
-                    let nibble = |i: usize| if c < n { weight(c, i) as u8 & 0x0f } else { 0 };
-                    *byte = nibble(8 * o + e) | nibble(8 * o + 4 + e) << 4;
+        for j in (0..TILE).take_while(|j| t * TILE + j < n) {
+            let src = row(t * TILE + j);
+            for (o, oct) in tile.chunks_exact_mut(OCT_BYTES).enumerate() {
+                // Nibble `i` of `bits` is input `8 * o + i` as `w + 8`; `^ 8` makes it
+                // `w`'s two's complement.
+                let bits = u32::from_le_bytes([
+                    src[4 * o],
+                    src[4 * o + 1],
+                    src[4 * o + 2],
+                    src[4 * o + 3],
+                ]) ^ 0x8888_8888;
+                let nibble = |i: u32| ((bits >> (4 * i)) & 0x0f) as u8;
+                for (e, byte) in oct[4 * j..4 * j + 4].iter_mut().enumerate() {
+                    *byte = nibble(e as u32) | nibble(e as u32 + 4) << 4;
                 }
             }
         }
@@ -116,10 +128,14 @@ pub(crate) fn pack(
     }
     for (c, ksum) in ksums.iter_mut().enumerate() {
         *ksum = if c < n {
+            let src = row(c);
             (0..blocks).fold(0.0f32, |acc, b| {
-                let sum: i32 = (b * block..(b + 1) * block)
-                    .map(|i| i32::from(weight(c, i)))
+                let bytes = &src[b * block / 2..(b + 1) * block / 2];
+                let unsigned: i32 = bytes
+                    .iter()
+                    .map(|&v| i32::from(v & 0x0f) + i32::from(v >> 4))
                     .sum();
+                let sum = unsigned - 8 * block as i32;
                 acc + sum as f32 * bf16(scale(c, b))
             })
         } else {
@@ -128,7 +144,7 @@ pub(crate) fn pack(
     }
 }
 
-/// A packed FullyConnected's weights, with the layout of [`pack`].
+/// A packed FullyConnected's weights, with the layout of [`pack_xnnpack`].
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct Qb4Gemm<'a> {
     pub(crate) n: usize,

@@ -5,6 +5,50 @@ use super::*;
 
 use crate::compute::test_bytes_in as bytes;
 
+/// The packing written from its definition (the module docs) with a call per weight
+/// (`weight(c, i)` in `-8..=7`): the reference `pack_xnnpack` is checked against.
+fn pack(
+    (n, k, block): (usize, usize, usize),
+    weight: impl Fn(usize, usize) -> i8,
+    scale: impl Fn(usize, usize) -> u16,
+    weights: &mut [u8],
+    scales: &mut [u16],
+    ksums: &mut [f32],
+) {
+    let (octs, blocks) = (k / 8, k / block);
+    for (t, tile) in weights.chunks_exact_mut(octs * OCT_BYTES).enumerate() {
+        for (o, oct) in tile.chunks_exact_mut(OCT_BYTES).enumerate() {
+            for (j, lane) in oct.chunks_exact_mut(4).enumerate() {
+                let c = t * TILE + j;
+                for (e, byte) in lane.iter_mut().enumerate() {
+                    let nibble = |i: usize| if c < n { weight(c, i) as u8 & 0x0f } else { 0 };
+                    *byte = nibble(8 * o + e) | nibble(8 * o + 4 + e) << 4;
+                }
+            }
+        }
+    }
+    for (t, tile) in scales.chunks_exact_mut(blocks * TILE).enumerate() {
+        for (b, row) in tile.chunks_exact_mut(TILE).enumerate() {
+            for (j, s) in row.iter_mut().enumerate() {
+                let c = t * TILE + j;
+                *s = if c < n { scale(c, b) } else { 0 };
+            }
+        }
+    }
+    for (c, ksum) in ksums.iter_mut().enumerate() {
+        *ksum = if c < n {
+            (0..blocks).fold(0.0f32, |acc, b| {
+                let sum: i32 = (b * block..(b + 1) * block)
+                    .map(|i| i32::from(weight(c, i)))
+                    .sum();
+                acc + sum as f32 * bf16(scale(c, b))
+            })
+        } else {
+            0.0
+        };
+    }
+}
+
 /// A layer's operands on unpacked `[n][k]` weights.
 struct Layer {
     n: usize,
@@ -237,10 +281,95 @@ fn bands_of_channels_give_the_bits_of_one_call_and_clamp() {
 }
 
 #[test]
+fn packing_xnnpacks_layout_gives_the_generic_packing() {
+    for (n, k, block) in [(1, 32, 32), (33, 96, 32), (70, 128, 64)] {
+        let layer = Layer::new((n, k, block), 11);
+        let (weights, scales, ksums, _) = layer.packed();
+        // XNNPACK's bytes: two inputs a byte, the even one low, as `w + 8`.
+        let raw: Vec<u8> = layer
+            .weights
+            .chunks_exact(2)
+            .map(|pair| (pair[0] + 8) as u8 | ((pair[1] + 8) as u8) << 4)
+            .collect();
+        let mut fast = (
+            vec![0u8; weights.len()],
+            vec![0u16; scales.len()],
+            vec![0f32; ksums.len()],
+        );
+        let blocks = k / block;
+        pack_xnnpack(
+            (n, k, block),
+            &raw,
+            |c, b| layer.scales[c * blocks + b],
+            &mut fast.0,
+            &mut fast.1,
+            &mut fast.2,
+        );
+        assert_eq!(fast.0, weights, "{n}x{k}");
+        assert_eq!(fast.1, scales, "{n}x{k}");
+        assert_eq!(fast.2, ksums, "{n}x{k}");
+    }
+}
+
+#[test]
 fn sizes_that_overflow_saturate_and_unsupported_blocks_are_refused() {
     assert_eq!(padded(usize::MAX), usize::MAX);
     assert!(supported(64, 32) && supported(4096, 4096));
     assert!(
         !supported(48, 16) && !supported(96, 64) && !supported(0, 0) && !supported(65_536, 65_536)
     );
+}
+
+/// The read rate of a decode-sized product (`cargo test --release -p et-xnnpack
+/// qb4_gemm::tests::decode_read_rate -- --ignored --nocapture`): the packed bytes
+/// streamed per second, to compare with the machine's memory bandwidth.
+#[test]
+#[ignore = "a measurement, not a check"]
+fn decode_read_rate() {
+    for (n, k) in [
+        (32_000, 768),
+        (2048, 768),
+        (768, 2048),
+        (32_000, 288),
+        (65_536, 4096),
+    ] {
+        let block = 32;
+        let layer = Layer::new((n, k, block), 1);
+        let (weights, scales, ksums, bias) = layer.packed();
+        let x = bytes(k, 5, -128, 127);
+        let kernel = DotKernel::detect(4);
+        let gemm = Qb4Gemm {
+            n,
+            k,
+            block,
+            weights: &weights,
+            scales: &scales,
+            ksums: &ksums,
+            bias: &bias,
+            kernel,
+        };
+        let mut out = vec![0.0f32; n];
+        let columns = Columns::new(&mut out, 1, n).unwrap();
+        let rows = Rows {
+            data: &x,
+            m: 1,
+            params: &row_params,
+        };
+        let clamp = Clamp {
+            min: f32::NEG_INFINITY,
+            max: f32::INFINITY,
+        };
+        let mut best = f64::MAX;
+        for _ in 0..50 {
+            let t = std::time::Instant::now();
+            gemm.product(rows, 0..n, clamp, &columns);
+            best = best.min(t.elapsed().as_secs_f64());
+        }
+        let bytes = (weights.len() + scales.len() * 2) as f64;
+        std::println!(
+            "{kernel:?} n={n} k={k}: {:.1} us, {:.1} GB/s",
+            best * 1e6,
+            bytes / best / 1e9
+        );
+    }
 }
