@@ -373,3 +373,48 @@ fn decode_read_rate() {
         );
     }
 }
+
+/// The multiply-add rate of a prompt-sized product (`cargo test --release -p et-xnnpack
+/// qb4_gemm::tests::prefill_rate -- --ignored --nocapture`).
+#[test]
+#[ignore = "a measurement, not a check"]
+fn prefill_rate() {
+    let (n, k, block, m) = (2048, 768, 32, 128);
+    let layer = Layer::new((n, k, block), 1);
+    let (weights, scales, ksums, bias) = layer.packed();
+    let x = bytes(m * k, 5, -128, 127);
+    let kernel = DotKernel::detect(4);
+    let gemm = Qb4Gemm {
+        n,
+        k,
+        block,
+        weights: &weights,
+        scales: &scales,
+        ksums: &ksums,
+        bias: &bias,
+        kernel,
+    };
+    let mut out = vec![0.0f32; m * n];
+    let columns = Columns::new(&mut out, m, n).unwrap();
+    let rows = Rows {
+        data: &x,
+        m,
+        params: &row_params,
+    };
+    let clamp = Clamp {
+        min: f32::NEG_INFINITY,
+        max: f32::INFINITY,
+    };
+    let mut best = f64::MAX;
+    for _ in 0..20 {
+        let t = std::time::Instant::now();
+        gemm.product(rows, 0..n, clamp, &columns);
+        best = best.min(t.elapsed().as_secs_f64());
+    }
+    let macs = (m * n * k) as f64;
+    std::println!(
+        "{kernel:?} {m}x{n}x{k}: {:.1} us, {:.1} GMAC/s",
+        best * 1e6,
+        macs / best / 1e9
+    );
+}
