@@ -21,11 +21,18 @@ For every NAME.llm.yaml in the cache (or those named):
   same keys and values, computed in another order. The figure is
   max|etch - ExecuTorch| / max|ExecuTorch| over the vocabulary.
 
-Tolerance, as for the fixtures (tests/fixtures/llm/README.md): fp32 programs pass with
-every step within 1e-4 and all tokens identical. 8da4w programs quantize activations
-per token at run time, so a float difference far below 1e-6 can move an activation by a
-quantization step: their logit difference is reported, and they pass on identical
-tokens. Exit status 1 if any program fails.
+The "ExecuTorch vs itself" column is the reference's split_prompt_difference: the step 0
+logits against ExecuTorch's own for the same prompt sent in two calls, how far summation
+order alone moves this model's logits.
+
+Tolerance, as for the fixtures (tests/fixtures/llm/README.md): an fp32 program passes with
+every step within 1e-4 and all tokens identical. 8da4w programs quantize activations per
+token at run time, so a float difference far below 1e-6 can move an activation by a
+quantization step, and the error grows through the layers (compare the "itself" column):
+their logit difference is reported. One passes with identical tokens, or where the first
+token etch chose differently is a near tie: ExecuTorch's top token leads etch's by no more
+than that step's measured difference (etch having seen the same tokens until then).
+Exit status 1 if any program fails.
 """
 import argparse
 import array
@@ -40,6 +47,7 @@ import yaml
 
 ROOT = Path(__file__).resolve().parent.parent
 FP32_TOLERANCE = 1e-4
+MAX_MEMORY_MIB = 32768
 
 
 def cache_dir():
@@ -71,17 +79,12 @@ def etch(args):
     return done.stdout
 
 
-def tokens_agree(pte, ref, threads):
+def generated(pte, ref, threads):
     out = json.loads(etch([
         "generate", pte, "--prompt-tokens", ",".join(map(str, ref["prompt"])),
         "--temperature", "0", "--max-new-tokens", len(ref["greedy_tokens"]),
         "--threads", threads, "--json"]))
-    got, want = out["generated_tokens"], ref["greedy_tokens"]
-    agree = 0
-    while agree < min(len(got), len(want)) and got[agree] == want[agree]:
-        agree += 1
-    ended = out["stop"] == "end_of_sequence" and agree == len(got)
-    return agree, len(want), ended
+    return out["generated_tokens"], out["stop"] == "end_of_sequence"
 
 
 def step_errors(pte, ref, cache, threads):
@@ -93,8 +96,12 @@ def step_errors(pte, ref, cache, threads):
         for k, step in enumerate(ref["steps"]):
             tokens = ref["prompt"] + ref["greedy_tokens"][:k]
             (tmp / "tokens.bin").write_bytes(int64s(tokens))
+            # `etch run` refuses a method whose buffers, as sized from the file, pass
+            # --max-memory-mib (4096 by default): the 1B program's sizes come to 13 GB,
+            # of which it touches under 3.
             etch(["run", pte, "--input", f"{tmp / 'tokens.bin'}:1x{len(tokens)}",
-                  "--input", tmp / "pos.bin", "--threads", threads, "--output-dir", tmp / "out"])
+                  "--input", tmp / "pos.bin", "--threads", threads, "--max-memory-mib",
+                  MAX_MEMORY_MIB, "--output-dir", tmp / "out"])
             got, want = floats(tmp / "out/output0.bin"), floats(cache / step["logits"])
             if len(got) != len(want):
                 raise RuntimeError(f"step {k}: {len(got)} logits, ExecuTorch has {len(want)}")
@@ -123,23 +130,41 @@ def main():
         fp32 = name.endswith("_fp32")
         print(f"{name}: checking", file=sys.stderr, flush=True)
         try:
-            agree, total, ended = tokens_agree(pte, ref, args.threads)
+            got, ended = generated(pte, ref, args.threads)
             errors = step_errors(pte, ref, cache, args.threads)
         except RuntimeError as e:
-            rows.append((name, "-", "-", "-", f"etch failed: {e}"))
+            rows.append((name, "-", "-", "-", "-", f"etch failed: {e}"))
             failed = True
             continue
-        tokens_ok = agree == total or ended
-        ok = tokens_ok and (not fp32 or max(errors) <= FP32_TOLERANCE)
+        want = ref["greedy_tokens"]
+        agree = 0
+        while agree < min(len(got), len(want)) and got[agree] == want[agree]:
+            agree += 1
+        tokens = f"{agree}/{len(want)}"
+        if agree == len(want) or (ended and agree == len(got)):
+            ok = not fp32 or max(errors) <= FP32_TOLERANCE
+            verdict = "pass" if ok else f"FAIL: logits beyond {FP32_TOLERANCE:g}"
+            if ended and agree < len(want):
+                tokens += " (etch stopped at end of sequence)"
+        else:
+            # Until the first difference etch was given ExecuTorch's tokens, so that step's
+            # measured difference is the scale of the error behind etch's choice there.
+            logits = floats(cache / ref["steps"][agree]["logits"])
+            margin = (logits[want[agree]] - logits[got[agree]]) / max(abs(x) for x in logits)
+            near_tie = not fp32 and margin <= errors[agree]
+            ok = near_tie
+            verdict = (f"{'pass: a near tie' if near_tie else 'FAIL'} at token {agree + 1}: "
+                       f"ExecuTorch's {want[agree]} leads etch's {got[agree]} by "
+                       f"{margin:.1e}, the step's difference {errors[agree]:.1e}")
         failed |= not ok
-        tokens = f"{agree}/{total}" + (" (etch stopped at end of sequence)" if ended else "")
-        verdict = ("pass" if ok else "FAIL") + (f" (fp32: 1e-4)" if fp32 else " (8da4w: tokens)")
+        split = ref.get("split_prompt_difference")
         rows.append((name, tokens, f"{errors[0]:.2e}", f"{max(errors[1:], default=0):.2e}",
-                     verdict))
+                     "-" if split is None else f"{split:.2e}", verdict))
     print(f"etch against ExecuTorch 1.5.1's reference, {cache}, {args.threads} thread(s)\n")
-    print("| program | greedy tokens agreeing | step 0 logits max diff / max abs | "
-          "steps 1-16 (as one prefill each) max diff / max abs | result |")
-    print("|---|---|---|---|---|")
+    print("| program | greedy tokens agreeing | step 0 max diff / max abs | steps 1-16 "
+          "(as one prefill each) max diff / max abs | ExecuTorch vs itself, prompt split "
+          "| result |")
+    print("|---|---|---|---|---|---|")
     for row in rows:
         print("| " + " | ".join(row) + " |")
     sys.exit(1 if failed else 0)
