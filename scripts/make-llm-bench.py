@@ -43,7 +43,7 @@ Usage, with a venv holding ExecuTorch 1.5.1 and torch 2.14.1:
     /tmp/et/bin/python scripts/make-llm-bench.py --force         # rebuild what exists
 
 A program whose .pte and .llm.yaml both exist is skipped (a .pte without its reference
-only gets the reference). The 1B export takes several minutes and about 15 GB of memory.
+only gets the reference). The 1B export takes about half an hour and over 10 GB of memory.
 """
 import argparse
 import json
