@@ -12,7 +12,7 @@
 
 use et_runtime::backend::DelegateError;
 use et_runtime::{Error, KernelResult};
-use et_xnnpack_schema::{Graph, NodeView, QuantParams};
+use et_xnnpack_schema::{Graph, NodeView};
 
 use super::conv2d_quantized::QuantizedConv;
 use super::convert::row_params;
@@ -81,26 +81,25 @@ where
     prepare_from_input::<DYNAMIC, S>(b, node, input, flags)
 }
 
-/// The packed-memory bound of a quantized FullyConnected: whichever of its two paths
-/// takes more, the pointwise convolution's (qint8) or `compute::qd8_gemm`'s packed
-/// weights, block sums and scales and padded bias (qdint8; a block of 4-bit weights is
-/// at least XNNPACK's minimum of 32, other weights have one block per channel).
+/// The packed-memory bound of a quantized FullyConnected: the pointwise convolution's
+/// (qint8 input) or `compute::qd8_gemm`'s or `compute::qb4_gemm`'s packed weights, their
+/// sums or scales and the padded bias (qdint8 input; a block of 4-bit weights is at least
+/// XNNPACK's minimum of 32, other weights have one scale per channel).
 pub(super) fn packed(graph: &Graph<'_>, node: &NodeView<'_>) -> usize {
     let (n, k) = filter_dims(graph, node);
-    let filter = graph.value(node.u32(F::VT_FILTER_ID) as usize).ok();
-    let blockwise =
-        filter.is_some_and(|f| matches!(f.quant, Some(QuantParams::PerChannelGroup { .. })));
-    let own = if blockwise {
+    let datatype = |id: u32| graph.value(id as usize).ok().map(|v| v.datatype.name());
+    if datatype(node.u32(F::VT_INPUT1_ID)) != Some("qdint8") {
+        return super::conv2d_quantized::dense_packed(n, k);
+    }
+    if datatype(node.u32(F::VT_FILTER_ID)) == Some("qbint4") {
         let padded = qb4_gemm::padded(n);
-        alloc_bound(qb4_gemm::weight_bytes(n, k), 1)
+        return alloc_bound(qb4_gemm::weight_bytes(n, k), 1)
             .saturating_add(alloc_bound(qb4_gemm::scale_count(n, k, 32), 2))
-            .saturating_add(alloc_bound(padded, 4).saturating_mul(2))
-    } else {
-        let padded = qd8_gemm::padded(n);
-        alloc_bound(qd8_gemm::weight_bytes(n, k), 1)
-            .saturating_add(alloc_bound(padded, 4).saturating_mul(3))
-    };
-    super::conv2d_quantized::dense_packed(n, k).max(own)
+            .saturating_add(alloc_bound(padded, 4).saturating_mul(2));
+    }
+    let padded = qd8_gemm::padded(n);
+    alloc_bound(qd8_gemm::weight_bytes(n, k), 1)
+        .saturating_add(alloc_bound(padded, 4).saturating_mul(3))
 }
 
 /// Prepares a FullyConnected whose input `input` (already read) is quantized: statically

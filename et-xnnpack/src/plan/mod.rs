@@ -11,7 +11,7 @@ use core::ptr::NonNull;
 
 use et_runtime::backend::{BackendInitContext, DelegateError};
 use et_runtime::Error;
-use et_xnnpack_schema::{Datatype, Graph, NodeDatatype, NodeKind};
+use et_xnnpack_schema::{Datatype, Graph, NodeDatatype, NodeKind, QuantParams};
 
 use crate::builder::{Builder, ALIGN};
 use crate::elem::Elem;
@@ -221,15 +221,15 @@ pub(crate) fn memory_bound(graph: &Graph<'_>) -> usize {
             .ok()
             .and_then(|view| {
                 let constant = view.constant_buffer_idx != 0;
-                let per_element: usize = match view.datatype {
-                    Datatype::FP32 if constant => 0,
-                    Datatype::FP32 => 4,
-                    _ if constant => 4,
-                    d if d.0 == QDINT8.0 => 9,
-                    _ => 5,
-                };
-                (0..view.rank())
-                    .try_fold(per_element, |acc, d| acc.checked_mul(view.dim(d) as usize))
+                let numel = (0..view.rank())
+                    .try_fold(1usize, |acc, d| acc.checked_mul(view.dim(d) as usize))?;
+                match view.datatype {
+                    Datatype::FP32 if constant => Some(0),
+                    Datatype::FP32 => numel.checked_mul(4),
+                    _ if constant => Some(4 * constant_scales(&view, numel)),
+                    d if d.0 == QDINT8.0 => numel.checked_mul(9),
+                    _ => numel.checked_mul(5),
+                }
             })
             .unwrap_or(0);
         bytes = bytes.saturating_add(size.saturating_add(ALIGN));
@@ -248,6 +248,24 @@ pub(crate) fn memory_bound(graph: &Graph<'_>) -> usize {
         }
     }
     bytes.saturating_add(scratch)
+}
+
+/// How many scales loading constant `view` (of `numel` elements) copies into method
+/// memory: one per channel or per block as its quantization says (a 4-bit LLM weight has
+/// one per 32 or more elements), at most one per element.
+fn constant_scales(view: &et_xnnpack_schema::ValueView<'_>, numel: usize) -> usize {
+    let scales = match view.quant {
+        Some(QuantParams::PerTensor { .. }) => 1,
+        Some(QuantParams::PerChannel { channel_dim, .. }) => usize::try_from(channel_dim)
+            .ok()
+            .filter(|&d| d < view.rank())
+            .map_or(numel, |d| view.dim(d) as usize),
+        Some(QuantParams::PerChannelGroup { group_size, .. }) => {
+            numel / usize::try_from(group_size).unwrap_or(1).max(1)
+        }
+        _ => numel,
+    };
+    scales.min(numel).max(1)
 }
 
 /// The refusal of a node whose kind this build has, but not in the node's datatype
