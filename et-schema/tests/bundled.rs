@@ -37,7 +37,8 @@ fn reads_executorchs_bundled_mlp() {
     let bytes = fixture("mlp.bpte");
     assert!(is_bundled(&bytes));
     let b = BundledProgram::parse(&bytes).unwrap();
-    // The embedded program is the .pte (7456 bytes per the fixture's yaml), 32-aligned.
+    // The embedded program is the fixture's .pte (its length per the fixture's yaml),
+    // 32-aligned.
     let program = b.program().unwrap();
     assert_eq!(program.len(), 7456);
     assert_eq!(&program[4..8], b"ET12");

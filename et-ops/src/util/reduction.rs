@@ -257,7 +257,7 @@ pub const fn narrow(sel: et_runtime::DtypeSet) -> bool {
     sel.0.count_ones() <= 4
 }
 
-/// Elements per chunk of [`Gathered`] (on the stack: 512 bytes of 8-byte values).
+/// Elements per chunk of [`Gathered`], which lives on the stack.
 const CHUNK: usize = 64;
 
 /// A tensor's elements read as the compute type `C` in chunks of up to [`CHUNK`]. The

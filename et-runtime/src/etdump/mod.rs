@@ -55,9 +55,9 @@ impl fmt::Display for BufferTooSmall {
 impl EventTracer<'_> {
     /// An upper bound of the bytes [`Method::write_etdump`] writes for these records.
     pub fn etdump_size_bound(&self) -> usize {
-        // Per record: its Event and ProfileEvent tables with vtables and padding (about
-        // 110 bytes), a name or step identifier of at most MAX_STEP_NAME bytes, an empty
-        // metadata vector and its slot in the run's vector. Per run: a RunData table, its
+        // Per record: its Event and ProfileEvent tables with vtables and padding, a name
+        // or step identifier of at most MAX_STEP_NAME bytes, an empty metadata vector and
+        // its slot in the run's vector. Per run: a RunData table, its
         // name and vector. The records bound the runs.
         let records = self.records().len() + 1;
         256 + records * (160 + MAX_STEP_NAME + 192)
