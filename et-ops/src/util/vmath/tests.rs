@@ -169,8 +169,8 @@ macro_rules! each_case {
             reference: |x| x * 0.5 * libm::erfc(-x * core::f64::consts::FRAC_1_SQRT_2),
             range: (-6.0, 6.0),
             floor: half_x,
-            portable_bound: 5.0,
-            fused_bound: 5.0,
+            portable_bound: 6.5,
+            fused_bound: 5.5,
         });
         $check($($arg,)* Case {
             name: "gelu_tanh",
