@@ -33,7 +33,8 @@ pub fn elu_out<Sel: DtypeSelection>(
         let plain = pos == C::ONE && ins == C::ONE;
         let alpha = neg.to_f64() as f32;
         if plain {
-            unary_vectorized::<C, Sel>(input, out, common, each, move |x, y| crate::vmath::elu(x, alpha, y))
+            let f32_slices = move |x: &[f32], y: &mut [f32]| crate::vmath::elu(x, alpha, y);
+            unary_vectorized::<C, Sel>(input, out, common, each, f32_slices)
         } else {
             unary::<C, C, Sel>(input, out, common, each)
         }

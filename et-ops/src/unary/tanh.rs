@@ -13,7 +13,7 @@ impl FloatFn for Tanh {
     fn apply<F: Float>(x: F) -> F {
         Float::tanh(x)
     }
-    const F32_SLICES: Option<fn(&[f32], &mut [f32])> = Some(crate::vmath::tanh);
+    const F32_SLICES: Option<crate::unary::F32Slices> = Some(crate::vmath::tanh);
 }
 
 /// Elementwise the hyperbolic tangent (saturating to ±1). Bool and integer inputs give float32; float16 computes in

@@ -46,8 +46,9 @@
 //! | `elu` | -18..1 | 1.632 | 1.671 | 2 |
 //!
 //! The figures are from x86-64; NEON runs the fused code and the same tests hold it to
-//! the fused bounds on aarch64 (`scripts/aarch64-tests.sh`). Softmax rows add the reciprocal and the product (and an f32 sum
-//! of partial sums) to `exp`'s error; log-softmax subtracts the logarithm of that sum.
+//! the fused bounds on aarch64 (`scripts/aarch64-tests.sh`). Softmax rows add the
+//! reciprocal and the product (and an f32 sum of partial sums) to `exp`'s error;
+//! log-softmax subtracts the logarithm of that sum.
 //!
 //! The slice functions give the same bits however a slice is split (threads split
 //! elementwise work into bands): a tail shorter than a vector is computed as a padded
@@ -177,8 +178,10 @@ impl Isa {
             // SAFETY: `Isa::Avx512` exists only where the CPU has AVX-512F (see `Isa`).
             #[cfg(target_arch = "x86_64")]
             Isa::Avx512 => unsafe { avx512::map(f, src, dst) },
+            // SAFETY: NEON is part of the aarch64 baseline (every aarch64 target Rust
+            // supports has it), all the entry point requires.
             #[cfg(target_arch = "aarch64")]
-            Isa::Neon => neon::map(f, src, dst),
+            Isa::Neon => unsafe { neon::map(f, src, dst) },
         }
     }
 
@@ -193,8 +196,10 @@ impl Isa {
             // SAFETY: `Isa::Avx512` exists only where the CPU has AVX-512F (see `Isa`).
             #[cfg(target_arch = "x86_64")]
             Isa::Avx512 => unsafe { avx512::row_max(x) },
+            // SAFETY: NEON is part of the aarch64 baseline (every aarch64 target Rust
+            // supports has it), all the entry point requires.
             #[cfg(target_arch = "aarch64")]
-            Isa::Neon => neon::row_max(x),
+            Isa::Neon => unsafe { neon::row_max(x) },
         }
     }
 
@@ -209,8 +214,10 @@ impl Isa {
             // SAFETY: `Isa::Avx512` exists only where the CPU has AVX-512F (see `Isa`).
             #[cfg(target_arch = "x86_64")]
             Isa::Avx512 => unsafe { avx512::exp_sum(x, shift, out) },
+            // SAFETY: NEON is part of the aarch64 baseline (every aarch64 target Rust
+            // supports has it), all the entry point requires.
             #[cfg(target_arch = "aarch64")]
-            Isa::Neon => neon::exp_sum(x, shift, out),
+            Isa::Neon => unsafe { neon::exp_sum(x, shift, out) },
         }
     }
 
