@@ -5,7 +5,7 @@
 
 use et_runtime::KernelContext;
 
-use crate::exp::exp;
+use et_ops::vmath;
 
 /// Keys scored per block. The scores of one block live on the stack; 64 keeps them in
 /// a few cache lines while amortizing the rescale of the accumulator over many keys.
@@ -336,8 +336,9 @@ impl<Q: Operand, K: Operand, V: Operand> Problem<'_, Q, K, V> {
             }
             // A block whose keys are all masked out (-inf) contributes nothing.
             if max != f32::NEG_INFINITY {
-                // The block's weights first, in a loop of their own that vectorizes.
-                scores.iter_mut().for_each(|x| *x = exp(*x - max));
+                // The block's weights first, by the vectorized exponential.
+                scores.iter_mut().for_each(|x| *x -= max);
+                vmath::exp_in_place(scores);
                 for (j, &p) in scores.iter().enumerate() {
                     self.v.prefetch(b, n0 + j + PREFETCH_AHEAD, hk);
                     if p != 0.0 {
@@ -352,4 +353,11 @@ impl<Q: Operand, K: Operand, V: Operand> Problem<'_, Q, K, V> {
         let inv = 1.0 / sum;
         out.iter_mut().for_each(|o| *o *= inv);
     }
+}
+
+/// `e^x` of one value, by the function that weighs the blocks.
+fn exp(x: f32) -> f32 {
+    let mut v = [x];
+    vmath::exp_in_place(&mut v);
+    v[0]
 }

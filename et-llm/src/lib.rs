@@ -3,7 +3,6 @@
 #![deny(missing_docs)]
 
 mod attention;
-mod exp;
 mod sdpa;
 
 pub mod ops;

@@ -15,6 +15,11 @@ pub mod gemm {
     pub use crate::util::gemm::{sgemm_with_epilogue, RowEpilogue};
 }
 
+/// Vectorized f32 `exp`, sigmoid, SiLU, `tanh`, GELU, hardswish, ELU and softmax rows over
+/// slices, picked at run time for the CPU: what the float32 activation kernels here and
+/// in the XNNPACK backend run on.
+pub use util::vmath;
+
 // Elementwise families.
 pub mod activation;
 pub mod binary;

@@ -7,7 +7,7 @@ use super::float_input;
 use crate::util::element::Compute;
 use crate::util::element::Float;
 use crate::util::element::Num;
-use crate::util::elementwise::unary;
+use crate::util::elementwise::{unary, unary_vectorized};
 use crate::util::promote::{compute_dtype, compute_set};
 
 /// Elementwise ELU for floating tensors: `scale * x` for `x > 0`, else
@@ -28,9 +28,16 @@ pub fn elu_out<Sel: DtypeSelection>(
         let neg = C::from_scalar(alpha) * C::from_scalar(scale);
         let pos = C::from_scalar(scale);
         let ins = C::from_scalar(input_scale);
-        unary::<C, C, Sel>(input, out, common, move |x| {
-            if x > C::ZERO { x * pos } else { Float::exp_m1(x * ins) * neg }
-        })
+        let each = move |x| if x > C::ZERO { x * pos } else { Float::exp_m1(x * ins) * neg };
+        // nn.ELU's case (scale and input_scale 1) has a vectorized f32 form.
+        let plain = pos == C::ONE && ins == C::ONE;
+        let alpha = neg.to_f64() as f32;
+        if plain {
+            let f32_slices = move |x: &[f32], y: &mut [f32]| crate::vmath::elu(x, alpha, y);
+            unary_vectorized::<C, Sel>(input, out, common, each, f32_slices)
+        } else {
+            unary::<C, C, Sel>(input, out, common, each)
+        }
     })
 }
 

@@ -6,12 +6,14 @@ use et_runtime::{et_switch, DtypeSelection, KernelContext, KernelError, KernelRe
 use super::float_input;
 use crate::util::element::Float;
 use crate::util::element::Num;
-use crate::util::elementwise::unary;
+use crate::util::elementwise::unary_vectorized;
 use crate::util::promote::{compute_dtype, compute_set};
 
 /// Elementwise GELU for floating tensors. `approximate = "none"`:
 /// `x/2 * (1 + erf(x / sqrt(2)))`; `"tanh"`:
-/// `x/2 * (1 + tanh(sqrt(2/pi) * (x + 0.044715 x^3)))`.
+/// `x/2 * (1 + tanh(sqrt(2/pi) * (x + 0.044715 x^3)))`. float32 and float16 run the
+/// vectorized [`vmath::gelu`](crate::vmath::gelu) and
+/// [`vmath::gelu_tanh`](crate::vmath::gelu_tanh).
 #[kernel("aten::gelu.out", accepts = [floats])]
 pub fn gelu_out<Sel: DtypeSelection>(
     _ctx: &KernelContext<'_>,
@@ -34,14 +36,14 @@ pub fn gelu_out<Sel: DtypeSelection>(
         if tanh {
             let k = C::c(core::f64::consts::FRAC_2_SQRT_PI * core::f64::consts::FRAC_1_SQRT_2);
             let cubic = C::c(0.044715);
-            unary::<C, C, Sel>(input, out, common, move |x| {
+            unary_vectorized::<C, Sel>(input, out, common, move |x| {
                 half * x * (C::ONE + Float::tanh(k * (x + cubic * x * x * x)))
-            })
+            }, crate::vmath::gelu_tanh)
         } else {
             let r = C::c(core::f64::consts::FRAC_1_SQRT_2);
-            unary::<C, C, Sel>(input, out, common, move |x| {
+            unary_vectorized::<C, Sel>(input, out, common, move |x| {
                 half * x * (C::ONE + Float::erf(x * r))
-            })
+            }, crate::vmath::gelu)
         }
     })
 }

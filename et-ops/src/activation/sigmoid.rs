@@ -14,6 +14,7 @@ impl FloatFn for Sigmoid {
         // exp(-x) overflows to inf for very negative x, giving exactly 0; NaN stays NaN.
         F::ONE / (F::ONE + Float::exp(-x))
     }
+    const F32_SLICES: Option<crate::unary::F32Slices> = Some(crate::vmath::sigmoid);
 }
 
 /// Elementwise logistic function `1 / (1 + e^-x)`. Bool and integer inputs give float32;

@@ -14,6 +14,7 @@ use et_runtime::{f16, KernelError, KernelResult, ScalarType, Tensor};
 use crate::util::element::Float;
 use crate::util::element::OpMath;
 use crate::util::element::RawElement;
+use crate::util::elementwise::CHUNK;
 use crate::util::layout::normalize_dim;
 use crate::util::reduction::{split, Space};
 
@@ -46,8 +47,57 @@ fn softmax_lanes<I: OpMath, O: OpMath<C = I::C>>(
     let (outer, inner) = spaces(input, dim, out);
     let x = input.data::<I>()?;
     let y = out.data_mut::<O>()?;
+    if let (Some(len), Some(x)) = (inner.unit_run(), I::as_f32s(x)) {
+        if let Some(y) = O::as_f32s_mut(y) {
+            f32_rows(&outer, len, x, y, log);
+            return Ok(());
+        }
+    }
+    let y = out.data_mut::<O>()?;
     lanes(&outer, &inner, |i| x[i].up(), |i, v| y[i] = O::down(v), log);
     Ok(())
+}
+
+/// The float32 lanes when each is contiguous in input and out (rows of `len`): the
+/// exponentials by the vectorized [`vmath::exp`](crate::vmath::exp), the rest as in
+/// [`lanes`], whose order they keep (the sum added element by element, as ExecuTorch's
+/// portable kernel adds it), so the results are [`lanes`]' but for the exponentials.
+fn f32_rows(outer: &Space<2>, len: usize, x: &[f32], y: &mut [f32], log: bool) {
+    outer.for_each([0, 0], |[xb, yb]| {
+        let (Some(row), Some(dst)) = (x.get(xb..xb + len), y.get_mut(yb..yb + len)) else {
+            return;
+        };
+        // The maximum, NaN-propagating: a NaN anywhere poisons the lane.
+        let max = row.iter().fold(f32::NEG_INFINITY, |m, &v| {
+            if m.is_nan() || v.is_nan() {
+                f32::NAN
+            } else if v > m {
+                v
+            } else {
+                m
+            }
+        });
+        if log {
+            let mut sum = 0.0f32;
+            let mut buf = [0.0f32; CHUNK];
+            for part in row.chunks(CHUNK) {
+                let e = &mut buf[..part.len()];
+                e.iter_mut().zip(part).for_each(|(e, &v)| *e = v - max);
+                crate::vmath::exp_in_place(e);
+                e.iter().for_each(|&e| sum += e);
+            }
+            let lse = Float::ln(sum);
+            dst.iter_mut()
+                .zip(row)
+                .for_each(|(d, &v)| *d = v - max - lse);
+        } else {
+            dst.iter_mut().zip(row).for_each(|(d, &v)| *d = v - max);
+            crate::vmath::exp_in_place(dst);
+            let mut sum = 0.0f32;
+            dst.iter().for_each(|&e| sum += e);
+            dst.iter_mut().for_each(|e| *e /= sum);
+        }
+    });
 }
 
 /// Softmax of a float16 `input` into a float16 or (`half_to_float`) float32 `out`,

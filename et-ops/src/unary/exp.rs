@@ -13,6 +13,7 @@ impl FloatFn for Exp {
     fn apply<F: Float>(x: F) -> F {
         Float::exp(x)
     }
+    const F32_SLICES: Option<crate::unary::F32Slices> = Some(crate::vmath::exp);
 }
 
 /// Elementwise e^x (`exp(-inf) = 0`, `exp(inf) = inf`, NaN stays NaN). Bool and integer inputs give float32; float16 computes in

@@ -8,7 +8,7 @@
 use et_runtime::{et_switch, DtypeSelection, KernelResult, Tensor};
 
 use crate::util::element::Float;
-use crate::util::elementwise::unary;
+use crate::util::elementwise::{unary, unary_vectorized};
 use crate::util::promote::{compute_dtype, compute_set, float_compute_set, to_float};
 
 pub mod abs;
@@ -48,10 +48,17 @@ pub mod tan;
 pub mod tanh;
 pub mod trunc;
 
+/// A vectorized f32 function over slices (`out[i] = f(x[i])`), as [`vmath`](crate::vmath)
+/// has them.
+pub(crate) type F32Slices = fn(&[f32], &mut [f32]);
+
 /// A function of one float, generic over the float compute types.
 pub(crate) trait FloatFn {
     /// The function's value at `x`.
     fn apply<F: Float>(x: F) -> F;
+    /// Its vectorized f32 form over slices ([`vmath`](crate::vmath)), where there is one:
+    /// float32 (and float16, computed in float32) tensors then run it instead of `apply`.
+    const F32_SLICES: Option<F32Slices> = None;
 }
 
 /// `out = O(input)` in float: bool and integer inputs give float32 results.
@@ -61,7 +68,12 @@ pub(crate) fn float_unary<O: FloatFn, Sel: DtypeSelection>(
 ) -> KernelResult {
     let common = to_float(input.dtype());
     et_switch!(in float_compute_set(Sel::SET), compute_dtype(common), [f32, f64], C => {
-        unary::<C, C, Sel>(input, out, common, O::apply::<C>)
+        match O::F32_SLICES {
+            Some(f32_slices) => {
+                unary_vectorized::<C, Sel>(input, out, common, O::apply::<C>, f32_slices)
+            }
+            None => unary::<C, C, Sel>(input, out, common, O::apply::<C>),
+        }
     })
 }
 

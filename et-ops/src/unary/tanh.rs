@@ -13,6 +13,7 @@ impl FloatFn for Tanh {
     fn apply<F: Float>(x: F) -> F {
         Float::tanh(x)
     }
+    const F32_SLICES: Option<crate::unary::F32Slices> = Some(crate::vmath::tanh);
 }
 
 /// Elementwise the hyperbolic tangent (saturating to ±1). Bool and integer inputs give float32; float16 computes in

@@ -1,6 +1,6 @@
 //! Shared machinery, written once: the element-type traits, dtype conversion, the
 //! elementwise drivers with broadcasting, type promotion, strided layouts and copies,
-//! reductions over dims, and the matrix-multiply core.
+//! reductions over dims, the matrix-multiply core and the vectorized float functions.
 
 pub mod accumulate;
 pub mod convert;
@@ -15,3 +15,4 @@ pub mod reduction;
 pub mod split;
 #[cfg(test)]
 pub mod test_pool;
+pub mod vmath;

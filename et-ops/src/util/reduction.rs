@@ -182,6 +182,13 @@ impl<const N: usize> Space<N> {
         self.sizes[..self.ndim].iter().product()
     }
 
+    /// The length of the space when it is one run with unit steps in every operand (a
+    /// contiguous lane), else `None`.
+    pub fn unit_run(&self) -> Option<usize> {
+        let unit = self.ndim == 1 && (0..N).all(|k| self.strides[k][0] == 1);
+        unit.then_some(self.sizes[0])
+    }
+
     /// The number of dims left after merging.
     #[cfg(test)]
     pub fn ndim(&self) -> usize {

@@ -165,7 +165,12 @@ fn run(p: &Unary, frame: &Frame<'_>) -> KernelResult {
 
 /// `op` of each element of `x` into `out`, before the clamp.
 fn compute(op: UnaryOp, x: &[f32], out: &mut [f32]) {
-    // One match outside the loop, so each op's loop is a plain (vectorizable) map.
+    use et_ops::vmath;
+    // The two have the same sizes; the slice functions want the same lengths.
+    let n = x.len().min(out.len());
+    let (x, out) = (&x[..n], &mut out[..n]);
+    // One match outside the loop, so each op's loop is a plain (vectorizable) map; the
+    // transcendental ones run et-ops' vectorized functions.
     match op {
         UnaryOp::Clamp => map(x, out, |v| v),
         UnaryOp::Abs => map(x, out, f32::abs),
@@ -173,23 +178,17 @@ fn compute(op: UnaryOp, x: &[f32], out: &mut [f32]) {
         UnaryOp::Square => map(x, out, |v| v * v),
         UnaryOp::SquareRoot => map(x, out, libm::sqrtf),
         UnaryOp::ReciprocalSquareRoot => map(x, out, |v| 1.0 / libm::sqrtf(v)),
-        UnaryOp::Exp => map(x, out, libm::expf),
+        UnaryOp::Exp => vmath::exp(x, out),
         UnaryOp::Log => map(x, out, libm::logf),
         UnaryOp::Floor => map(x, out, libm::floorf),
         UnaryOp::Ceiling => map(x, out, libm::ceilf),
-        UnaryOp::Sigmoid => map(x, out, |v| 1.0 / (1.0 + libm::expf(-v))),
-        UnaryOp::Tanh => map(x, out, libm::tanhf),
-        UnaryOp::Gelu => map(x, out, |v| {
-            0.5 * v * (1.0 + libm::erff(v * core::f32::consts::FRAC_1_SQRT_2))
-        }),
-        UnaryOp::Hardswish => map(x, out, |v| v * (v + 3.0).clamp(0.0, 6.0) / 6.0),
+        UnaryOp::Sigmoid => vmath::sigmoid(x, out),
+        UnaryOp::Tanh => vmath::tanh(x, out),
+        UnaryOp::Gelu => vmath::gelu(x, out),
+        UnaryOp::Hardswish => vmath::hardswish(x, out),
         UnaryOp::Sin => map(x, out, libm::sinf),
         UnaryOp::Cos => map(x, out, libm::cosf),
-        UnaryOp::Elu(alpha) => map(
-            x,
-            out,
-            |v| if v > 0.0 { v } else { alpha * libm::expm1f(v) },
-        ),
+        UnaryOp::Elu(alpha) => vmath::elu(x, alpha, out),
         UnaryOp::LeakyRelu(slope) => map(x, out, |v| if v >= 0.0 { v } else { v * slope }),
     }
 }

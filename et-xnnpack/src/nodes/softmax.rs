@@ -1,4 +1,5 @@
-//! Softmax over the innermost dim, computed stably (the row's maximum subtracted first).
+//! Softmax over the innermost dim, computed stably (the row's maximum subtracted first),
+//! one row at a time by et-ops' vectorized [`softmax`](et_ops::vmath::softmax).
 
 use et_runtime::backend::DelegateError;
 use et_runtime::KernelResult;
@@ -42,16 +43,7 @@ fn run(p: &Softmax, frame: &Frame<'_>) -> KernelResult {
         return Ok(());
     }
     for (src, dst) in x.chunks_exact(p.row).zip(out.chunks_exact_mut(p.row)) {
-        let max = src.iter().copied().fold(f32::NEG_INFINITY, f32::max);
-        let mut sum = 0.0f32;
-        for (d, &v) in dst.iter_mut().zip(src) {
-            *d = libm::expf(v - max);
-            sum += *d;
-        }
-        let scale = 1.0 / sum;
-        for d in dst.iter_mut() {
-            *d *= scale;
-        }
+        et_ops::vmath::softmax(src, dst);
     }
     Ok(())
 }

@@ -32,6 +32,25 @@ pub trait Num: Element + PartialOrd {
     fn from_bool(b: bool) -> Self;
     /// True for NaN floats.
     fn is_nan(self) -> bool;
+    /// `s` itself when `Self` is `f32`, so that generic code can hand it to the vectorized
+    /// f32 functions ([`vmath`](crate::vmath)); `None` for every other type.
+    #[inline(always)]
+    fn as_f32s(s: &[Self]) -> Option<&[f32]> {
+        let _ = s;
+        None
+    }
+    /// [`as_f32s`](Num::as_f32s) for a mutable slice.
+    #[inline(always)]
+    fn as_f32s_mut(s: &mut [Self]) -> Option<&mut [f32]> {
+        let _ = s;
+        None
+    }
+}
+
+/// The `as_f32s` of the types that are not `f32`.
+#[inline(always)]
+fn not_f32<S, R>(_: S) -> Option<R> {
+    None
 }
 
 macro_rules! int_num {
@@ -56,7 +75,7 @@ macro_rules! int_num {
 int_num!(u8: false, i8: true, i16: true, i32: true, i64: true, u16: false, u32: false, u64: false);
 
 macro_rules! float_num {
-    ($($t:ty),*) => {$(
+    ($($t:ty => $as_f32s:ident),*) => {$(
         impl Num for $t {
             const IS_FLOAT: bool = true;
             const IS_BOOL: bool = false;
@@ -70,11 +89,13 @@ macro_rules! float_num {
             #[inline(always)] fn to_bool(self) -> bool { self != 0.0 }
             #[inline(always)] fn from_bool(b: bool) -> Self { b as u8 as $t }
             #[inline(always)] fn is_nan(self) -> bool { self != self }
+            #[inline(always)] fn as_f32s(s: &[Self]) -> Option<&[f32]> { $as_f32s(s) }
+            #[inline(always)] fn as_f32s_mut(s: &mut [Self]) -> Option<&mut [f32]> { $as_f32s(s) }
         }
     )*};
 }
 
-float_num!(f32, f64);
+float_num!(f32 => Some, f64 => not_f32);
 
 macro_rules! half_num {
     ($($t:ty),*) => {$(

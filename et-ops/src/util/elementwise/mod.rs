@@ -153,6 +153,52 @@ impl<C: Num, R: Num, F: Fn(C, C, C) -> R> MapK<C, R, 3> for Map3<F> {
     }
 }
 
+/// A one-input float function with a vectorized f32 form over slices: the form runs
+/// whenever the compute type is f32 (in place on f32 data, through chunks converted to
+/// and from f32 for other storage), `each` otherwise (f64).
+struct SliceMap1<F, S> {
+    each: F,
+    f32_slices: S,
+}
+
+impl<C: Num, F: Fn(C) -> C, S: Fn(&[f32], &mut [f32])> MapK<C, C, 1> for SliceMap1<F, S> {
+    #[inline(always)]
+    fn run<T: Num, U: Num>(&self, [a]: [&[T]; 1], out: &mut [U]) {
+        let a = &a[..out.len()];
+        if C::DTYPE != ScalarType::Float {
+            return Map1(&self.each).run::<T, U>([a], out);
+        }
+        if let (Some(x), Some(y)) = (T::as_f32s(a), U::as_f32s_mut(out)) {
+            return (self.f32_slices)(x, y);
+        }
+        let (mut x, mut y) = ([0.0f32; CHUNK], [0.0f32; CHUNK]);
+        for (a, out) in a.chunks(CHUNK).zip(out.chunks_mut(CHUNK)) {
+            let (x, y) = (&mut x[..a.len()], &mut y[..a.len()]);
+            x.iter_mut()
+                .zip(a)
+                .for_each(|(x, &a)| *x = cast::<T, f32>(a));
+            (self.f32_slices)(x, y);
+            out.iter_mut()
+                .zip(&*y)
+                .for_each(|(o, &y)| *o = cast::<f32, U>(y));
+        }
+    }
+}
+
+/// `out = f(input)` elementwise for a float function with a vectorized f32 form
+/// (`f32_slices`, from [`vmath`](crate::vmath)): float32 and float16 tensors run that,
+/// float64 runs `each`. Otherwise as [`unary`].
+pub fn unary_vectorized<C: Compute, Sel: DtypeSelection>(
+    input: &Tensor,
+    out: &mut Tensor,
+    common: ScalarType,
+    each: impl Fn(C) -> C + Sync,
+    f32_slices: impl Fn(&[f32], &mut [f32]) + Sync,
+) -> KernelResult {
+    let map = SliceMap1 { each, f32_slices };
+    drive::<C, C, 1, Sel>(None, [input], out, common, &map)
+}
+
 /// `out = f(input)` elementwise. `common` is the operator's result dtype: the input is
 /// converted to it, and (when `R` is `C`) the result has it. See the module docs.
 pub fn unary<C: Compute, R: Num, Sel: DtypeSelection>(

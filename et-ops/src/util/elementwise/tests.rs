@@ -305,3 +305,31 @@ fn integer_semantics() {
     assert_eq!(Compute::sign(f32::NAN), 0.0);
     assert_eq!(Compute::floor_div(1.0f32, 0.0), f32::INFINITY);
 }
+
+/// A function with a vectorized f32 form runs that form whenever the compute type is f32
+/// (in place on f32 storage, through converted chunks on float16 storage, longer than
+/// one chunk here), and its per-element form on f64. The two forms differ on purpose.
+#[test]
+fn vectorized_form_runs_for_f32_compute() {
+    let map = SliceMap1 {
+        each: |x| x * 3.0,
+        f32_slices: |x: &[f32], y: &mut [f32]| y.iter_mut().zip(x).for_each(|(y, x)| *y = x * 2.0),
+    };
+    let n = CHUNK * 2 + 5;
+    let x: Vec<f32> = (0..n).map(|i| i as f32 * 0.25).collect();
+    let mut y = vec![0.0f32; n];
+    MapK::<f32, f32, 1>::run::<f32, f32>(&map, [&x], &mut y);
+    assert!(y.iter().zip(&x).all(|(y, x)| *y == x * 2.0));
+    let h: Vec<f16> = x.iter().map(|&v| f16::from_f32(v)).collect();
+    let mut hy = vec![f16::from_f32(0.0); n];
+    MapK::<f32, f32, 1>::run::<f16, f16>(&map, [&h], &mut hy);
+    assert!(hy.iter().zip(&x).all(|(y, x)| y.to_f32() == x * 2.0));
+    let map64 = SliceMap1 {
+        each: |x: f64| x * 3.0,
+        f32_slices: |_: &[f32], _: &mut [f32]| unreachable!("f64 computes per element"),
+    };
+    let d: Vec<f64> = x.iter().map(|&v| f64::from(v)).collect();
+    let mut dy = vec![0.0f64; n];
+    MapK::<f64, f64, 1>::run::<f64, f64>(&map64, [&d], &mut dy);
+    assert!(dy.iter().zip(&d).all(|(y, x)| *y == x * 3.0));
+}
