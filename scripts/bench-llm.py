@@ -39,8 +39,8 @@ faster, for times as for rates):
   linears and the output layer) as the program stores them (the sum of its named data,
   from `etch ops --json`), plus the fp32 KV cache up to the mean position. The token
   embedding (one row read per token), norm weights and RoPE tables are left out. A
-  runtime that repacks the weights wider reads more than this: etch widens 4-bit
-  weights to int8. The bandwidth is the row's: one core for one thread, two for two.
+  runtime that repacks the weights wider reads more than this (etch keeps 4-bit weights
+  at half a byte). The bandwidth is the row's: one core for one thread, two for two.
 - prefill 30 / 128 / 500 ms: one `forward` over a prompt of that many tokens at position
   0, warm: ExecuTorch's second of two back-to-back prefills; etch's prefill with
   `--warmup` (which generates once first). 500, not 512: a prompt must leave room in the
