@@ -268,6 +268,8 @@ impl Qb4Gemm<'_> {
         if self.kernel == DotKernel::NeonDot {
             return self.tile_neon(x, rows, tile, y);
         }
+        #[cfg(not(any(target_arch = "x86_64", target_arch = "aarch64")))]
+        let _ = self.kernel; // no vector kernels on this architecture
         self.tile_portable(x, rows, tile, y)
     }
 
