@@ -49,6 +49,31 @@ fn pack(
     }
 }
 
+/// A layer's packed arrays, owned.
+struct Packed {
+    dims: (usize, usize, usize),
+    weights: Vec<u8>,
+    scales: Vec<u16>,
+    ksums: Vec<f32>,
+    bias: Vec<f32>,
+}
+
+impl Packed {
+    fn gemm(&self, kernel: DotKernel) -> Qb4Gemm<'_> {
+        let (n, k, block) = self.dims;
+        Qb4Gemm {
+            n,
+            k,
+            block,
+            weights: &self.weights,
+            scales: &self.scales,
+            ksums: &self.ksums,
+            bias: &self.bias,
+            kernel,
+        }
+    }
+}
+
 /// A layer's operands on unpacked `[n][k]` weights.
 struct Layer {
     n: usize,
@@ -81,7 +106,7 @@ impl Layer {
         }
     }
 
-    fn packed(&self) -> (Vec<u8>, Vec<u16>, Vec<f32>, Vec<f32>) {
+    fn packed(&self) -> Packed {
         let (n, k, block) = (self.n, self.k, self.block);
         let blocks = k / block;
         let mut weights = vec![0u8; weight_bytes(n, k)];
@@ -97,7 +122,13 @@ impl Layer {
         );
         let mut bias = self.bias.clone();
         bias.resize(padded(n), 0.0);
-        (weights, scales, ksums, bias)
+        Packed {
+            dims: (n, k, block),
+            weights,
+            scales,
+            ksums,
+            bias,
+        }
     }
 
     /// The module's arithmetic, written from its definition on the unpacked weights.
@@ -176,21 +207,12 @@ fn every_kernel_gives_the_definitions_bits_within_the_exact_values_tolerance() {
     ];
     for (case, &(n, k, block)) in cases.iter().enumerate() {
         let layer = Layer::new((n, k, block), 7 * case as u32);
-        let (weights, scales, ksums, bias) = layer.packed();
+        let packed = layer.packed();
         // 1 to 7 rows: every multi-row tile height and its remainders.
         for m in [1, 2, 3, 4, 5, 7] {
             let x = bytes(m * k, 100 + case as u32, -128, 127);
             for kernel in kernels() {
-                let gemm = Qb4Gemm {
-                    n,
-                    k,
-                    block,
-                    weights: &weights,
-                    scales: &scales,
-                    ksums: &ksums,
-                    bias: &bias,
-                    kernel,
-                };
+                let gemm = packed.gemm(kernel);
                 let mut out = vec![f32::NAN; m * n];
                 let columns = Columns::new(&mut out, m, n).unwrap();
                 let rows = Rows {
@@ -238,23 +260,14 @@ fn every_kernel_gives_the_definitions_bits_within_the_exact_values_tolerance() {
 fn bands_of_channels_give_the_bits_of_one_call_and_clamp() {
     let (n, k, block, m) = (100, 128, 32, 3);
     let layer = Layer::new((n, k, block), 3);
-    let (weights, scales, ksums, bias) = layer.packed();
+    let packed = layer.packed();
     let x = bytes(m * k, 9, -128, 127);
     let clamp = Clamp {
         min: -0.5,
         max: 0.25,
     };
     for kernel in kernels() {
-        let gemm = Qb4Gemm {
-            n,
-            k,
-            block,
-            weights: &weights,
-            scales: &scales,
-            ksums: &ksums,
-            bias: &bias,
-            kernel,
-        };
+        let gemm = packed.gemm(kernel);
         let rows = Rows {
             data: &x,
             m,
@@ -284,7 +297,7 @@ fn bands_of_channels_give_the_bits_of_one_call_and_clamp() {
 fn packing_xnnpacks_layout_gives_the_generic_packing() {
     for (n, k, block) in [(1, 32, 32), (33, 96, 32), (70, 128, 64)] {
         let layer = Layer::new((n, k, block), 11);
-        let (weights, scales, ksums, _) = layer.packed();
+        let packed = layer.packed();
         // XNNPACK's bytes: two inputs a byte, the even one low, as `w + 8`.
         let raw: Vec<u8> = layer
             .weights
@@ -292,9 +305,9 @@ fn packing_xnnpacks_layout_gives_the_generic_packing() {
             .map(|pair| (pair[0] + 8) as u8 | ((pair[1] + 8) as u8) << 4)
             .collect();
         let mut fast = (
-            vec![0u8; weights.len()],
-            vec![0u16; scales.len()],
-            vec![0f32; ksums.len()],
+            vec![0u8; packed.weights.len()],
+            vec![0u16; packed.scales.len()],
+            vec![0f32; packed.ksums.len()],
         );
         let blocks = k / block;
         pack_xnnpack(
@@ -305,9 +318,9 @@ fn packing_xnnpacks_layout_gives_the_generic_packing() {
             &mut fast.1,
             &mut fast.2,
         );
-        assert_eq!(fast.0, weights, "{n}x{k}");
-        assert_eq!(fast.1, scales, "{n}x{k}");
-        assert_eq!(fast.2, ksums, "{n}x{k}");
+        assert_eq!(fast.0, packed.weights, "{n}x{k}");
+        assert_eq!(fast.1, packed.scales, "{n}x{k}");
+        assert_eq!(fast.2, packed.ksums, "{n}x{k}");
     }
 }
 
@@ -324,18 +337,9 @@ fn sizes_that_overflow_saturate_and_unsupported_blocks_are_refused() {
 /// CPU's best kernel, and the bytes of its packed weights and scales.
 fn best_time((n, k, block, m): (usize, usize, usize, usize), repeats: usize) -> (f64, usize) {
     let layer = Layer::new((n, k, block), 1);
-    let (weights, scales, ksums, bias) = layer.packed();
+    let packed = layer.packed();
     let x = bytes(m * k, 5, -128, 127);
-    let gemm = Qb4Gemm {
-        n,
-        k,
-        block,
-        weights: &weights,
-        scales: &scales,
-        ksums: &ksums,
-        bias: &bias,
-        kernel: DotKernel::detect(4),
-    };
+    let gemm = packed.gemm(DotKernel::detect(4));
     let mut out = vec![0.0f32; m * n];
     let columns = Columns::new(&mut out, m, n).unwrap();
     let rows = Rows {
@@ -354,7 +358,7 @@ fn best_time((n, k, block, m): (usize, usize, usize, usize), repeats: usize) -> 
             t.elapsed().as_secs_f64()
         })
         .fold(f64::MAX, f64::min);
-    (best, weights.len() + 2 * scales.len())
+    (best, packed.weights.len() + 2 * packed.scales.len())
 }
 
 /// The read rate of a decode-sized product (`cargo test --release -p et-xnnpack
