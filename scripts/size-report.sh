@@ -79,8 +79,8 @@ threshold() { awk -v n="$1" '$1 == n { print $2 }' scripts/size-thresholds.txt; 
 # The program's own code and data, from the section headers: code (.text, .init, .fini),
 # read-only data, data, the kernel registry (linkme's sections) and the init/fini
 # arrays; not what dynamic linking adds (.dynsym, .dynstr, relocations, .plt, .got,
-# .dynamic), notes or headers. Issue 14's "code + rodata + data", which ExecuTorch's
-# size_test has 23,933 bytes of at the same flags.
+# .dynamic), notes or headers: the "code + rodata + data" figure BENCHMARKS.md compares
+# with ExecuTorch's size_test at the same flags.
 code_and_data() {
   readelf -SW "$1" | python3 -c '
 import re, sys
