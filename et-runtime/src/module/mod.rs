@@ -37,7 +37,7 @@ use std::vec::Vec;
 use crate::error::Error;
 use crate::loader::{DataLoader, MmapLoader, PROGRAM_ALIGNMENT};
 use crate::method_buffers::BufferError;
-use crate::program::{MethodMeta, Program};
+use crate::program::{MethodMeta, Program, Verification};
 use crate::value::EValue;
 use owned::{BoxedLoader, LoadFailure, OpenError, OwnedMethod, OwnedProgram};
 use values::quoted_list;
@@ -90,34 +90,60 @@ impl Module {
         path: impl AsRef<Path>,
         data_files: &[impl AsRef<Path>],
     ) -> Result<Module, ModuleError> {
+        Self::from_file_with(path, data_files, Verification::default())
+    }
+
+    /// [`from_file_with_data`](Self::from_file_with_data) checking the program as
+    /// `verification` says ([`Verification::Minimal`] skips the structural check of the
+    /// whole flatbuffer, as ExecuTorch's default does; either way a malformed file is an
+    /// error, never undefined behaviour).
+    pub fn from_file_with(
+        path: impl AsRef<Path>,
+        data_files: &[impl AsRef<Path>],
+        verification: Verification,
+    ) -> Result<Module, ModuleError> {
         let path = path.as_ref();
-        let mut data = Vec::with_capacity(data_files.len());
-        for file in data_files {
-            let file = file.as_ref();
-            data.push((file.display().to_string(), map(file)?));
-        }
-        Self::open(map(path)?, data, &path.display().to_string())
+        let data = map_all(data_files)?;
+        Self::open(map(path)?, data, &path.display().to_string(), verification)
     }
 
     /// A program from bytes in memory (copied once into an aligned buffer).
     pub fn from_bytes(bytes: &[u8]) -> Result<Module, ModuleError> {
-        Self::from_loader(AlignedBytes::copy_of(bytes)?)
+        Self::from_bytes_with(bytes, &[] as &[&Path], Verification::default())
+    }
+
+    /// A program from bytes in memory (copied once into an aligned buffer) whose named
+    /// data continues in `.ptd` data files, checked as `verification` says.
+    pub fn from_bytes_with(
+        bytes: &[u8],
+        data_files: &[impl AsRef<Path>],
+        verification: Verification,
+    ) -> Result<Module, ModuleError> {
+        let data = map_all(data_files)?;
+        let loader = Box::new(AlignedBytes::copy_of(bytes)?);
+        Self::open(loader, data, "the program", verification)
     }
 
     /// A program read through any loader.
     pub fn from_loader(
         loader: impl DataLoader + Send + Sync + 'static,
     ) -> Result<Module, ModuleError> {
-        Self::open(Box::new(loader), Vec::new(), "the program")
+        Self::open(
+            Box::new(loader),
+            Vec::new(),
+            "the program",
+            Verification::default(),
+        )
     }
 
     fn open(
         loader: BoxedLoader,
         data: Vec<(String, BoxedLoader)>,
         what: &str,
+        verification: Verification,
     ) -> Result<Module, ModuleError> {
         let names: Vec<String> = data.iter().map(|(n, _)| n.clone()).collect();
-        let program = OwnedProgram::open(loader, data).map_err(|e| match e {
+        let program = OwnedProgram::open(loader, data, verification).map_err(|e| match e {
             OpenError::Program(e) => ModuleError::new(
                 e.error,
                 std::format!("{what} is not a program etch can load: {e}"),
@@ -419,6 +445,16 @@ fn load_error(name: &str, failure: LoadFailure) -> ModuleError {
             )
         }
     }
+}
+
+fn map_all(files: &[impl AsRef<Path>]) -> Result<Vec<(String, BoxedLoader)>, ModuleError> {
+    files
+        .iter()
+        .map(|file| {
+            let file = file.as_ref();
+            Ok((file.display().to_string(), map(file)?))
+        })
+        .collect()
 }
 
 fn map(path: &Path) -> Result<BoxedLoader, ModuleError> {
