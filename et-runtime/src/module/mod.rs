@@ -55,6 +55,8 @@ pub struct Module {
     program: OwnedProgram,
     scratch: usize,
     memory_limit: usize,
+    /// The method whose inputs `set_inputs` set, until `execute_prepared` runs it.
+    prepared: Option<String>,
 }
 
 // SAFETY: a `Module` owns everything its raw pointers reach (the program, its loaders,
@@ -160,6 +162,7 @@ impl Module {
             program,
             scratch: DEFAULT_SCRATCH_BYTES,
             memory_limit: usize::MAX,
+            prepared: None,
         })
     }
 
@@ -225,6 +228,7 @@ impl Module {
     /// running statistics) start again from the program's initial values. The next call
     /// loads it again.
     pub fn reset(&mut self, name: &str) {
+        self.prepared = None;
         self.methods.retain(|(n, _)| n != name);
     }
 
@@ -242,6 +246,39 @@ impl Module {
         inputs: &[Input<'_>],
     ) -> Result<Vec<Output>, ModuleError> {
         self.run(name, inputs, |method| {
+            (0..method.num_outputs())
+                .map(|i| {
+                    let value = method.output(i).map_err(|e| output_error(name, i, e))?;
+                    Output::copy_of(&value).map_err(|e| output_error(name, i, e))
+                })
+                .collect()
+        })
+    }
+
+    /// Sets method `name`'s inputs (loading the method first) for the
+    /// [`execute_prepared`](Self::execute_prepared) that must follow before any other
+    /// call: the memory plan may reuse the inputs' bytes, so they hold for one run. Split
+    /// from [`execute`](Self::execute) for a caller that must read the inputs' memory
+    /// under a lock and run the method without it (a Python binding reads arrays while
+    /// holding the interpreter's lock and releases it to run).
+    pub fn set_inputs(&mut self, name: &str, inputs: &[Input<'_>]) -> Result<(), ModuleError> {
+        self.prepared = None;
+        let method = self.loaded(name)?.method();
+        set_inputs(method, name, inputs)?;
+        self.prepared = Some(name.to_string());
+        Ok(())
+    }
+
+    /// Runs method `name` on the inputs [`set_inputs`](Self::set_inputs) just set, as
+    /// [`execute`](Self::execute) does.
+    pub fn execute_prepared(&mut self, name: &str) -> Result<Vec<Output>, ModuleError> {
+        if self.prepared.take().as_deref() != Some(name) {
+            return Err(ModuleError::new(
+                Error::InvalidState,
+                std::format!("method `{name}` has no inputs set; call set_inputs first"),
+            ));
+        }
+        self.run_set(name, |method| {
             (0..method.num_outputs())
                 .map(|i| {
                     let value = method.output(i).map_err(|e| output_error(name, i, e))?;
@@ -273,11 +310,21 @@ impl Module {
         inputs: &[Input<'_>],
         finish: impl FnOnce(&crate::Method<'_>) -> Result<R, ModuleError>,
     ) -> Result<R, ModuleError> {
+        self.prepared = None;
+        set_inputs(self.loaded(name)?.method(), name, inputs)?;
+        self.run_set(name, finish)
+    }
+
+    /// Runs method `name`, whose inputs are set.
+    fn run_set<R>(
+        &mut self,
+        name: &str,
+        finish: impl FnOnce(&crate::Method<'_>) -> Result<R, ModuleError>,
+    ) -> Result<R, ModuleError> {
         #[cfg(feature = "threads")]
         let pool = self.pool.take();
         let result = (|| {
             let method = self.loaded(name)?.method();
-            set_inputs(method, name, inputs)?;
             #[cfg(feature = "threads")]
             let executed = match &pool {
                 Some(pool) => method.execute_with(pool),
