@@ -102,9 +102,9 @@ impl Generator {
             }
         }
         if threads > 1 {
-            llm.module_mut().set_threads(threads).map_err(|e| {
-                raise(py, Kind::Code(e.code()), e.message())
-            })?;
+            llm.module_mut()
+                .set_threads(threads)
+                .map_err(|e| raise(py, Kind::Code(e.code()), e.message()))?;
         }
         Ok(Generator {
             program: shown,
@@ -150,7 +150,11 @@ impl Generator {
                         )
                     })?);
                 }
-                tokens.extend(tokenizer.encode(&text).map_err(|e| tokenizer_error(py, &e))?);
+                tokens.extend(
+                    tokenizer
+                        .encode(&text)
+                        .map_err(|e| tokenizer_error(py, &e))?,
+                );
                 tokens
             }
         };

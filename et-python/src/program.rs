@@ -36,11 +36,18 @@ fn verification(minimal: bool) -> Verification {
 }
 
 impl Program {
-    fn opened(py: Python<'_>, opened: Result<Result<Module, ModuleError>, String>) -> PyResult<Program> {
+    fn opened(
+        py: Python<'_>,
+        opened: Result<Result<Module, ModuleError>, String>,
+    ) -> PyResult<Program> {
         let module = opened
             .map_err(|m| panicked(py, "loading the program", &m))?
             .map_err(|e| module_error(py, &e))?;
-        let names = module.method_names().into_iter().map(String::from).collect();
+        let names = module
+            .method_names()
+            .into_iter()
+            .map(String::from)
+            .collect();
         Ok(Program {
             module: Mutex::new(module),
             names,
@@ -67,9 +74,8 @@ impl Program {
         data_files: Vec<PathBuf>,
         minimal: bool,
     ) -> PyResult<Program> {
-        let opened = py.detach(|| {
-            catch(|| Module::from_file_with(&path, &data_files, verification(minimal)))
-        });
+        let opened = py
+            .detach(|| catch(|| Module::from_file_with(&path, &data_files, verification(minimal))));
         Program::opened(py, opened)
     }
 
@@ -83,9 +89,8 @@ impl Program {
     ) -> PyResult<Program> {
         // `data` borrows an immutable `bytes` object the caller keeps alive: safe to read
         // without the interpreter's lock.
-        let opened = py.detach(|| {
-            catch(|| Module::from_bytes_with(data, &data_files, verification(minimal)))
-        });
+        let opened = py
+            .detach(|| catch(|| Module::from_bytes_with(data, &data_files, verification(minimal))));
         Program::opened(py, opened)
     }
 

@@ -172,8 +172,8 @@ impl<'py> Arg<'py> {
             Some(d) => d,
             None => native,
         };
-        let numel = et_runtime::checked_numel(&shape)
-            .ok_or_else(|| bad(py, i, "the sizes overflow"))?;
+        let numel =
+            et_runtime::checked_numel(&shape).ok_or_else(|| bad(py, i, "the sizes overflow"))?;
         let bytes = numel
             .checked_mul(dtype.element_size())
             .ok_or_else(|| bad(py, i, "the sizes overflow"))?;
@@ -315,9 +315,8 @@ impl OutTensor {
 pub fn output_to_py(py: Python<'_>, output: Output) -> PyResult<Py<PyAny>> {
     Ok(match output {
         Output::Tensor(t) => {
-            let t = OutTensor::new(t).map_err(|e| {
-                raise(py, Kind::Code(e), "an output tensor has no readable data")
-            })?;
+            let t = OutTensor::new(t)
+                .map_err(|e| raise(py, Kind::Code(e), "an output tensor has no readable data"))?;
             Py::new(py, t)?.into_any()
         }
         Output::Int(v) => v.into_pyobject(py)?.into_any().unbind(),
@@ -336,8 +335,17 @@ mod tests {
     fn type_strings_round_trip() {
         for dtype in ScalarType::ALL {
             let (kind, native) = typestr(dtype);
-            if native && !matches!(dtype, ScalarType::QInt8 | ScalarType::QUInt8 | ScalarType::QInt32) {
-                assert_eq!(dtype_of_typestr(&format!("<{kind}")), Some(dtype), "{dtype:?}");
+            if native
+                && !matches!(
+                    dtype,
+                    ScalarType::QInt8 | ScalarType::QUInt8 | ScalarType::QInt32
+                )
+            {
+                assert_eq!(
+                    dtype_of_typestr(&format!("<{kind}")),
+                    Some(dtype),
+                    "{dtype:?}"
+                );
             }
         }
         assert_eq!(dtype_of_typestr("|b1"), Some(ScalarType::Bool));
