@@ -195,15 +195,11 @@ def _prepare(inputs: Sequence[Any]) -> Tuple[Tuple[Any, ...], bool]:
                 prepared.append(t.numpy())
         elif x is None or isinstance(x, (bool, int, float)):
             prepared.append(x)
-        elif isinstance(x, np.ndarray) or hasattr(x, "__array_interface__") or hasattr(
-            x, "__array__"
-        ):
+        elif isinstance(x, (np.ndarray, memoryview)) or hasattr(x, "__array__"):
             a = np.asarray(x)
             if not a.flags.c_contiguous:
                 a = np.ascontiguousarray(a)
             prepared.append(a)
-        elif isinstance(x, np.generic):
-            prepared.append(np.asarray(x))
         else:
             raise InvalidArgumentError(
                 f"input {i}: unsupported type {type(x).__name__}: give a torch tensor, a "
