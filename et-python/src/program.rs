@@ -2,7 +2,7 @@
 //! `etch.runtime.Method` are thin Python classes over it.
 //!
 //! The module sits in a `Mutex` (a method's memory serves one call at a time), locked
-//! with [`lock`](crate::lock::lock).
+//! with [`lock`].
 
 use std::path::PathBuf;
 use std::sync::Mutex;

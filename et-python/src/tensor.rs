@@ -94,8 +94,8 @@ fn bad(py: Python<'_>, i: usize, why: impl std::fmt::Display) -> PyErr {
 }
 
 impl<'py> Arg<'py> {
-    /// Input `i`: `None`, a bool, an int, a float, an object with a C-contiguous
-    /// `__array_interface__`, or a pair `(array, dtype_name)` whose dtype name overrides
+    /// Input `i`: `None`, a bool, an int, a float, a C-contiguous `numpy.ndarray`, or a
+    /// pair `(array, dtype_name)` whose dtype name overrides
     /// the array's (for a dtype NumPy lacks, as bfloat16, carried in an array of its
     /// width).
     pub fn read(i: usize, obj: &Bound<'py, PyAny>) -> PyResult<Arg<'py>> {
@@ -134,23 +134,22 @@ impl<'py> Arg<'py> {
         override_dtype: Option<ScalarType>,
     ) -> PyResult<Arg<'py>> {
         let py = array.py();
+        // Only NumPy's own arrays: their interface is trusted to describe memory they own
+        // (any object can claim an `__array_interface__`; the Python layer turns every
+        // input into an ndarray first).
+        let type_name = array.get_type().fully_qualified_name()?.to_string();
+        if type_name != "numpy.ndarray" {
+            return Err(bad(
+                py,
+                i,
+                format!(
+                    "unsupported type {type_name}: give a NumPy array, a torch tensor, or a \
+                     bool, int, float or None"
+                ),
+            ));
+        }
         let interface = array
-            .getattr("__array_interface__")
-            .map_err(|_| {
-                let type_name = array
-                    .get_type()
-                    .name()
-                    .map(|n| n.to_string())
-                    .unwrap_or_default();
-                bad(
-                    py,
-                    i,
-                    format!(
-                        "unsupported type {type_name}: give a NumPy array, a torch tensor, \
-                         or a bool, int, float or None"
-                    ),
-                )
-            })?
+            .getattr("__array_interface__")?
             .cast_into::<PyDict>()?;
         let item = |key: &str| interface.get_item(key);
         let typestr: String = item("typestr")?
@@ -221,8 +220,7 @@ impl<'py> Arg<'py> {
                     &[]
                 } else {
                     // SAFETY: `data` and `bytes` come from the array interface of
-                    // `_owner`, a NumPy array (the Python layer makes every input one),
-                    // which promises `bytes` readable bytes at `data` for a C-contiguous
+                    // `_owner`, a `numpy.ndarray` (checked in `read_array`), which promises `bytes` readable bytes at `data` for a C-contiguous
                     // array of these sizes and dtype while the array lives and is not
                     // resized. `_owner` lives as long as `self`, and the returned borrow
                     // no longer; the `Python` token proves the interpreter's lock is

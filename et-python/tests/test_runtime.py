@@ -267,6 +267,19 @@ def test_bad_input_is_a_clear_exception() -> None:
     assert_close(method.execute([a, b])[0], a + b, 0, 0, "add")
 
 
+def test_the_extension_reads_only_numpy_arrays() -> None:
+    # Any object can claim an array interface; the extension trusts only NumPy's.
+    class Liar:
+        __array_interface__ = {"shape": (2, 3), "typestr": "<f4", "data": (8, False), "version": 3}
+
+    program = Runtime.get().load_program(FIXTURES / "add.pte")
+    a = np.ones((2, 3), np.float32)
+    with pytest.raises(etch.InvalidArgumentError, match="unsupported type"):
+        program._program.execute("forward", (a, Liar()))
+    with pytest.raises(etch.InvalidArgumentError, match="unsupported type"):
+        program.load_method("forward").execute((a, Liar()))
+
+
 def test_missing_kernels_and_backends_name_what_to_link() -> None:
     program = Runtime.get().load_program(FIXTURES / "custom_ops.pte")
     with pytest.raises(etch.OperatorMissingError, match="my_ops::mul3.out"):
