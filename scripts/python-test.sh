@@ -3,13 +3,15 @@
 # venv under target/ beside ExecuTorch's own Python runtime, and runs its tests, which
 # compare the two on the reference programs.
 #
-# The venv is kept between runs and pip keeps its download cache, so a second run only
-# rebuilds the wheel. torch comes from PyPI with its CUDA dependencies: `import torch`
-# (which executorch's runtime does) needs them even on a machine without a GPU.
+# The venv (target/python-venv, or $ETCH_PYTHON_VENV: about 6 GB with torch's CUDA
+# libraries, so a machine may keep one outside its checkouts) is kept between runs, and
+# pip only checks what is already installed, so a second run only rebuilds the wheel.
+# torch comes from PyPI with its CUDA dependencies: `import torch` (which executorch's
+# runtime does) needs them even on a machine without a GPU.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-venv=target/python-venv
+venv=${ETCH_PYTHON_VENV:-target/python-venv}
 python=${PYTHON:-python3}
 if [ ! -x "$venv/bin/python" ]; then
   "$python" -m venv "$venv"
@@ -30,5 +32,6 @@ esac
 "${pip[@]}" install --quiet --force-reinstall --no-deps "$wheel"
 
 # From target/, so `import etch` finds the installed wheel, not et-python/python.
+venv_python=$(cd "$venv" && pwd)/bin/python
 cd target
-../"$venv/bin/python" -m pytest -q -p no:cacheprovider ../et-python/tests
+"$venv_python" -m pytest -q -p no:cacheprovider ../et-python/tests
