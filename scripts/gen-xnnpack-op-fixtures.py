@@ -164,6 +164,20 @@ def pt2e_quantize(module, inputs):
     return convert_pt2e(m)
 
 
+class GroupedConv(torch.nn.Module):
+    """RegNet's pattern: a 3x3 convolution in groups of 8 channels (stride 2, padding 1)
+    after a 3x3 convolution of one group and many input channels (im2col through the
+    packed GEMM), each with a bias and a ReLU."""
+
+    def __init__(self):
+        super().__init__()
+        self.dense = torch.nn.Conv2d(24, 32, 3, padding=1)
+        self.grouped = torch.nn.Conv2d(32, 32, 3, stride=2, padding=1, groups=4)
+
+    def forward(self, x):
+        return torch.relu(self.grouped(torch.relu(self.dense(x))))
+
+
 class QuantizedCat(torch.nn.Module):
     """A miniature DenseNet block: each layer (batch norm, ReLU, conv) sees the
     concatenation of all the features before it. The partitioner leaves those cats
@@ -275,6 +289,7 @@ CASES = {
     "slice": (Slice(), lambda: (torch.randn(1, 4, 5, 6),), 1e-6),
     "conv_transpose": (ConvTranspose(), lambda: (torch.randn(1, 4, 5, 6),), 1e-4),
     "shared_linear": (SharedLinear(), lambda: (torch.randn(1, 6, 24),), 1e-4),
+    "grouped_conv": (GroupedConv(), lambda: (torch.randn(1, 24, 9, 10),), 1e-4),
 }
 
 
@@ -316,6 +331,11 @@ def main():
         module, inputs = quantized_slice_pad()
         # Integer arithmetic: within two output steps of ExecuTorch's.
         write_case(out_dir, "slice_qint8", lower(module, inputs, quantized=True), inputs, 0.05)
+    if not only or "grouped_conv_qint8" in only:
+        torch.manual_seed(0)
+        inputs = (torch.randn(1, 24, 9, 10),)
+        module = pt2e_quantize(GroupedConv(), inputs)
+        write_case(out_dir, "grouped_conv_qint8", lower(module, inputs, quantized=True), inputs, 0.05)
     if not only or "cat_qint8" in only:
         torch.manual_seed(0)
         inputs = (torch.randn(1, 3, 6, 6),)

@@ -500,6 +500,8 @@ op_fixtures! {
     conv_transpose_matches_executorch: "conv_transpose" => ["ConvTranspose2d:fp32"];
     shared_linear_matches_executorch: "shared_linear" => ["FullyConnected:fp32"];
     quantized_tensors_cross_delegate_boundaries: "cat_qint8" => ["Conv2d:qint8"];
+    grouped_conv_matches_executorch: "grouped_conv" => ["Conv2d:fp32"];
+    quantized_grouped_conv_matches_executorch: "grouped_conv_qint8" => ["Conv2d:qint8"];
     quantized_mask_add_matches_executorch: "mask_add_qint8" => ["Add:qint8", "FullyConnected:qint8"];
 }
 
@@ -511,7 +513,13 @@ fn quantized_slice_and_pad_are_bit_exact() {
     // cat_qint8: int8 tensors passed between delegates and the portable cat; the
     // mask add: a scale ratio under XNNPACK's fixed-point range, whose multiplier
     // rounds to 0 as in XNNPACK's released build.
-    for name in ["slice_qint8", "pad_qint8", "cat_qint8", "mask_add_qint8"] {
+    for name in [
+        "slice_qint8",
+        "pad_qint8",
+        "cat_qint8",
+        "mask_add_qint8",
+        "grouped_conv_qint8",
+    ] {
         let spec = IoSpec::read(&dir, name);
         let got = run_case(&dir, &spec).unwrap();
         let want = std::fs::read(dir.join(&spec.outputs[0].file)).unwrap();

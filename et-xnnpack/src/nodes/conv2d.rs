@@ -1,12 +1,13 @@
 //! Conv2d: NHWC convolution with groups, strides, dilation and asymmetric padding, as
-//! XNNPACK defines it. The filter is `[groups * group_out, kh, kw, group_in]` (OHWI),
-//! packed at init into one row-major `[kh * kw * group_in, group_out]` matrix per group.
+//! XNNPACK defines it. The filter is `[groups * group_out, kh, kw, group_in]` (OHWI).
 //! A 1x1 convolution with unit stride and no padding is one GEMM over the input as is;
 //! one with a single group of at most `MAX_CIN` input channels (a first layer) runs
-//! `compute::direct`; any other gathers patches of a tile of output pixels (im2col) and
-//! multiplies each tile.
+//! `compute::direct` on the filter packed as one row-major `[kh * kw * group_in,
+//! group_out]` matrix; any other gathers patches of a tile of output pixels (im2col) and
+//! multiplies them, group by group, by the group's weights packed once at init in the
+//! panels of `compute::fgemm` (bias and range applied as the tile is stored). Threads
+//! split the pixels.
 
-use et_ops::gemm::{sgemm, sgemm_scratch_bytes, Mat, MatMut};
 use et_runtime::backend::DelegateError;
 use et_runtime::KernelResult;
 use et_xnnpack_schema::{Graph, NodeView};
@@ -17,8 +18,9 @@ use super::convolution::{bias_ptr, read_conv, N};
 use crate::builder::{alloc_bound, graph_numel, other_family, Builder};
 use crate::compute::clamp::Clamp;
 use crate::compute::direct::{Direct, MAX_CIN};
+use crate::compute::fgemm::{self, Isa, PackedGemm};
 use crate::compute::window::Window;
-use crate::frame::{Frame, Step};
+use crate::frame::{Frame, Step, MAX_BANDS};
 
 /// Output pixels per im2col tile for patches of `k` floats: about 64 KiB of patches, so
 /// a tile stays in cache, and 64 to 600 rows. Short patches (a first layer's 27) get long
@@ -35,10 +37,14 @@ pub(crate) struct Conv {
     groups: usize,
     group_in: usize,
     group_out: usize,
-    /// Per group, row-major `[kh * kw * group_in, group_out]`.
+    /// The direct kernel: row-major `[kh * kw * group_in, group_out]` (one group).
+    /// Otherwise per group `fgemm::packed_len(group_out, k)` floats of panels.
     packed: *const f32,
+    /// The direct kernel: the bias constant. Otherwise `fgemm::padded(group_out)` floats
+    /// per group (zero without a bias).
     bias: Option<*const f32>,
     clamp: Clamp,
+    isa: Isa,
 }
 
 /// The fp32 family: this file's step, or the pointwise GEMM's (`S` is either).
@@ -63,21 +69,45 @@ pub(super) fn prepare<S: From<Step<Conv>> + From<Step<PointwiseConv>>>(
     if w.is_pointwise() && c.groups == 1 {
         return super::conv2d_pointwise::prepare(b, node, &c, filter).map(S::from);
     }
-    let packed = b.alloc::<f32>(c.groups * k * c.group_out)?;
-    for g in 0..c.groups {
-        let dst = &mut packed[g * k * c.group_out..(g + 1) * k * c.group_out];
+    let (packed, bias) = if is_direct(w, c.groups, c.group_in) {
+        let packed = b.alloc::<f32>(k * c.group_out)?;
         for o in 0..c.group_out {
-            let src = &filter[(g * c.group_out + o) * k..][..k];
-            for (row, &v) in src.iter().enumerate() {
-                dst[row * c.group_out + o] = v;
+            for (row, &v) in filter[o * k..][..k].iter().enumerate() {
+                packed[row * c.group_out + o] = v;
             }
         }
-    }
-    let bias = bias_ptr(b, c.bias)?;
-    if !is_direct(w, c.groups, c.group_in) {
-        // The direct kernel reads the input in place; the others gather patches.
-        b.scratch(scratch_bytes(k, c.group_out));
-    }
+        (packed, bias_ptr(b, c.bias)?)
+    } else {
+        let (len, channels) = (
+            fgemm::packed_len(c.group_out, k),
+            fgemm::padded(c.group_out),
+        );
+        let packed = b.alloc::<f32>(c.groups * len)?;
+        let bias = b.alloc::<f32>(c.groups * channels)?;
+        let constant = match c.bias {
+            Some(v) => Some(
+                b.constant(v)
+                    .and_then(|src| src.get(..c.groups * c.group_out))
+                    .ok_or_else(|| {
+                        b.invalid(
+                            "the bias is not 4-byte aligned constant of one float per channel",
+                        )
+                    })?,
+            ),
+            None => None,
+        };
+        for g in 0..c.groups {
+            let first = g * c.group_out;
+            let weight = |o: usize, i: usize| filter[(first + o) * k + i];
+            fgemm::pack(c.group_out, k, weight, &mut packed[g * len..(g + 1) * len]);
+            if let Some(src) = constant {
+                bias[g * channels..][..c.group_out]
+                    .copy_from_slice(&src[first..first + c.group_out]);
+            }
+        }
+        b.scratch(scratch_bytes(k, c.groups, c.group_out));
+        (packed, Some(bias.as_ptr()))
+    };
     Ok(S::from(Step {
         run,
         params: Conv {
@@ -90,16 +120,28 @@ pub(super) fn prepare<S: From<Step<Conv>> + From<Step<PointwiseConv>>>(
             packed: packed.as_ptr(),
             bias,
             clamp: Clamp::of(node),
+            isa: Isa::detect(),
         },
     }))
 }
 
-fn scratch_bytes(k: usize, group_out: usize) -> usize {
+/// The floats of one band's scratch: a tile of patches, and for several groups a tile of
+/// one group's outputs (spread over the pixels' channels once computed).
+fn band_floats(k: usize, groups: usize, group_out: usize) -> usize {
     let tile = tile_rows(k);
+    let outputs = if groups > 1 {
+        tile.saturating_mul(group_out)
+    } else {
+        0
+    };
+    tile.saturating_mul(k).saturating_add(outputs)
+}
+
+fn scratch_bytes(k: usize, groups: usize, group_out: usize) -> usize {
     // Saturating: the estimate runs on the payload's fields before `prepare` checks them.
-    (tile.saturating_mul(k).saturating_mul(4))
-        .saturating_add(64)
-        .saturating_add(sgemm_scratch_bytes(tile, group_out, k))
+    band_floats(k, groups, group_out)
+        .next_multiple_of(16)
+        .saturating_mul(4 * MAX_BANDS)
 }
 
 pub(super) fn scratch(_: &Graph<'_>, node: &NodeView<'_>) -> usize {
@@ -107,9 +149,8 @@ pub(super) fn scratch(_: &Graph<'_>, node: &NodeView<'_>) -> usize {
     let k = f(N::VT_KERNEL_HEIGHT)
         .saturating_mul(f(N::VT_KERNEL_WIDTH))
         .saturating_mul(f(N::VT_GROUP_INPUT_CHANNELS));
-    let group_out = f(N::VT_GROUP_OUTPUT_CHANNELS);
     // Tiles of patches (the direct and pointwise kernels take none).
-    scratch_bytes(k, group_out)
+    scratch_bytes(k, f(N::VT_GROUPS), f(N::VT_GROUP_OUTPUT_CHANNELS))
 }
 
 /// The qint8 family: `conv2d_quantized`'s int8 GEMM.
@@ -131,88 +172,105 @@ pub(super) fn packed(graph: &Graph<'_>, node: &NodeView<'_>) -> usize {
         f(N::VT_GROUP_INPUT_CHANNELS),
         f(N::VT_GROUP_OUTPUT_CHANNELS),
     );
-    // Either path's: the pointwise panels and padded bias, or the filter repacked.
+    let groups = f(N::VT_GROUPS);
+    let k = f(N::VT_KERNEL_HEIGHT)
+        .saturating_mul(f(N::VT_KERNEL_WIDTH))
+        .saturating_mul(cin);
+    // Any path's: the pointwise panels and padded bias, the filter repacked for the
+    // direct kernel, or each group's panels and padded bias.
+    let panels = alloc_bound(groups.saturating_mul(fgemm::packed_len(cout, k)), 4)
+        .saturating_add(alloc_bound(groups.saturating_mul(fgemm::padded(cout)), 4));
     alloc_bound(graph_numel(graph, node.u32(N::VT_FILTER_ID)), 4)
         .max(super::conv2d_pointwise::packed_bound(cout, cin))
+        .max(panels)
 }
 
 fn run(p: &Conv, frame: &Frame<'_>) -> KernelResult {
     let ([x], out) = frame.operands([p.input], p.output)?;
     let w = &p.window;
-    let (cin, cout) = (p.groups * p.group_in, p.groups * p.group_out);
-    let k = w.kernel_h * w.kernel_w * p.group_in;
-    // SAFETY: packed at init, `groups * k * group_out` floats, read-only since.
-    let packed = unsafe { core::slice::from_raw_parts(p.packed, p.groups * k * p.group_out) };
-    // SAFETY: a constant of `cout` floats (checked at init), 4-aligned, read-only.
-    let bias = p
-        .bias
-        .map(|b| unsafe { core::slice::from_raw_parts(b, cout) });
+    let (gin, gout) = (p.group_in, p.group_out);
+    let (cin, cout) = (p.groups * gin, p.groups * gout);
+    let k = w.kernel_h * w.kernel_w * gin;
     let pixels = w.batch * w.out_h * w.out_w;
-    if is_direct(w, p.groups, p.group_in) {
+    if is_direct(w, p.groups, gin) {
+        // SAFETY: packed at init, `k * cout` floats, read-only since.
+        let filter = unsafe { core::slice::from_raw_parts(p.packed, k * cout) };
+        // SAFETY: a constant of `cout` floats (checked at init), 4-aligned, read-only.
+        let bias = p
+            .bias
+            .map(|b| unsafe { core::slice::from_raw_parts(b, cout) });
         let direct = Direct {
             window: w,
             cin,
             cout,
             x,
-            filter: packed,
+            filter,
             bias,
             clamp: p.clamp,
         };
         let per_row = w.out_w * cout;
-        frame.split(
+        return frame.split(
             w.out_rows(),
             per_row * k,
             (out, per_row),
             0,
             |band, out, _| direct.run(band, out),
-        )?;
-    } else {
-        let tile = tile_rows(k);
-        let (patches, mut scratch) = frame.scratch(tile * k)?;
-        {
-            let per_image = w.out_h * w.out_w;
-            let mut start = 0;
-            while start < pixels {
-                let rows = tile.min(pixels - start);
-                for g in 0..p.groups {
+        );
+    }
+    let (len, channels) = (fgemm::packed_len(gout, k), fgemm::padded(gout));
+    // SAFETY: packed at init in method memory, `groups` times `len` floats of panels and
+    // `channels` floats of bias, read-only since, living as long as the plan.
+    let (panels, bias) = unsafe {
+        (
+            core::slice::from_raw_parts(p.packed, p.groups * len),
+            core::slice::from_raw_parts(p.bias.unwrap_or(p.packed), p.groups * channels),
+        )
+    };
+    let (groups, clamp, isa) = (p.groups, p.clamp, p.isa);
+    let group = |g: usize| PackedGemm {
+        n: gout,
+        k,
+        panels: &panels[g * len..(g + 1) * len],
+        bias: &bias[g * channels..(g + 1) * channels],
+        min: clamp.min,
+        max: clamp.max,
+        isa,
+    };
+    let tile = tile_rows(k);
+    let per_image = w.out_h * w.out_w;
+    frame.split(
+        pixels,
+        cout * k,
+        (out, cout),
+        band_floats(k, groups, gout),
+        |band, out, scratch| {
+            let (patches, outputs) = scratch.split_at_mut(tile * k);
+            let mut start = band.start;
+            while start < band.end {
+                let rows = tile.min(band.end - start);
+                let at = start - band.start;
+                for g in 0..groups {
                     for r in 0..rows {
-                        let px = start + r;
-                        let (n, rest) = (px / per_image, px % per_image);
+                        let (n, rest) = ((start + r) / per_image, (start + r) % per_image);
                         let (oh, ow) = (rest / w.out_w, rest % w.out_w);
                         let patch = &mut patches[r * k..(r + 1) * k];
-                        gather_patch(x, w, cin, g * p.group_in, p.group_in, n, oh, ow, patch);
+                        gather_patch(x, w, cin, g * gin, gin, n, oh, ow, patch);
                     }
-                    let a = Mat {
-                        data: &patches[..rows * k],
-                        rows,
-                        cols: k,
-                        rs: k,
-                        cs: 1,
-                    };
-                    let bm = Mat {
-                        data: &packed[g * k * p.group_out..(g + 1) * k * p.group_out],
-                        rows: k,
-                        cols: p.group_out,
-                        rs: p.group_out,
-                        cs: 1,
-                    };
-                    let c = MatMut {
-                        data: &mut out[start * cout + g * p.group_out..],
-                        rows,
-                        cols: p.group_out,
-                        rs: cout,
-                        cs: 1,
-                    };
-                    scratch.with(|ctx| sgemm(ctx, 1.0, a, bm, 0.0, c))?;
+                    if groups == 1 {
+                        group(0).rows(patches, rows, &mut out[at * cout..(at + rows) * cout]);
+                        continue;
+                    }
+                    let outputs = &mut outputs[..rows * gout];
+                    group(g).rows(patches, rows, outputs);
+                    for (r, y) in outputs.chunks_exact(gout).enumerate() {
+                        let pixel = (at + r) * cout + g * gout;
+                        out[pixel..pixel + gout].copy_from_slice(y);
+                    }
                 }
-                // Bias and range while the tile is in cache.
-                p.clamp
-                    .bias_rows(&mut out[start * cout..(start + rows) * cout], bias);
                 start += rows;
             }
-        }
-    }
-    Ok(())
+        },
+    )
 }
 
 /// Whether a convolution runs the direct kernel: one group of few input channels, where
