@@ -139,6 +139,7 @@ fn mv2_in_c_matches_executorch() {
         let out = run(&exe, &fixtures());
         assert!(out.contains("mv2.pte: ok"), "{out}");
         assert!(out.contains("mv2_xnnpack.pte: ok"), "{out}");
+        assert!(out.contains("mv2_xnnpack_ptd.pte: ok"), "{out}");
     }
 }
 

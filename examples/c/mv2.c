@@ -5,7 +5,8 @@
  *
  *   mv2 FIXTURES_DIR     (tests/fixtures: mv2.pte, mv2_xnnpack.pte and their .bin files)
  *
- * Runs the portable-kernel program and the XNNPACK-lowered one; exits 0 when both match.
+ * Runs the portable-kernel program, the XNNPACK-lowered one, and the XNNPACK-lowered one
+ * whose weights are in a .ptd data file; exits 0 when all three match.
  */
 #include <math.h>
 #include <stdio.h>
@@ -43,12 +44,14 @@ static int fail(const char *what, etch_status status) {
 }
 
 /* Runs one program; 0 when its logits are the expected ones within atol + rtol * |want|. */
-static int run(const char *dir, const char *program, const char *input_file,
-               const char *expected_file, double tol) {
-  char path[4096];
+static int run(const char *dir, const char *program, const char *data_file,
+               const char *input_file, const char *expected_file, double tol) {
+  char path[4096], data_path[4096];
   snprintf(path, sizeof path, "%s/%s", dir, program);
+  const char *data_paths[1] = {data_path};
+  if (data_file) snprintf(data_path, sizeof data_path, "%s/%s", dir, data_file);
   etch_module *module = NULL;
-  etch_status status = etch_module_load(path, NULL, 0, &module);
+  etch_status status = etch_module_load(path, data_paths, data_file ? 1 : 0, &module);
   if (status != ETCH_OK) return fail("etch_module_load", status);
 
   int rc = 1;
@@ -130,8 +133,10 @@ int main(int argc, char **argv) {
     return 1;
   }
   printf("etch %s, C ABI %u\n", etch_version_string(), etch_abi_version());
-  /* The tolerances of tests/fixtures/mv2.io.yaml and mv2_xnnpack.io.yaml. */
-  int rc = run(argv[1], "mv2.pte", "mv2.in0.bin", "mv2.out0.bin", 2e-5);
-  rc |= run(argv[1], "mv2_xnnpack.pte", "mv2_xnnpack.in0.bin", "mv2_xnnpack.out0.bin", 1e-4);
+  /* The tolerances of tests/fixtures/NAME.io.yaml. */
+  int rc = run(argv[1], "mv2.pte", NULL, "mv2.in0.bin", "mv2.out0.bin", 2e-5);
+  rc |= run(argv[1], "mv2_xnnpack.pte", NULL, "mv2_xnnpack.in0.bin", "mv2_xnnpack.out0.bin", 1e-4);
+  rc |= run(argv[1], "mv2_xnnpack_ptd.pte", "mv2_xnnpack_ptd.ptd", "mv2_xnnpack_ptd.in0.bin",
+            "mv2_xnnpack_ptd.out0.bin", 1e-4);
   return rc;
 }
