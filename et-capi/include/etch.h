@@ -539,6 +539,63 @@ enum etch_status etch_generator_generate_tokens(struct etch_generator *generator
                                                 struct etch_generation_stats *stats);
 
 /**
+ * The number of methods in the program (0 for NULL).
+ *
+ * # Safety
+ * `module` is NULL or a live module.
+ */
+size_t etch_module_method_count(const struct etch_module *module);
+
+/**
+ * The name of method `index` (0-based), NUL-terminated, owned by the module and valid
+ * until it is freed; NULL for NULL or an index past the last.
+ *
+ * # Safety
+ * `module` is NULL or a live module.
+ */
+const char *etch_module_method_name(const struct etch_module *module, size_t index);
+
+/**
+ * Writes the number of inputs (`num_inputs`) and outputs (`num_outputs`) of method
+ * `method`; either pointer may be NULL. `ETCH_INVALID_ARGUMENT` names the program's
+ * methods when there is no such method.
+ *
+ * # Safety
+ * `module` is NULL or a live module; `method` is NULL or NUL-terminated; the out
+ * pointers are NULL or writable.
+ */
+enum etch_status etch_module_method_arity(const struct etch_module *module,
+                                          const char *method,
+                                          size_t *num_inputs,
+                                          size_t *num_outputs);
+
+/**
+ * Describes input `index` of method `method` in `*out`: its dtype and sizes. A scalar
+ * input (an int, double or bool the program was exported with) is described as a rank-0
+ * tensor of `ETCH_DTYPE_LONG`, `ETCH_DTYPE_DOUBLE` or `ETCH_DTYPE_BOOL`, and takes one.
+ *
+ * # Safety
+ * `module` is NULL or a live module; `method` is NULL or NUL-terminated; `out` is NULL
+ * or writable.
+ */
+enum etch_status etch_module_input_meta(const struct etch_module *module,
+                                        const char *method,
+                                        size_t index,
+                                        struct etch_tensor_meta *out);
+
+/**
+ * Describes output `index` of method `method` in `*out`, as `etch_module_input_meta`
+ * does inputs.
+ *
+ * # Safety
+ * As `etch_module_input_meta`.
+ */
+enum etch_status etch_module_output_meta(const struct etch_module *module,
+                                         const char *method,
+                                         size_t index,
+                                         struct etch_tensor_meta *out);
+
+/**
  * Opens a `.pte` file, mapped into memory (constant weights are used in place, not
  * copied), with its `.ptd` data files.
  *
@@ -613,23 +670,6 @@ enum etch_status etch_module_set_memory_limit(struct etch_module *module, size_t
 enum etch_status etch_module_set_scratch_bytes(struct etch_module *module, size_t bytes);
 
 /**
- * The number of methods in the program (0 for NULL).
- *
- * # Safety
- * `module` is NULL or a live module.
- */
-size_t etch_module_method_count(const struct etch_module *module);
-
-/**
- * The name of method `index` (0-based), NUL-terminated, owned by the module and valid
- * until it is freed; NULL for NULL or an index past the last.
- *
- * # Safety
- * `module` is NULL or a live module.
- */
-const char *etch_module_method_name(const struct etch_module *module, size_t index);
-
-/**
  * Loads method `method` now (it loads at its first call otherwise): its memory is
  * allocated and delegates prepare their weights. Loading again is a no-op.
  *
@@ -646,46 +686,6 @@ enum etch_status etch_module_load_method(struct etch_module *module, const char 
  * `module` is NULL or a live module; `method` is NULL or NUL-terminated.
  */
 enum etch_status etch_module_reset_method(struct etch_module *module, const char *method);
-
-/**
- * Writes the number of inputs (`num_inputs`) and outputs (`num_outputs`) of method
- * `method`; either pointer may be NULL. `ETCH_INVALID_ARGUMENT` names the program's
- * methods when there is no such method.
- *
- * # Safety
- * `module` is NULL or a live module; `method` is NULL or NUL-terminated; the out
- * pointers are NULL or writable.
- */
-enum etch_status etch_module_method_arity(const struct etch_module *module,
-                                          const char *method,
-                                          size_t *num_inputs,
-                                          size_t *num_outputs);
-
-/**
- * Describes input `index` of method `method` in `*out`: its dtype and sizes. A scalar
- * input (an int, double or bool the program was exported with) is described as a rank-0
- * tensor of `ETCH_DTYPE_LONG`, `ETCH_DTYPE_DOUBLE` or `ETCH_DTYPE_BOOL`, and takes one.
- *
- * # Safety
- * `module` is NULL or a live module; `method` is NULL or NUL-terminated; `out` is NULL
- * or writable.
- */
-enum etch_status etch_module_input_meta(const struct etch_module *module,
-                                        const char *method,
-                                        size_t index,
-                                        struct etch_tensor_meta *out);
-
-/**
- * Describes output `index` of method `method` in `*out`, as `etch_module_input_meta`
- * does inputs.
- *
- * # Safety
- * As `etch_module_input_meta`.
- */
-enum etch_status etch_module_output_meta(const struct etch_module *module,
-                                         const char *method,
-                                         size_t index,
-                                         struct etch_tensor_meta *out);
 
 /**
  * Calls method `method` with `num_inputs` inputs, in order, and returns copies of its

@@ -24,6 +24,7 @@
 
 mod error;
 mod generator;
+mod meta;
 mod module;
 mod tensor;
 
@@ -42,13 +43,15 @@ pub use generator::{
     etch_generator_set_threads, etch_generator_set_top_p, etch_stop_reason, etch_text_callback,
     etch_token_callback,
 };
+pub use meta::{
+    etch_module_input_meta, etch_module_method_arity, etch_module_method_count,
+    etch_module_method_name, etch_module_output_meta, etch_tensor_meta,
+};
 pub use module::{
-    etch_module, etch_module_execute, etch_module_forward, etch_module_free,
-    etch_module_input_meta, etch_module_load, etch_module_load_bytes, etch_module_load_method,
-    etch_module_method_arity, etch_module_method_count, etch_module_method_name,
-    etch_module_output_meta, etch_module_reset_method, etch_module_set_memory_limit,
-    etch_module_set_scratch_bytes, etch_module_set_threads, etch_outputs, etch_outputs_count,
-    etch_outputs_free, etch_outputs_get, etch_tensor_meta,
+    etch_module, etch_module_execute, etch_module_forward, etch_module_free, etch_module_load,
+    etch_module_load_bytes, etch_module_load_method, etch_module_reset_method,
+    etch_module_set_memory_limit, etch_module_set_scratch_bytes, etch_module_set_threads,
+    etch_outputs, etch_outputs_count, etch_outputs_free, etch_outputs_get,
 };
 pub use tensor::{
     etch_dtype, etch_tensor, etch_tensor_data, etch_tensor_dtype, etch_tensor_free,

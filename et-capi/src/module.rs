@@ -3,10 +3,10 @@
 use std::ffi::{c_char, c_void, CStr, CString};
 use std::path::PathBuf;
 
-use et_runtime::{Input, Module, Output, ScalarType, ShapeDynamism, Tag, TensorBuf};
+use et_runtime::{Input, Module, Output, ScalarType, Tag, TensorBuf};
 
 use crate::error::{etch_status, guard, guard_value, Failure, Result};
-use crate::tensor::{etch_tensor, tensor_ref, ETCH_MAX_DIM};
+use crate::tensor::{etch_tensor, tensor_ref};
 
 /// A loaded program. Made by `etch_module_load` or `etch_module_load_bytes`, freed by
 /// `etch_module_free`.
@@ -16,9 +16,9 @@ use crate::tensor::{etch_tensor, tensor_ref, ETCH_MAX_DIM};
 #[allow(non_camel_case_types)]
 #[derive(Debug)]
 pub struct etch_module {
-    module: Module,
+    pub(crate) module: Module,
     /// The method names as C strings, for `etch_module_method_name`'s pointers.
-    names: Vec<CString>,
+    pub(crate) names: Vec<CString>,
 }
 
 /// The outputs of one method call: tensors owned by the list. Freed by
@@ -27,22 +27,6 @@ pub struct etch_module {
 #[derive(Debug)]
 pub struct etch_outputs {
     tensors: Vec<etch_tensor>,
-}
-
-/// What a method takes or gives at one position: a dtype and sizes.
-#[allow(non_camel_case_types)]
-#[repr(C)]
-#[derive(Clone, Copy, Debug)]
-pub struct etch_tensor_meta {
-    /// An `etch_dtype`.
-    pub dtype: i32,
-    /// The number of dimensions; `sizes[rank..]` are 0.
-    pub rank: usize,
-    /// The sizes: for a dynamic tensor (`dynamic` non-zero), the upper bounds.
-    pub sizes: [i64; ETCH_MAX_DIM],
-    /// 0 for a static shape; 1 when the sizes are upper bounds (ExecuTorch's
-    /// `DYNAMIC_BOUND`); 2 when unbounded.
-    pub dynamic: i32,
 }
 
 /// The module a caller passed, borrowed exclusively for the call.
@@ -58,7 +42,7 @@ unsafe fn module_mut<'a>(m: *mut etch_module) -> Result<&'a mut etch_module> {
 ///
 /// # Safety
 /// `m` is NULL or a live module that nothing changes while the borrow lives.
-unsafe fn module_ref<'a>(m: *const etch_module) -> Option<&'a etch_module> {
+pub(crate) unsafe fn module_ref<'a>(m: *const etch_module) -> Option<&'a etch_module> {
     // SAFETY: the caller's promise.
     unsafe { m.as_ref() }
 }
@@ -256,36 +240,6 @@ pub unsafe extern "C" fn etch_module_set_scratch_bytes(
     })
 }
 
-/// The number of methods in the program (0 for NULL).
-///
-/// # Safety
-/// `module` is NULL or a live module.
-#[no_mangle]
-pub unsafe extern "C" fn etch_module_method_count(module: *const etch_module) -> usize {
-    guard_value(0, || {
-        // SAFETY: the caller's promise: NULL or a live module.
-        unsafe { module_ref(module) }.map_or(0, |m| m.names.len())
-    })
-}
-
-/// The name of method `index` (0-based), NUL-terminated, owned by the module and valid
-/// until it is freed; NULL for NULL or an index past the last.
-///
-/// # Safety
-/// `module` is NULL or a live module.
-#[no_mangle]
-pub unsafe extern "C" fn etch_module_method_name(
-    module: *const etch_module,
-    index: usize,
-) -> *const c_char {
-    guard_value(std::ptr::null(), || {
-        // SAFETY: the caller's promise: NULL or a live module.
-        unsafe { module_ref(module) }
-            .and_then(|m| m.names.get(index))
-            .map_or(std::ptr::null(), |n| n.as_ptr())
-    })
-}
-
 /// Loads method `method` now (it loads at its first call otherwise): its memory is
 /// allocated and delegates prepare their weights. Loading again is a no-op.
 ///
@@ -319,150 +273,6 @@ pub unsafe extern "C" fn etch_module_reset_method(
         m.module.reset(name);
         Ok(())
     })
-}
-
-/// Writes the number of inputs (`num_inputs`) and outputs (`num_outputs`) of method
-/// `method`; either pointer may be NULL. `ETCH_INVALID_ARGUMENT` names the program's
-/// methods when there is no such method.
-///
-/// # Safety
-/// `module` is NULL or a live module; `method` is NULL or NUL-terminated; the out
-/// pointers are NULL or writable.
-#[no_mangle]
-pub unsafe extern "C" fn etch_module_method_arity(
-    module: *const etch_module,
-    method: *const c_char,
-    num_inputs: *mut usize,
-    num_outputs: *mut usize,
-) -> etch_status {
-    guard(|| {
-        // SAFETY: the caller's promises: NULL or a live module, NULL or a C string.
-        let (m, name) = unsafe { (module_ref(module), str_arg(method, "method")?) };
-        let m = m.ok_or_else(|| Failure::null("module"))?;
-        let meta = m.module.method_meta(name)?;
-        // SAFETY: the caller's promise: each is NULL or writable.
-        unsafe {
-            if let Some(n) = num_inputs.as_mut() {
-                *n = meta.num_inputs();
-            }
-            if let Some(n) = num_outputs.as_mut() {
-                *n = meta.num_outputs();
-            }
-        }
-        Ok(())
-    })
-}
-
-/// Describes input `index` of method `method` in `*out`: its dtype and sizes. A scalar
-/// input (an int, double or bool the program was exported with) is described as a rank-0
-/// tensor of `ETCH_DTYPE_LONG`, `ETCH_DTYPE_DOUBLE` or `ETCH_DTYPE_BOOL`, and takes one.
-///
-/// # Safety
-/// `module` is NULL or a live module; `method` is NULL or NUL-terminated; `out` is NULL
-/// or writable.
-#[no_mangle]
-pub unsafe extern "C" fn etch_module_input_meta(
-    module: *const etch_module,
-    method: *const c_char,
-    index: usize,
-    out: *mut etch_tensor_meta,
-) -> etch_status {
-    // SAFETY: the caller's promises, passed on.
-    guard(|| unsafe { io_meta(module, method, index, out, true) })
-}
-
-/// Describes output `index` of method `method` in `*out`, as `etch_module_input_meta`
-/// does inputs.
-///
-/// # Safety
-/// As `etch_module_input_meta`.
-#[no_mangle]
-pub unsafe extern "C" fn etch_module_output_meta(
-    module: *const etch_module,
-    method: *const c_char,
-    index: usize,
-    out: *mut etch_tensor_meta,
-) -> etch_status {
-    // SAFETY: the caller's promises, passed on.
-    guard(|| unsafe { io_meta(module, method, index, out, false) })
-}
-
-/// # Safety
-/// As `etch_module_input_meta`.
-unsafe fn io_meta(
-    module: *const etch_module,
-    method: *const c_char,
-    index: usize,
-    out: *mut etch_tensor_meta,
-    input: bool,
-) -> Result<()> {
-    // SAFETY: the caller's promises: `out` NULL or writable, `module` NULL or live,
-    // `method` NULL or a C string.
-    let (out, m, name) = unsafe { (out.as_mut(), module_ref(module), str_arg(method, "method")?) };
-    let out = out.ok_or_else(|| Failure::null("out"))?;
-    let m = m.ok_or_else(|| Failure::null("module"))?;
-    let meta = m.module.method_meta(name)?;
-    let (kind, count) = if input {
-        ("input", meta.num_inputs())
-    } else {
-        ("output", meta.num_outputs())
-    };
-    if index >= count {
-        return Err(Failure::invalid(format!(
-            "method `{name}` has {count} {kind}s; there is no {kind} {index}"
-        )));
-    }
-    let tag = if input {
-        meta.input_tag(index)
-    } else {
-        meta.output_tag(index)
-    }
-    .map_err(|e| {
-        Failure::new(
-            etch_status::of(e),
-            format!("{kind} {index} of `{name}`: {e}"),
-        )
-    })?;
-    let mut desc = etch_tensor_meta {
-        dtype: 0,
-        rank: 0,
-        sizes: [0; ETCH_MAX_DIM],
-        dynamic: 0,
-    };
-    desc.dtype = match tag {
-        Tag::Tensor => {
-            let info = if input {
-                meta.input_tensor(index)
-            } else {
-                meta.output_tensor(index)
-            }
-            .map_err(|e| Failure::new(etch_status::of(e), format!("{kind} {index}: {e}")))?;
-            desc.rank = info.sizes().len();
-            for (d, &s) in desc.sizes.iter_mut().zip(info.sizes()) {
-                *d = s as i64;
-            }
-            desc.dynamic = match info.dynamism {
-                ShapeDynamism::Static => 0,
-                ShapeDynamism::Bound => 1,
-                ShapeDynamism::Unbound => 2,
-            };
-            info.dtype as i32
-        }
-        Tag::Int => ScalarType::Long as i32,
-        Tag::Double => ScalarType::Double as i32,
-        Tag::Bool => ScalarType::Bool as i32,
-        other => {
-            return Err(Failure::new(
-                etch_status::ETCH_NOT_SUPPORTED,
-                format!(
-                    "{kind} {index} of method `{name}` is a {other:?}; the C API passes \
-                     tensors and scalars"
-                ),
-            ))
-        }
-    };
-    *out = desc;
-    Ok(())
 }
 
 /// A C input as a method input: scalars the method takes come as rank-0 tensors.
