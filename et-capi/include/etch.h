@@ -453,6 +453,20 @@ enum etch_status etch_generator_new(const char *pte_path,
                                     struct etch_generator **out);
 
 /**
+ * `etch_generator_new` for a program whose weights are in `.ptd` data files:
+ * `num_data_paths` file names at `data_paths` (as `etch_module_load` takes them).
+ *
+ * # Safety
+ * As `etch_generator_new`; `data_paths` points to `num_data_paths` NUL-terminated
+ * strings (or `num_data_paths` is 0).
+ */
+enum etch_status etch_generator_new_with_data(const char *pte_path,
+                                              const char *const *data_paths,
+                                              size_t num_data_paths,
+                                              const char *tokenizer_path,
+                                              struct etch_generator **out);
+
+/**
  * Frees a generator. NULL is a no-op.
  *
  * # Safety

@@ -6,7 +6,7 @@ use et_llm::runner::{GenerateError, Generation, Sampling, StopReason, TextGenera
 use et_llm::tokenizer::{TextStream, Tokenizer};
 
 use crate::error::{etch_status, guard, guard_value, Failure, Result};
-use crate::module::{path_arg, str_arg};
+use crate::module::{path_arg, paths_arg, str_arg};
 
 /// A text generator: an LLM program (written by ExecuTorch's `export_llm`) and, for text
 /// prompts, its tokenizer. Made by `etch_generator_new`, freed by `etch_generator_free`.
@@ -114,9 +114,34 @@ pub unsafe extern "C" fn etch_generator_new(
     tokenizer_path: *const c_char,
     out: *mut *mut etch_generator,
 ) -> etch_status {
+    // SAFETY: the caller's promises, passed on; no data paths.
+    unsafe { etch_generator_new_with_data(pte_path, std::ptr::null(), 0, tokenizer_path, out) }
+}
+
+/// `etch_generator_new` for a program whose weights are in `.ptd` data files:
+/// `num_data_paths` file names at `data_paths` (as `etch_module_load` takes them).
+///
+/// # Safety
+/// As `etch_generator_new`; `data_paths` points to `num_data_paths` NUL-terminated
+/// strings (or `num_data_paths` is 0).
+#[no_mangle]
+pub unsafe extern "C" fn etch_generator_new_with_data(
+    pte_path: *const c_char,
+    data_paths: *const *const c_char,
+    num_data_paths: usize,
+    tokenizer_path: *const c_char,
+    out: *mut *mut etch_generator,
+) -> etch_status {
     guard(|| {
-        // SAFETY: the caller's promises: `out` NULL or writable, `pte_path` a C string.
-        let (out, pte) = unsafe { (crate::out_ptr(out, "out")?, path_arg(pte_path, "pte_path")?) };
+        // SAFETY: the caller's promises: `out` NULL or writable, `pte_path` a C string,
+        // `num_data_paths` C strings at `data_paths`.
+        let (out, pte, data) = unsafe {
+            (
+                crate::out_ptr(out, "out")?,
+                path_arg(pte_path, "pte_path")?,
+                paths_arg(data_paths, num_data_paths, "data_paths")?,
+            )
+        };
         let tokenizer = if tokenizer_path.is_null() {
             None
         } else {
@@ -139,7 +164,7 @@ pub unsafe extern "C" fn etch_generator_new(
             Some(tokenizer)
         };
         let model = pte.display().to_string();
-        let llm = TextGenerator::from_file(&pte, &[] as &[&str]).map_err(|e| {
+        let llm = TextGenerator::from_file(&pte, &data).map_err(|e| {
             let f = generate_failure(e);
             Failure::new(f.status, format!("{model}: {}", f.message))
         })?;

@@ -39,9 +39,9 @@ use et_xnnpack as _;
 pub use error::{etch_last_error_message, etch_status, etch_status_name};
 pub use generator::{
     etch_generation_stats, etch_generator, etch_generator_free, etch_generator_generate,
-    etch_generator_generate_tokens, etch_generator_new, etch_generator_reset,
-    etch_generator_set_threads, etch_generator_set_top_p, etch_stop_reason, etch_text_callback,
-    etch_token_callback,
+    etch_generator_generate_tokens, etch_generator_new, etch_generator_new_with_data,
+    etch_generator_reset, etch_generator_set_threads, etch_generator_set_top_p, etch_stop_reason,
+    etch_text_callback, etch_token_callback,
 };
 pub use meta::{
     etch_module_input_meta, etch_module_method_arity, etch_module_method_count,

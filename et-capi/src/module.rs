@@ -84,6 +84,28 @@ pub(crate) unsafe fn path_arg(s: *const c_char, what: &str) -> Result<PathBuf> {
     }
 }
 
+/// An array of C string arguments as paths.
+///
+/// # Safety
+/// `paths` points to `n` pointers, each NULL or a NUL-terminated string (or `n` is 0).
+pub(crate) unsafe fn paths_arg(
+    paths: *const *const c_char,
+    n: usize,
+    what: &str,
+) -> Result<Vec<PathBuf>> {
+    let list: &[*const c_char] = match (n, paths.is_null()) {
+        (0, _) => &[],
+        (_, true) => return Err(Failure::null(what)),
+        // SAFETY: the caller's promise: `n` pointers at `paths`.
+        (n, false) => unsafe { std::slice::from_raw_parts(paths, n) },
+    };
+    list.iter()
+        .enumerate()
+        // SAFETY: the caller's promise: each is NULL or a C string.
+        .map(|(i, &p)| unsafe { path_arg(p, &format!("{what}[{i}]")) })
+        .collect()
+}
+
 fn wrap(module: Module) -> Box<etch_module> {
     let names = module
         .method_names()
@@ -120,17 +142,8 @@ pub unsafe extern "C" fn etch_module_load(
     guard(|| {
         // SAFETY: the caller's promises: `out` NULL or writable, `path` a C string.
         let (out, path) = unsafe { (crate::out_ptr(out, "out")?, path_arg(path, "path")?) };
-        let data: &[*const c_char] = match (num_data_paths, data_paths.is_null()) {
-            (0, _) => &[],
-            (_, true) => return Err(Failure::null("data_paths")),
-            // SAFETY: the caller's promise: `num_data_paths` pointers at `data_paths`.
-            (n, false) => unsafe { std::slice::from_raw_parts(data_paths, n) },
-        };
-        let data = data
-            .iter()
-            // SAFETY: the caller's promise: each is a C string.
-            .map(|&p| unsafe { path_arg(p, "data_paths[i]") })
-            .collect::<Result<Vec<_>>>()?;
+        // SAFETY: the caller's promise: `num_data_paths` C strings at `data_paths`.
+        let data = unsafe { paths_arg(data_paths, num_data_paths, "data_paths") }?;
         let module = Module::from_file_with_data(&path, &data)?;
         *out = Box::into_raw(wrap(module));
         Ok(())

@@ -158,6 +158,11 @@ int main(int argc, char **argv) {
   snprintf(missing_ptd, sizeof missing_ptd, "%s/no_such_tokenizer.json", dir);
   expect("missing tokenizer", etch_generator_new(path, missing_ptd, &generator), ETCH_IO,
          "no_such_tokenizer.json");
+  const char *missing_data[1] = {missing_ptd};
+  snprintf(missing_ptd, sizeof missing_ptd, "%s/no_such_weights.ptd", dir);
+  snprintf(path, sizeof path, "%s/llm/llama_tiny_fp32.pte", dir);
+  expect("missing LLM weights", etch_generator_new_with_data(path, missing_data, 1, NULL, &generator),
+         ETCH_ACCESS_FAILED, "no_such_weights.ptd");
   expect("generate with NULL", etch_generator_generate(NULL, "hi", 4, 0, 0, NULL, NULL, NULL),
          ETCH_INVALID_ARGUMENT, "generator");
 
