@@ -148,6 +148,59 @@ def quantized_slice_pad():
     return m, (x,)
 
 
+def pt2e_quantize(module, inputs):
+    """`module` PT2E-quantized with XNNPACK's symmetric per-channel configuration,
+    calibrated on `inputs`."""
+    from executorch.backends.xnnpack.quantizer.xnnpack_quantizer import (
+        XNNPACKQuantizer,
+        get_symmetric_quantization_config,
+    )
+    from torchao.quantization.pt2e.quantize_pt2e import convert_pt2e, prepare_pt2e
+
+    ep = torch.export.export(module.eval(), inputs)
+    q = XNNPACKQuantizer().set_global(get_symmetric_quantization_config(is_per_channel=True))
+    m = prepare_pt2e(ep.module(), q)
+    m(*inputs)
+    return convert_pt2e(m)
+
+
+class QuantizedCat(torch.nn.Module):
+    """A miniature DenseNet block: each layer (batch norm, ReLU, conv) sees the
+    concatenation of all the features before it. The partitioner leaves those cats
+    outside the delegates, on qint8 tensors, so quantized tensors cross the delegates'
+    boundaries."""
+
+    def __init__(self):
+        super().__init__()
+        self.layers = torch.nn.ModuleList(
+            torch.nn.Sequential(
+                torch.nn.BatchNorm2d(3 + 2 * i), torch.nn.ReLU(), torch.nn.Conv2d(3 + 2 * i, 2, 3, padding=1)
+            )
+            for i in range(3)
+        )
+
+    def forward(self, x):
+        features = [x]
+        for layer in self.layers:
+            features.append(layer(torch.cat(features, dim=1)))
+        return torch.cat(features, dim=1)
+
+
+class QuantizedMaskAdd(torch.nn.Module):
+    """Scores plus an additive attention mask of float32's lowest value where masked
+    (as Hugging Face encoders build it): the quantized Add's mask scale dwarfs the
+    scores', a scale ratio far under XNNPACK's fixed-point range."""
+
+    def __init__(self):
+        super().__init__()
+        self.q = torch.nn.Linear(8, 8)
+        self.out = torch.nn.Linear(8, 4)
+
+    def forward(self, x, keep):
+        mask = (1.0 - keep) * torch.finfo(torch.float32).min
+        return self.out(self.q(x) + mask)
+
+
 def quantized_pad():
     """A PT2E-quantized conv -> pad -> conv whose pad shares its input's parameters (as
     XNNPACK's byte-copying pad needs). ExecuTorch 1.5.1's ConstantPadConfig offers only
@@ -263,6 +316,18 @@ def main():
         module, inputs = quantized_slice_pad()
         # Integer arithmetic: within two output steps of ExecuTorch's.
         write_case(out_dir, "slice_qint8", lower(module, inputs, quantized=True), inputs, 0.05)
+    if not only or "cat_qint8" in only:
+        torch.manual_seed(0)
+        inputs = (torch.randn(1, 3, 6, 6),)
+        module = pt2e_quantize(QuantizedCat(), inputs)
+        write_case(out_dir, "cat_qint8", lower(module, inputs, quantized=True), inputs, 0.05)
+    if not only or "mask_add_qint8" in only:
+        torch.manual_seed(0)
+        keep = torch.ones(1, 5, 8)
+        keep[..., 6:] = 0.0
+        inputs = (torch.randn(1, 5, 8), keep)
+        module = pt2e_quantize(QuantizedMaskAdd(), inputs)
+        write_case(out_dir, "mask_add_qint8", lower(module, inputs, quantized=True), inputs, 0.05)
     if not only or "pad_qint8" in only:
         torch.manual_seed(0)
         module, inputs = quantized_pad()

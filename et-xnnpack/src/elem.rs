@@ -8,7 +8,7 @@
 use core::ptr::NonNull;
 
 use et_runtime::backend::DelegateError;
-use et_runtime::Error;
+use et_runtime::{Error, ScalarType};
 use et_xnnpack_schema::fields::XNNDatatype as D;
 use et_xnnpack_schema::{ConstantRef, Datatype, Graph, QuantParams, ValueView};
 
@@ -64,6 +64,18 @@ impl Elem {
             Elem::Qs8(_) | Elem::Qu8(_) | Elem::Qc8(_) => Some(numel),
             Elem::Qd8 { .. } => qd8_params_offset(numel)?.checked_add(rows.checked_mul(8)?),
             Elem::Qb4 { .. } => Some(numel.div_ceil(2)),
+        }
+    }
+
+    /// The dtype of the tensor a delegate call passes for a value of this type, if it can
+    /// be an input or output: ExecuTorch hands quantized values across the delegate
+    /// boundary as plain int8/uint8 tensors, their parameters fixed by the graph.
+    pub(crate) fn external_dtype(&self) -> Option<ScalarType> {
+        match self {
+            Elem::F32 => Some(ScalarType::Float),
+            Elem::Qs8(_) => Some(ScalarType::Char),
+            Elem::Qu8(_) => Some(ScalarType::Byte),
+            _ => None,
         }
     }
 }

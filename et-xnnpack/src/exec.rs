@@ -5,8 +5,9 @@
 use core::ptr::NonNull;
 
 use et_runtime::backend::KernelArgs;
-use et_runtime::{Error, KernelContext, KernelError, KernelResult, ScalarType};
+use et_runtime::{Error, KernelContext, KernelError, KernelResult};
 
+use crate::elem::Elem;
 use crate::frame::Frame;
 use crate::nodes::AnyStep;
 use crate::plan::Plan;
@@ -16,7 +17,7 @@ fn fail(error: Error, message: &'static str) -> KernelError {
     KernelError::new(error, message)
 }
 
-/// Binds the call's tensors: each delegate input must be a float32 tensor of the value's
+/// Binds the call's tensors: each delegate input must be a tensor of the value's dtype and
 /// rank with sizes (in its dim order, as XNNPACK sees it) at most the graph's, the
 /// outputs get the sizes the graph computes from those (resized when the inputs are
 /// smaller: a dynamic shape), and no output may overlap an input or another output.
@@ -36,7 +37,12 @@ fn bind(plan: &Plan, args: &KernelArgs<'_>) -> KernelResult {
             let t = args.tensor(arg as usize)?;
             let shape = input_shape(t, value)?;
             dynamic |= shape != value.bound;
-            let ptr = t.data::<f32>()?.as_ptr().cast::<u8>().cast_mut();
+            let ptr = match value.elem {
+                Elem::Qs8(_) => t.data::<i8>()?.as_ptr().cast::<u8>(),
+                Elem::Qu8(_) => t.data::<u8>()?.as_ptr(),
+                _ => t.data::<f32>()?.as_ptr().cast::<u8>(),
+            }
+            .cast_mut();
             // SAFETY: `v < num_values` (the builder lists value indices); the tables are
             // the plan's, written only here and at init, while execute holds the method
             // exclusively, and no reference into them is held across these writes.
@@ -57,8 +63,12 @@ fn bind(plan: &Plan, args: &KernelArgs<'_>) -> KernelResult {
             if shape != value.bound {
                 resize_to(t, &shape)?;
             }
-            check_tensor(t, &shape)?;
-            let ptr = t.data_mut::<f32>()?.as_mut_ptr().cast::<u8>();
+            check_tensor(t, value)?;
+            let ptr = match value.elem {
+                Elem::Qs8(_) => t.data_mut::<i8>()?.as_mut_ptr().cast::<u8>(),
+                Elem::Qu8(_) => t.data_mut::<u8>()?.as_mut_ptr(),
+                _ => t.data_mut::<f32>()?.as_mut_ptr().cast::<u8>(),
+            };
             // SAFETY: as for the inputs above.
             unsafe { *plan.tables.data.as_ptr().add(v as usize) = ptr };
         }
@@ -128,13 +138,22 @@ fn reshape(plan: &Plan, dynamic: bool) -> KernelResult {
     Ok(())
 }
 
-/// A delegate input's sizes, in the value's dim order: float32, the value's rank (a 0-dim
+/// Refuses a delegate tensor whose dtype is not the one `value`'s datatype is passed as.
+fn check_dtype(t: &et_runtime::Tensor, value: &Value) -> KernelResult {
+    if Some(t.dtype()) != value.elem.external_dtype() {
+        return Err(fail(
+            Error::InvalidType,
+            "a delegate tensor's dtype is not its graph value's (float32, or int8/uint8 for a quantized value)",
+        ));
+    }
+    Ok(())
+}
+
+/// A delegate input's sizes, in the value's dim order: its value's dtype, the value's rank (a 0-dim
 /// tensor counts as the one-element value the serializer writes), each size at most
 /// the graph's.
 fn input_shape(t: &et_runtime::Tensor, value: &Value) -> KernelResult<Shape> {
-    if t.dtype() != ScalarType::Float {
-        return Err(fail(Error::InvalidType, "a delegate tensor is not float32"));
-    }
+    check_dtype(t, value)?;
     let bound = value.bound;
     if t.dim() == 0 && bound.dims().iter().all(|&d| d == 1) {
         return Ok(bound);
@@ -174,11 +193,9 @@ fn resize_to(t: &mut et_runtime::Tensor, shape: &Shape) -> KernelResult {
     t.resize(&sizes[..shape.rank()])
 }
 
-fn check_tensor(t: &et_runtime::Tensor, shape: &Shape) -> KernelResult {
-    if t.dtype() != ScalarType::Float {
-        return Err(fail(Error::InvalidType, "a delegate tensor is not float32"));
-    }
-    let dims = shape.dims();
+fn check_tensor(t: &et_runtime::Tensor, value: &Value) -> KernelResult {
+    check_dtype(t, value)?;
+    let dims = value.shape.dims();
     let order = t.dim_order();
     let same = t.dim() == dims.len()
         && order

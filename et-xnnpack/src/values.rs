@@ -104,10 +104,10 @@ pub(crate) fn read_value<'n>(
             "a value has flags other than external input / output",
         ));
     }
-    if (is_input || is_output) && elem != Elem::F32 {
+    if (is_input || is_output) && elem.external_dtype().is_none() {
         return Err(DelegateError::new(
             Error::NotSupported,
-            "a delegate input or output is quantized (this backend passes fp32 tensors only)",
+            "a delegate input or output is neither fp32 nor per-tensor quantized int8/uint8",
         ));
     }
     if matches!(elem, Elem::Qd8 { .. }) && v.constant_buffer_idx != 0 {

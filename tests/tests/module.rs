@@ -174,3 +174,27 @@ fn ndarray_inputs_and_outputs() {
     // A transposed view is not row-major: refused rather than read in the wrong order.
     assert!(TensorRef::from_ndarray(&image.t()).is_none());
 }
+
+/// Bytes with a `.ptd` data file at the minimal verification, and inputs set apart from
+/// the run that uses them (once: a second run needs them set again).
+#[test]
+fn bytes_with_data_minimal_verification_and_prepared_inputs() {
+    use et_runtime::Verification;
+    let bytes = std::fs::read(fixture("mlp_ptd.pte")).unwrap();
+    let mut module =
+        Module::from_bytes_with(&bytes, &[fixture("mlp_ptd.ptd")], Verification::Minimal).unwrap();
+    let x = f32s("mlp_ptd.in0.bin");
+    let want = f32s("mlp_ptd.out0.bin");
+    let err = module.execute_prepared("forward").unwrap_err();
+    assert_eq!(err.code(), Error::InvalidState, "{err}");
+    module
+        .set_inputs("forward", &[TensorRef::from_slice(&x, &[4, 16]).into()])
+        .unwrap();
+    let out = module.execute_prepared("forward").unwrap();
+    assert!(max_diff(out[0].as_slice::<f32>().unwrap(), &want) <= 1e-5);
+    assert!(module.execute_prepared("forward").is_err());
+    // A file that is not a program is an error at either level.
+    let err =
+        Module::from_bytes_with(b"garbage", &[] as &[&str], Verification::Minimal).unwrap_err();
+    assert_eq!(err.code(), Error::InvalidProgram, "{err}");
+}

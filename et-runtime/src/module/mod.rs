@@ -37,7 +37,7 @@ use std::vec::Vec;
 use crate::error::Error;
 use crate::loader::{DataLoader, MmapLoader, PROGRAM_ALIGNMENT};
 use crate::method_buffers::BufferError;
-use crate::program::{MethodMeta, Program};
+use crate::program::{MethodMeta, Program, Verification};
 use crate::value::EValue;
 use owned::{BoxedLoader, LoadFailure, OpenError, OwnedMethod, OwnedProgram};
 use values::quoted_list;
@@ -55,6 +55,8 @@ pub struct Module {
     program: OwnedProgram,
     scratch: usize,
     memory_limit: usize,
+    /// The method whose inputs `set_inputs` set, until `execute_prepared` runs it.
+    prepared: Option<String>,
 }
 
 // SAFETY: a `Module` owns everything its raw pointers reach (the program, its loaders,
@@ -90,34 +92,60 @@ impl Module {
         path: impl AsRef<Path>,
         data_files: &[impl AsRef<Path>],
     ) -> Result<Module, ModuleError> {
+        Self::from_file_with(path, data_files, Verification::default())
+    }
+
+    /// [`from_file_with_data`](Self::from_file_with_data) checking the program as
+    /// `verification` says ([`Verification::Minimal`] skips the structural check of the
+    /// whole flatbuffer, as ExecuTorch's default does; either way a malformed file is an
+    /// error, never undefined behaviour).
+    pub fn from_file_with(
+        path: impl AsRef<Path>,
+        data_files: &[impl AsRef<Path>],
+        verification: Verification,
+    ) -> Result<Module, ModuleError> {
         let path = path.as_ref();
-        let mut data = Vec::with_capacity(data_files.len());
-        for file in data_files {
-            let file = file.as_ref();
-            data.push((file.display().to_string(), map(file)?));
-        }
-        Self::open(map(path)?, data, &path.display().to_string())
+        let data = map_all(data_files)?;
+        Self::open(map(path)?, data, &path.display().to_string(), verification)
     }
 
     /// A program from bytes in memory (copied once into an aligned buffer).
     pub fn from_bytes(bytes: &[u8]) -> Result<Module, ModuleError> {
-        Self::from_loader(AlignedBytes::copy_of(bytes)?)
+        Self::from_bytes_with(bytes, &[] as &[&Path], Verification::default())
+    }
+
+    /// A program from bytes in memory (copied once into an aligned buffer) whose named
+    /// data continues in `.ptd` data files, checked as `verification` says.
+    pub fn from_bytes_with(
+        bytes: &[u8],
+        data_files: &[impl AsRef<Path>],
+        verification: Verification,
+    ) -> Result<Module, ModuleError> {
+        let data = map_all(data_files)?;
+        let loader = Box::new(AlignedBytes::copy_of(bytes)?);
+        Self::open(loader, data, "the program", verification)
     }
 
     /// A program read through any loader.
     pub fn from_loader(
         loader: impl DataLoader + Send + Sync + 'static,
     ) -> Result<Module, ModuleError> {
-        Self::open(Box::new(loader), Vec::new(), "the program")
+        Self::open(
+            Box::new(loader),
+            Vec::new(),
+            "the program",
+            Verification::default(),
+        )
     }
 
     fn open(
         loader: BoxedLoader,
         data: Vec<(String, BoxedLoader)>,
         what: &str,
+        verification: Verification,
     ) -> Result<Module, ModuleError> {
         let names: Vec<String> = data.iter().map(|(n, _)| n.clone()).collect();
-        let program = OwnedProgram::open(loader, data).map_err(|e| match e {
+        let program = OwnedProgram::open(loader, data, verification).map_err(|e| match e {
             OpenError::Program(e) => ModuleError::new(
                 e.error,
                 std::format!("{what} is not a program etch can load: {e}"),
@@ -134,6 +162,7 @@ impl Module {
             program,
             scratch: DEFAULT_SCRATCH_BYTES,
             memory_limit: usize::MAX,
+            prepared: None,
         })
     }
 
@@ -199,6 +228,7 @@ impl Module {
     /// running statistics) start again from the program's initial values. The next call
     /// loads it again.
     pub fn reset(&mut self, name: &str) {
+        self.prepared = None;
         self.methods.retain(|(n, _)| n != name);
     }
 
@@ -216,6 +246,39 @@ impl Module {
         inputs: &[Input<'_>],
     ) -> Result<Vec<Output>, ModuleError> {
         self.run(name, inputs, |method| {
+            (0..method.num_outputs())
+                .map(|i| {
+                    let value = method.output(i).map_err(|e| output_error(name, i, e))?;
+                    Output::copy_of(&value).map_err(|e| output_error(name, i, e))
+                })
+                .collect()
+        })
+    }
+
+    /// Sets method `name`'s inputs (loading the method first) for the
+    /// [`execute_prepared`](Self::execute_prepared) that must follow before any other
+    /// call: the memory plan may reuse the inputs' bytes, so they hold for one run. Split
+    /// from [`execute`](Self::execute) for a caller that must read the inputs' memory
+    /// under a lock and run the method without it (a Python binding reads arrays while
+    /// holding the interpreter's lock and releases it to run).
+    pub fn set_inputs(&mut self, name: &str, inputs: &[Input<'_>]) -> Result<(), ModuleError> {
+        self.prepared = None;
+        let method = self.loaded(name)?.method();
+        set_inputs(method, name, inputs)?;
+        self.prepared = Some(name.to_string());
+        Ok(())
+    }
+
+    /// Runs method `name` on the inputs [`set_inputs`](Self::set_inputs) just set, as
+    /// [`execute`](Self::execute) does.
+    pub fn execute_prepared(&mut self, name: &str) -> Result<Vec<Output>, ModuleError> {
+        if self.prepared.take().as_deref() != Some(name) {
+            return Err(ModuleError::new(
+                Error::InvalidState,
+                std::format!("method `{name}` has no inputs set; call set_inputs first"),
+            ));
+        }
+        self.run_set(name, |method| {
             (0..method.num_outputs())
                 .map(|i| {
                     let value = method.output(i).map_err(|e| output_error(name, i, e))?;
@@ -247,11 +310,21 @@ impl Module {
         inputs: &[Input<'_>],
         finish: impl FnOnce(&crate::Method<'_>) -> Result<R, ModuleError>,
     ) -> Result<R, ModuleError> {
+        self.prepared = None;
+        set_inputs(self.loaded(name)?.method(), name, inputs)?;
+        self.run_set(name, finish)
+    }
+
+    /// Runs method `name`, whose inputs are set.
+    fn run_set<R>(
+        &mut self,
+        name: &str,
+        finish: impl FnOnce(&crate::Method<'_>) -> Result<R, ModuleError>,
+    ) -> Result<R, ModuleError> {
         #[cfg(feature = "threads")]
         let pool = self.pool.take();
         let result = (|| {
             let method = self.loaded(name)?.method();
-            set_inputs(method, name, inputs)?;
             #[cfg(feature = "threads")]
             let executed = match &pool {
                 Some(pool) => method.execute_with(pool),
@@ -419,6 +492,16 @@ fn load_error(name: &str, failure: LoadFailure) -> ModuleError {
             )
         }
     }
+}
+
+fn map_all(files: &[impl AsRef<Path>]) -> Result<Vec<(String, BoxedLoader)>, ModuleError> {
+    files
+        .iter()
+        .map(|file| {
+            let file = file.as_ref();
+            Ok((file.display().to_string(), map(file)?))
+        })
+        .collect()
 }
 
 fn map(path: &Path) -> Result<BoxedLoader, ModuleError> {

@@ -69,10 +69,12 @@ pub(crate) enum OpenError {
 }
 
 impl OwnedProgram {
-    /// Opens `loader`'s program with `data` (name, loader) as its `.ptd` data files.
+    /// Opens `loader`'s program with `data` (name, loader) as its `.ptd` data files,
+    /// checked as `verification` says.
     pub(crate) fn open(
         loader: BoxedLoader,
         data: Vec<(String, BoxedLoader)>,
+        verification: Verification,
     ) -> Result<OwnedProgram, OpenError> {
         let (names, loaders): (Vec<String>, Vec<Loader>) =
             data.into_iter().map(|(n, l)| (n, Loader(l))).unzip();
@@ -106,7 +108,7 @@ impl OwnedProgram {
         // SAFETY: the list, the files and both loaders live until `Drop` frees them after
         // the program.
         let (list, program_loader) = unsafe { (&*owned.file_list, &*owned.program_loader) };
-        let program = Program::load_with_data(program_loader, Verification::default(), list)
+        let program = Program::load_with_data(program_loader, verification, list)
             .map_err(OpenError::Program)?;
         owned.program = leak(Box::new(program));
         Ok(owned)

@@ -140,6 +140,24 @@ impl<'d> MethodMeta<'d> {
         self.tensor_info(self.io_index(Plan::VT_OUTPUTS, i)?)
     }
 
+    /// Whether tensor input `i` lives in memory-planned buffers (ExecuTorch's
+    /// `TensorInfo::is_memory_planned`); `InvalidArgument` if it is not a tensor.
+    pub fn input_memory_planned(&self, i: usize) -> Result<bool, Error> {
+        self.memory_planned(self.io_index(Plan::VT_INPUTS, i)?)
+    }
+
+    /// Whether tensor output `i` lives in memory-planned buffers.
+    pub fn output_memory_planned(&self, i: usize) -> Result<bool, Error> {
+        self.memory_planned(self.io_index(Plan::VT_OUTPUTS, i)?)
+    }
+
+    fn memory_planned(&self, index: i64) -> Result<bool, Error> {
+        match self.value(index)? {
+            (tag::TENSOR, Some(t)) => Ok(t.table(fb::Tensor::VT_ALLOCATION_INFO).is_some()),
+            _ => Err(Error::InvalidArgument),
+        }
+    }
+
     fn tensor_info(&self, index: i64) -> Result<TensorInfo, Error> {
         match self.value(index)? {
             (tag::TENSOR, Some(t)) => TensorInfo::read(t),

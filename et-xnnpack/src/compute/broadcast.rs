@@ -42,40 +42,96 @@ fn strides_in(s: &Shape, out: &Shape) -> [usize; MAX_RANK] {
     strides
 }
 
-/// Calls `f(out_run, a_offset, a_stride, b_offset, b_stride)` for each run of `out`
-/// along its innermost dim, with the operands' element offsets and strides in that run.
-/// `out` must be the broadcast of `a` and `b` (checked at plan time).
-pub(crate) fn for_each_run(
-    out: &Shape,
-    a: &Shape,
-    b: &Shape,
-    mut f: impl FnMut(usize, usize, usize, usize, usize),
-) {
-    let rank = out.rank();
-    let sa = strides_in(a, out);
-    let sb = strides_in(b, out);
-    if rank == 0 {
-        f(0, 0, 0, 0, 0);
-        return;
+/// One run of a broadcast's output along its innermost dim: where it starts in the
+/// output, and where its operands' elements start and their strides in the run (0 for
+/// an operand broadcast along that dim).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct Run {
+    pub(crate) out: usize,
+    pub(crate) a: usize,
+    pub(crate) a_stride: usize,
+    pub(crate) b: usize,
+    pub(crate) b_stride: usize,
+}
+
+/// The runs of `out`, the broadcast of `a` and `b` (checked at plan time), in order:
+/// an iterator rather than a callback so that the caller's loop over a run compiles
+/// inside the caller (with its target features).
+pub(crate) struct Runs {
+    dims: [usize; MAX_RANK],
+    rank: usize,
+    sa: [usize; MAX_RANK],
+    sb: [usize; MAX_RANK],
+    index: [usize; MAX_RANK],
+    next: Run,
+    left: usize,
+    inner: usize,
+}
+
+impl Runs {
+    #[inline(always)]
+    pub(crate) fn new(out: &Shape, a: &Shape, b: &Shape) -> Runs {
+        let rank = out.rank();
+        let (sa, sb) = (strides_in(a, out), strides_in(b, out));
+        let mut dims = [1usize; MAX_RANK];
+        dims[..rank].copy_from_slice(out.dims());
+        let (inner, outer, a_stride, b_stride) = match rank {
+            0 => (1, 1, 0, 0),
+            _ => (
+                dims[rank - 1],
+                dims[..rank - 1].iter().product(),
+                sa[rank - 1],
+                sb[rank - 1],
+            ),
+        };
+        Runs {
+            dims,
+            rank,
+            sa,
+            sb,
+            index: [0; MAX_RANK],
+            next: Run {
+                out: 0,
+                a: 0,
+                a_stride,
+                b: 0,
+                b_stride,
+            },
+            left: outer,
+            inner,
+        }
     }
-    let inner = out.dims()[rank - 1];
-    let outer: usize = out.dims()[..rank - 1].iter().product();
-    let mut index = [0usize; MAX_RANK];
-    let (mut oa, mut ob) = (0usize, 0usize);
-    for run in 0..outer {
-        f(run * inner, oa, sa[rank - 1], ob, sb[rank - 1]);
+
+    /// The elements of each run.
+    pub(crate) fn run_len(&self) -> usize {
+        self.inner
+    }
+}
+
+impl Iterator for Runs {
+    type Item = Run;
+
+    #[inline(always)]
+    fn next(&mut self) -> Option<Run> {
+        if self.left == 0 {
+            return None;
+        }
+        self.left -= 1;
+        let run = self.next;
+        self.next.out += self.inner;
         // Advance the outer index like an odometer, keeping the operand offsets.
-        for d in (0..rank - 1).rev() {
-            index[d] += 1;
-            oa += sa[d];
-            ob += sb[d];
-            if index[d] < out.dims()[d] {
+        for d in (0..self.rank.saturating_sub(1)).rev() {
+            self.index[d] += 1;
+            self.next.a += self.sa[d];
+            self.next.b += self.sb[d];
+            if self.index[d] < self.dims[d] {
                 break;
             }
-            oa -= sa[d] * index[d];
-            ob -= sb[d] * index[d];
-            index[d] = 0;
+            self.next.a -= self.sa[d] * self.index[d];
+            self.next.b -= self.sb[d] * self.index[d];
+            self.index[d] = 0;
         }
+        Some(run)
     }
 }
 
@@ -97,8 +153,16 @@ pub(crate) fn zip_broadcast<A: Copy, B: Copy, O>(
         }
         return;
     }
-    let inner = so.last();
-    for_each_run(so, sx, sy, |o, xo, xs, yo, ys| {
+    let runs = Runs::new(so, sx, sy);
+    let inner = runs.run_len();
+    for Run {
+        out: o,
+        a: xo,
+        a_stride: xs,
+        b: yo,
+        b_stride: ys,
+    } in runs
+    {
         let run = &mut out[o..o + inner];
         match (xs, ys) {
             (1, 1) => {
@@ -124,7 +188,7 @@ pub(crate) fn zip_broadcast<A: Copy, B: Copy, O>(
                 }
             }
         }
-    });
+    }
 }
 
 #[cfg(test)]
@@ -150,11 +214,11 @@ mod tests {
         let (a, b) = (s(&[2, 1, 3]), s(&[4, 1]));
         let out = broadcast_shape(&a, &b).unwrap();
         let mut seen = [(0usize, 0usize); 24];
-        for_each_run(&out, &a, &b, |o, ao, ast, bo, bst| {
+        for run in Runs::new(&out, &a, &b) {
             for i in 0..3 {
-                seen[o + i] = (ao + i * ast, bo + i * bst);
+                seen[run.out + i] = (run.a + i * run.a_stride, run.b + i * run.b_stride);
             }
-        });
+        }
         for n in 0..2 {
             for h in 0..4 {
                 for w in 0..3 {

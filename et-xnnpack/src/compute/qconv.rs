@@ -3,15 +3,14 @@
 //! (x - x_zero_point) * w`, then the fp32 requantization of [`Requant`].
 //!
 //! Taps outside the input read the input zero point (XNNPACK pads with it), so they add
-//! nothing. Conv2d folds `-x_zero_point * sum(w)` into the bias at init (`QConv::bias`
-//! is that adjusted bias) and takes plain dot products of the stored int8s. Depthwise
-//! convolutions are [`qdepthwise`](super::qdepthwise)'s.
+//! nothing. Conv2d folds `-x_zero_point * sum(w)` into the GEMM's bias at init and
+//! multiplies the stored int8s through [`QGemm`]. Depthwise convolutions are
+//! [`qdepthwise`](super::qdepthwise)'s.
 
 use core::ops::Range;
 
 use super::cpu::avx2_fma;
 use super::qgemm::{pairs, QGemm, MR, MR_AVX512};
-use super::requant::{dot_i8, Requant};
 use super::window::Window;
 #[cfg(target_arch = "x86_64")]
 use crate::plain::cast_mut;
@@ -21,38 +20,45 @@ use crate::plain::cast_mut;
 /// few bytes.
 const ROW_SLACK: usize = 16;
 
+/// Taps per pixel whose input offsets a GEMM tile finds once for all its groups (any
+/// 7x7 window or smaller).
+const TILE_TAPS: usize = 49;
+
+/// The offset of a tap outside the input (it reads the input zero point).
+const OUTSIDE: usize = usize::MAX;
+
 /// A convolution (any groups) over NHWC int8s, weights `[groups * group_out][k]` with
-/// `k = kh * kw * group_in` in (kh, kw, channel) order (XNNPACK's OHWI as stored). One
-/// group runs as tiles of [`MR`] pixels through the packed [`QGemm`] (`gemm`); several
-/// take a dot product per pixel and channel.
+/// `k = kh * kw * group_in` in (kh, kw, channel) order (XNNPACK's OHWI as stored),
+/// packed in `gemm` (each group's after the previous one, see [`QGemm::group`]): tiles
+/// of [`MR`] pixels (of [`MR_AVX512`] on the AVX-512 VNNI kernel), group by group.
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct QConv<'a> {
-    pub(crate) gemm: Option<QGemm<'a>>,
+    pub(crate) gemm: QGemm<'a>,
     pub(crate) window: &'a Window,
     pub(crate) groups: usize,
     pub(crate) group_in: usize,
     pub(crate) group_out: usize,
     pub(crate) x_zero_point: i8,
-    pub(crate) weights: &'a [i8],
-    /// `bias - x_zero_point * sum(w)` per output channel.
-    pub(crate) bias: &'a [i32],
-    pub(crate) scales: &'a [f32],
-    pub(crate) requant: Requant,
 }
 
 impl QConv<'_> {
     /// The scratch [`run`](Self::run) takes, in 4-byte words: a tile of widened rows
     /// (of the tallest kernel's tile) with [`ROW_SLACK`] bytes after it, and one
-    /// gathered patch.
-    pub(crate) fn scratch_words(k: usize) -> (usize, usize) {
+    /// gathered patch followed by, for a convolution of several groups of `group_out`
+    /// channels (0 for one group), a tile of one group's outputs (spread over the
+    /// pixels' channels once stored).
+    pub(crate) fn scratch_words(k: usize, group_out: usize) -> (usize, usize) {
         let rows = MR.max(MR_AVX512).saturating_mul(pairs(k));
-        (rows.saturating_add(ROW_SLACK / 4), k.div_ceil(4))
+        let patch = k
+            .div_ceil(4)
+            .saturating_add(MR.saturating_mul(group_out).div_ceil(4));
+        (rows.saturating_add(ROW_SLACK / 4), patch)
     }
 
     /// [`scratch_words`](Self::scratch_words) in bytes, rounded to the 64 bytes
     /// `Frame::scratch` rounds to.
-    pub(crate) fn scratch_bytes(k: usize) -> usize {
-        let (rows, patch) = Self::scratch_words(k);
+    pub(crate) fn scratch_bytes(k: usize, group_out: usize) -> usize {
+        let (rows, patch) = Self::scratch_words(k, group_out);
         rows.saturating_add(patch)
             .saturating_mul(4)
             .checked_next_multiple_of(64)
@@ -74,43 +80,22 @@ impl QConv<'_> {
     ) {
         let w = self.window;
         assert!(pixels.start <= pixels.end && pixels.end <= w.out_rows() * w.out_w);
-        if let Some(gemm) = self.gemm {
-            #[cfg(target_arch = "x86_64")]
-            if gemm.vnni && super::cpu::vnni() == Some(super::cpu::Vnni::Avx512) {
-                // SAFETY: `cpu::vnni` found AVX-512 VNNI, which it only reports with
-                // AVX-512F, BW and VL and the OS saving their state.
-                unsafe { self.run_gemm_avx512(&gemm, x, pixels, out, rows) };
-                return;
-            }
-            #[cfg(target_arch = "x86_64")]
-            if avx2_fma() {
-                // SAFETY: the CPU supports AVX2 and FMA (checked just above); the
-                // function only compiles the same safe code for that instruction set.
-                unsafe { self.run_gemm_avx2(&gemm, x, pixels, out, rows, patch) };
-                return;
-            }
-            self.run_gemm(&gemm, x, pixels, out, rows, patch);
+        let gemm = &self.gemm;
+        #[cfg(target_arch = "x86_64")]
+        if self.groups == 1 && gemm.vnni && super::cpu::vnni() == Some(super::cpu::Vnni::Avx512) {
+            // SAFETY: `cpu::vnni` found AVX-512 VNNI, which it only reports with
+            // AVX-512F, BW and VL and the OS saving their state.
+            unsafe { self.run_gemm_avx512(gemm, x, pixels, out, rows) };
             return;
         }
         #[cfg(target_arch = "x86_64")]
-        if et_ops::gemm::avx2_fma_available() {
+        if avx2_fma() {
             // SAFETY: the CPU supports AVX2 and FMA (checked just above); the function
             // only compiles the same safe code for that instruction set.
-            unsafe { self.run_avx2(x, pixels, out, patch) };
+            unsafe { self.run_gemm_avx2(gemm, x, pixels, out, rows, patch) };
             return;
         }
-        self.run_with(x, pixels, out, patch);
-    }
-
-    /// [`run_with`](Self::run_with) compiled for AVX2 (the dot products become 16-lane
-    /// `vpmaddwd`).
-    ///
-    /// # Safety
-    /// The CPU must support AVX2 and FMA.
-    #[cfg(target_arch = "x86_64")]
-    #[target_feature(enable = "avx2,fma")]
-    unsafe fn run_avx2(&self, x: &[i8], pixels: Range<usize>, out: &mut [i8], patch: &mut [i8]) {
-        self.run_with(x, pixels, out, patch);
+        self.run_gemm(gemm, x, pixels, out, rows, patch);
     }
 
     /// [`run_gemm`](Self::run_gemm) compiled for AVX2 (the widening of rows and the
@@ -209,9 +194,12 @@ impl QConv<'_> {
         }
     }
 
-    /// One group: output pixels `pixels` (`out` from the first) in tiles of [`MR`],
-    /// each pixel's input (the pixel itself for a pointwise convolution, else its
-    /// gathered patch) put in `rows` as the GEMM reads them.
+    /// Output pixels `pixels` (`out` from the first) in tiles of [`MR`], each tile
+    /// group by group: each pixel's input (the pixel itself for a pointwise
+    /// convolution of one group, else its taps) put in `rows` as the GEMM reads them.
+    /// A tile finds where its pixels' taps are once for all its groups. A group of
+    /// several stores its tile in the scratch after the patch, then spreads it over the
+    /// pixels' channels.
     #[inline(always)]
     fn run_gemm(
         &self,
@@ -223,65 +211,106 @@ impl QConv<'_> {
         patch: &mut [i8],
     ) {
         let w = self.window;
-        let (cin, cout) = (self.group_in, self.group_out);
-        let k = w.kernel_h * w.kernel_w * cin;
+        let (gin, gout) = (self.group_in, self.group_out);
+        let (cin, cout) = (self.groups * gin, self.groups * gout);
+        let k = w.kernel_h * w.kernel_w * gin;
+        let taps = w.kernel_h * w.kernel_w;
         let len = gemm.row_len();
-        let pointwise = w.is_pointwise();
-        let patch = &mut patch[..k];
+        let pointwise = w.is_pointwise() && self.groups == 1;
+        let tile_out = &mut patch[k..];
         let rows = &mut rows[..MR * len];
         let avx2 = avx2_fma();
+        let mut offsets = [[0usize; TILE_TAPS]; MR];
         let mut first = pixels.start;
         while first < pixels.end {
             let count = (pixels.end - first).min(MR);
-            for r in 0..count {
-                let pixel = first + r;
-                let dst = &mut rows[r * len..(r + 1) * len];
-                if pointwise {
-                    gemm.fill_row(&x[pixel * cin..(pixel + 1) * cin], dst);
+            let at = first - pixels.start;
+            for g in 0..self.groups {
+                for (r, offsets) in offsets.iter_mut().enumerate().take(count) {
+                    let pixel = first + r;
+                    let dst = &mut rows[r * len..(r + 1) * len];
+                    if pointwise {
+                        gemm.fill_row(&x[pixel * cin..(pixel + 1) * cin], dst);
+                        continue;
+                    }
+                    // Windows of more taps than the cache find them per group, a
+                    // cache-full at a time.
+                    for from in (0..taps).step_by(TILE_TAPS) {
+                        let offsets = &mut offsets[..(taps - from).min(TILE_TAPS)];
+                        if g == 0 || taps > TILE_TAPS {
+                            self.tap_offsets(pixel, from, cin, offsets);
+                        }
+                        self.fill_taps(x, offsets, from, g * gin, gemm.vnni, dst);
+                    }
+                    let filled = k * if gemm.vnni { 1 } else { 2 };
+                    cast_mut::<i16, i8>(dst)[filled..].fill(0);
+                }
+                let group = gemm.group(g);
+                if self.groups == 1 {
+                    group.tile(rows, count, &mut out[at * cout..(at + count) * cout], avx2);
                 } else {
-                    let (n, rest) = (pixel / (w.out_h * w.out_w), pixel % (w.out_h * w.out_w));
-                    self.gather(x, (n, rest / w.out_w, rest % w.out_w), 0, cin, patch);
-                    gemm.fill_row(patch, dst);
+                    let tile_out = &mut tile_out[..count * gout];
+                    group.tile(rows, count, tile_out, avx2);
+                    for (r, y) in tile_out.chunks_exact(gout).enumerate() {
+                        let pixel = (at + r) * cout + g * gout;
+                        out[pixel..pixel + gout].copy_from_slice(y);
+                    }
                 }
             }
-            let at = first - pixels.start;
-            gemm.tile(rows, count, &mut out[at * cout..(at + count) * cout], avx2);
             first += count;
         }
     }
 
+    /// Where taps `from..from + offsets.len()` (in (kh, kw) order) of output pixel
+    /// `pixel` start in the input (of `cin` channels), [`OUTSIDE`] for a tap outside it.
     #[inline(always)]
-    fn run_with(&self, x: &[i8], pixels: Range<usize>, out: &mut [i8], patch: &mut [i8]) {
+    fn tap_offsets(&self, pixel: usize, from: usize, cin: usize, offsets: &mut [usize]) {
         let w = self.window;
-        let (gin, gout) = (self.group_in, self.group_out);
-        let (cin, cout) = (self.groups * gin, self.groups * gout);
-        let k = w.kernel_h * w.kernel_w * gin;
-        let pointwise = w.is_pointwise() && self.groups == 1;
-        let patch = &mut patch[..k];
-        let start = pixels.start;
-        for pixel in pixels {
-            let at = pixel - start;
-            let y = &mut out[at * cout..(at + 1) * cout];
-            if pointwise {
-                self.channels(&x[pixel * cin..(pixel + 1) * cin], 0, y);
-                continue;
-            }
-            let (n, rest) = (pixel / (w.out_h * w.out_w), pixel % (w.out_h * w.out_w));
-            for g in 0..self.groups {
-                self.gather(x, (n, rest / w.out_w, rest % w.out_w), g, cin, patch);
-                self.channels(patch, g, &mut y[g * gout..(g + 1) * gout]);
-            }
+        let per_image = w.out_h * w.out_w;
+        let (n, rest) = (pixel / per_image, pixel % per_image);
+        let (oh, ow) = (rest / w.out_w, rest % w.out_w);
+        for (t, offset) in (from..).zip(offsets.iter_mut()) {
+            let (kh, kw) = (t / w.kernel_w, t % w.kernel_w);
+            *offset = match (w.in_row(oh, kh), w.in_col(ow, kw)) {
+                (Some(ih), Some(iw)) => ((n * w.in_h + ih) * w.in_w + iw) * cin,
+                _ => OUTSIDE,
+            };
         }
     }
 
-    /// Group `g`'s outputs of one pixel from its patch.
+    /// Fills taps `from..` of a GEMM row (as `QGemm::fill_row` writes one: bytes
+    /// `x + 128` for the VNNI packing, else int16s) with the `group_in` channels from
+    /// `channel` of the inputs at `offsets`, the input zero point for a tap outside;
+    /// a tap's channels are copied eight at a time.
     #[inline(always)]
-    fn channels(&self, patch: &[i8], g: usize, y: &mut [i8]) {
-        let k = patch.len();
-        for (j, y) in y.iter_mut().enumerate() {
-            let o = g * self.group_out + j;
-            let acc = self.bias[o].wrapping_add(dot_i8(patch, &self.weights[o * k..o * k + k]));
-            *y = self.requant.apply(acc, self.scales[o]);
+    fn fill_taps(
+        &self,
+        x: &[i8],
+        offsets: &[usize],
+        from: usize,
+        channel: usize,
+        vnni: bool,
+        row: &mut [i16],
+    ) {
+        let gin = self.group_in;
+        if vnni {
+            let bytes = cast_mut::<i16, i8>(row);
+            let padding = self.x_zero_point ^ i8::MIN;
+            for (t, &offset) in (from..).zip(offsets) {
+                let dst = &mut bytes[t * gin..(t + 1) * gin];
+                match offset {
+                    OUTSIDE => dst.fill(padding),
+                    _ => flip_signs(&x[offset + channel..][..gin], dst),
+                }
+            }
+        } else {
+            for (t, &offset) in (from..).zip(offsets) {
+                let dst = &mut row[t * gin..(t + 1) * gin];
+                match offset {
+                    OUTSIDE => dst.fill(i16::from(self.x_zero_point)),
+                    _ => widen_into(&x[offset + channel..][..gin], dst),
+                }
+            }
         }
     }
 
@@ -346,35 +375,29 @@ impl QConv<'_> {
         // SAFETY: as above.
         unsafe { fill_over(&mut row[tail..], len - tail, 0) };
     }
+}
 
-    /// The taps of output pixel `(n, oh, ow)` for group `g`, the input zero point where a
-    /// tap falls outside the input.
-    #[inline(always)]
-    fn gather(
-        &self,
-        x: &[i8],
-        (n, oh, ow): (usize, usize, usize),
-        g: usize,
-        cin: usize,
-        patch: &mut [i8],
-    ) {
-        let w = self.window;
-        let gin = self.group_in;
-        let mut at = 0;
-        for kh in 0..w.kernel_h {
-            let ih = w.in_row(oh, kh);
-            for kw in 0..w.kernel_w {
-                let dst = &mut patch[at..at + gin];
-                at += gin;
-                match (ih, w.in_col(ow, kw)) {
-                    (Some(ih), Some(iw)) => {
-                        let src = ((n * w.in_h + ih) * w.in_w + iw) * cin + g * gin;
-                        dst.copy_from_slice(&x[src..src + gin]);
-                    }
-                    _ => dst.fill(self.x_zero_point),
-                }
-            }
+/// `dst` = `src + 128` as unsigned bytes (`src ^ 0x80`), eight bytes at a time.
+#[inline(always)]
+fn flip_signs(src: &[i8], dst: &mut [i8]) {
+    const SIGNS: u64 = 0x8080_8080_8080_8080;
+    let (mut s, mut d) = (src.chunks_exact(8), dst.chunks_exact_mut(8));
+    for (s8, d8) in (&mut s).zip(&mut d) {
+        let v = u64::from_ne_bytes(core::array::from_fn(|i| s8[i] as u8)) ^ SIGNS;
+        for (d, b) in d8.iter_mut().zip(v.to_ne_bytes()) {
+            *d = b as i8;
         }
+    }
+    for (d, &v) in d.into_remainder().iter_mut().zip(s.remainder()) {
+        *d = v ^ i8::MIN;
+    }
+}
+
+/// `dst` = `src` widened to int16s.
+#[inline(always)]
+fn widen_into(src: &[i8], dst: &mut [i16]) {
+    for (d, &v) in dst.iter_mut().zip(src) {
+        *d = i16::from(v);
     }
 }
 
@@ -423,15 +446,6 @@ unsafe fn fill_over(dst: &mut [i8], len: usize, value: i8) {
     for at in (0..len).step_by(16) {
         // SAFETY: writes `dst[at..at + 16]`, in bounds by the assert above.
         unsafe { _mm_storeu_si128(dst.as_mut_ptr().add(at).cast(), v) };
-    }
-}
-
-/// `bias[o] - x_zero_point * sum(w[o])` for weights of `k` per output channel: what the
-/// kernels start each accumulator from.
-pub(crate) fn fold_zero_point(bias: &mut [i32], weights: &[i8], k: usize, x_zero_point: i32) {
-    for (b, w) in bias.iter_mut().zip(weights.chunks_exact(k.max(1))) {
-        let sum: i32 = w.iter().map(|&v| i32::from(v)).sum();
-        *b = b.wrapping_sub(x_zero_point.wrapping_mul(sum));
     }
 }
 

@@ -6,7 +6,8 @@ extern crate std;
 use std::{vec, vec::Vec};
 
 use super::super::depthwise::tests::window;
-use super::super::qgemm::{pack, pack_quads, packed_len, padded, vnni_available, NR};
+use super::super::qgemm::{pack_groups, packed_len, padded, vnni_available, NR};
+use super::super::requant::Requant;
 use super::*;
 
 /// Deterministic int8s covering the whole range.
@@ -101,53 +102,50 @@ fn check_conv(
         group_in,
         |o, j| (o / group_out) * group_in + j,
     );
-    let mut folded = bias.clone();
-    fold_zero_point(&mut folded, &weights, k, i32::from(zp));
-    // The GEMM reads bias and scales for whole blocks of channels.
-    let mut padded_bias = folded.clone();
-    padded_bias.resize(padded(cout), 0);
-    let mut padded_scales = scales.clone();
-    padded_scales.resize(padded(cout), 0.0);
-    let mut packed = vec![0i16; packed_len(cout, k)];
-    pack(cout, k, |o, i| weights[o * k + i], &mut packed);
-    let gemm = QGemm {
-        vnni: false,
-        k,
-        n: cout,
-        packed: &packed,
-        bias: &padded_bias,
-        scales: &padded_scales,
-        requant,
+    // The GEMM as `prepare_dense` packs it: each group's channels padded to whole
+    // blocks (their biases zero-point-folded and scales too), in int16 pairs and, where
+    // the CPU has a kernel for it, in VNNI quads.
+    let channels = padded(group_out);
+    let spread = |values: &[i32]| {
+        let mut out = vec![0; groups * channels];
+        for (g, v) in values.chunks_exact(group_out).enumerate() {
+            out[g * channels..][..group_out].copy_from_slice(v);
+        }
+        out
     };
-    // The VNNI packing (its bias also offset for the unsigned rows), where the CPU has
-    // a kernel for it.
-    let mut quads_packed = vec![0i16; packed_len(cout, k)];
-    let mut quads_bias = padded_bias.clone();
-    pack_quads(
-        cout,
-        k,
-        |o, i| weights[o * k + i],
-        &mut quads_packed,
-        &mut quads_bias,
-    );
-    let vnni_gemm = QGemm {
-        vnni: true,
-        packed: &quads_packed,
-        bias: &quads_bias,
-        ..gemm
-    };
-    let (rows, patch) = QConv::scratch_words(k);
+    let mut padded_scales = vec![0.0; groups * channels];
+    for (g, v) in scales.chunks_exact(group_out).enumerate() {
+        padded_scales[g * channels..][..group_out].copy_from_slice(v);
+    }
+    let mut layouts = vec![false];
+    if vnni_available() {
+        layouts.push(true);
+    }
+    let (rows, patch) = QConv::scratch_words(k, if groups > 1 { group_out } else { 0 });
     let mut rows = vec![0i16; rows * 2];
     let mut patch = vec![0i8; patch * 4];
-    // The per-pixel dot products, and (one group) the GEMM.
-    let mut paths = vec![None];
-    if groups == 1 {
-        paths.push(Some(gemm));
-        if vnni_available() {
-            paths.push(Some(vnni_gemm));
-        }
-    }
-    for gemm in paths {
+    for vnni in layouts {
+        let mut packed = vec![0i16; groups * packed_len(group_out, k)];
+        let mut folded = spread(&bias);
+        let weight = |o: usize, i: usize| weights[o * k + i];
+        let geometry = (groups, group_out, k);
+        pack_groups(
+            geometry,
+            weight,
+            i32::from(zp),
+            vnni,
+            &mut packed,
+            &mut folded,
+        );
+        let gemm = QGemm {
+            vnni,
+            k,
+            n: group_out,
+            packed: &packed,
+            bias: &folded,
+            scales: &padded_scales,
+            requant,
+        };
         let mut out = vec![0i8; want.len()];
         let conv = QConv {
             gemm,
@@ -156,10 +154,6 @@ fn check_conv(
             group_in,
             group_out,
             x_zero_point: zp,
-            weights: &weights,
-            bias: &folded,
-            scales: &scales,
-            requant,
         };
         // In three bands of pixels, as a split step runs it.
         let (all, per_pixel) = (w.out_rows() * w.out_w, groups * group_out);
@@ -167,11 +161,7 @@ fn check_conv(
             let band = &mut out[cut[0] * per_pixel..cut[1] * per_pixel];
             conv.run(&x, cut[0]..cut[1], band, &mut rows, &mut patch);
         }
-        let path = match gemm {
-            Some(g) if g.vnni => "vnni gemm",
-            Some(_) => "gemm",
-            None => "dot",
-        };
+        let path = if vnni { "vnni gemm" } else { "gemm" };
         assert_eq!(
             out, want,
             "{path} {w:?} groups {groups} in {group_in} out {group_out} zp {zp}"
@@ -180,16 +170,18 @@ fn check_conv(
         assert!(out.iter().any(|&v| v != out[0]));
         // One pixel (a fully connected row), as threads split it: by blocks of output
         // channels, each a product of its part of the weights.
-        if let (Some(gemm), 1) = (gemm, all) {
+        if (all, groups) == (1, 1) {
             let mut by_channels = vec![0i8; cout];
             for first in (0..cout).step_by(2 * NR) {
                 let band = first..(first + 2 * NR).min(cout);
+                let Some(part) = gemm.channels(band.clone()) else {
+                    panic!("{path}: channels {band:?} of {cout}");
+                };
                 let part = QConv {
-                    gemm: gemm.channels(band.clone()),
+                    gemm: part,
                     group_out: band.len(),
                     ..conv
                 };
-                assert!(part.gemm.is_some(), "{path}: channels {band:?} of {cout}");
                 part.run(&x, 0..1, &mut by_channels[band], &mut rows, &mut patch);
             }
             assert_eq!(
@@ -250,4 +242,21 @@ fn padded_strided_and_grouped_convs_match_the_reference() {
     // A 1x1 with stride 2 gathers instead of reading pixels in place.
     let w = window(1, (5, 5), (1, 1), (2, 2), (1, 1), [0; 4]);
     check_conv(w, 1, 9, 4, 60, ALL);
+}
+
+#[test]
+fn grouped_convs_run_group_by_group_through_the_gemm() {
+    // RegNet's: groups of 8 channels, 3x3, stride 2 and 1, padding 1.
+    let w = window(2, (9, 8), (3, 3), (2, 2), (1, 1), [1, 1, 1, 1]);
+    check_conv(w, 6, 8, 8, -5, ALL);
+    let w = window(1, (7, 7), (3, 3), (1, 1), (1, 1), [1, 1, 1, 1]);
+    check_conv(w, 13, 8, 8, 21, (0.0, 6.0));
+    // Channels per group that are no multiple of 8 (the bytewise tail), more outputs
+    // per group than a block, and a pointwise grouped convolution (it gathers).
+    check_conv(w, 3, 5, 20, -128, ALL);
+    let w = window(1, (4, 6), (1, 1), (1, 1), (1, 1), [0; 4]);
+    check_conv(w, 4, 12, 3, 7, ALL);
+    // A window of more taps than a tile finds once (8x8): found per group.
+    let w = window(1, (9, 9), (8, 8), (1, 1), (1, 1), [3, 4, 3, 4]);
+    check_conv(w, 2, 3, 5, -40, ALL);
 }

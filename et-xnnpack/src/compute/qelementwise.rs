@@ -86,8 +86,10 @@ impl AddParams {
     /// The parameters of `a + b` (or, `subtract`, `a - b`) for inputs `a`, `b` and output
     /// `y` clamped to the float range `[min, max]`, on an 8-bit type with integer range
     /// `range` (the quint8 parameters, `xnn_init_qu8_add_minmax_scalar_params`, differ
-    /// only there); `None` when a scale ratio is outside what XNNPACK accepts
-    /// (`[2^-10, 2^8)`). XNNPACK runs a quantized Subtract as its Add with `b`'s scale
+    /// only there); `None` when the larger scale ratio is outside what XNNPACK's
+    /// fixed-point add can shift (`[2^-10, 2^8)`). A smaller ratio far below that range
+    /// (an attention mask's huge scale beside the scores') gets the multiplier XNNPACK's
+    /// released build computes for it, 0 once it is under `2^-shift`. XNNPACK runs a quantized Subtract as its Add with `b`'s scale
     /// negated, which negates `b`'s multiplier (magnitudes, shift and rounding are the
     /// Add's).
     pub(crate) fn with_sign(
@@ -100,12 +102,11 @@ impl AddParams {
     ) -> Option<AddParams> {
         let a_ratio = a.scale / y.scale;
         let b_ratio = b.scale / y.scale;
-        let ok = |r: f32| (1.0 / 1024.0..256.0).contains(&r);
-        if !ok(a_ratio) || !ok(b_ratio) {
-            return None;
-        }
         // The larger multiplier gets 21 significant bits: its exponent sets the shift.
         let larger = a_ratio.max(b_ratio);
+        if !(1.0 / 1024.0..256.0).contains(&larger) {
+            return None;
+        }
         let exponent = (larger.to_bits() >> 23) as i32 - 127;
         let shift = (20 - exponent) as u32;
         // `ratio * 2^shift`, exactly (an exponent increment), rounded half to even.
@@ -348,9 +349,21 @@ mod tests {
         assert_eq!(p.shift, 21);
         assert_eq!(p.a_multiplier, 3 << 19);
         assert_eq!(p.b_multiplier, 3 << 18);
-        // Out of XNNPACK's range.
-        assert!(AddParams::new(q(1.0, 0), q(1e-4, 0), q(1.0, 0), -INF, INF).is_none());
+        // A smaller ratio under 2^-10 keeps the larger one's shift and rounds to its own
+        // multiplier (1e-4 * 2^20 = 104.86); one under 2^-shift (an attention mask's
+        // scale beside the scores', even a subnormal ratio) rounds to 0.
+        let p = AddParams::new(q(1.0, 0), q(1e-4, 0), q(1.0, 0), -INF, INF).unwrap();
+        assert_eq!(
+            (p.shift, p.a_multiplier, p.b_multiplier),
+            (20, 1 << 20, 105)
+        );
+        let mask = q(1.3344406e36, 127);
+        let p = AddParams::new(q(0.0103, 8), mask, mask, -INF, INF).unwrap();
+        assert_eq!((p.shift, p.a_multiplier, p.b_multiplier), (20, 0, 1 << 20));
+        assert_eq!(p.apply(-128, 50), 50);
+        // The larger ratio out of XNNPACK's range.
         assert!(AddParams::new(q(300.0, 0), q(1.0, 0), q(1.0, 0), -INF, INF).is_none());
+        assert!(AddParams::new(q(1e-4, 0), q(1e-4, 0), q(1.0, 0), -INF, INF).is_none());
     }
 
     #[test]

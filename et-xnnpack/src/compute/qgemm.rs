@@ -83,6 +83,37 @@ pub(crate) fn pack_quads(
     }
 }
 
+/// Packs a convolution's weights, `groups` groups of `n` channels of `k` int8s
+/// (`weight(c, i)`, `c` counting over all groups), each group after the previous one
+/// (`packed_len(n, k)` int16s of `packed` each, see [`QGemm::group`]); for the VNNI
+/// kernels (`vnni`) by [`pack_quads`], else by [`pack`]. Folds `-x_zero_point * sum(w)`
+/// into each channel's bias in `bias` (`padded(n)` entries per group, each group's
+/// biases at the start of its own), so that the GEMM multiplies the stored int8s.
+pub(crate) fn pack_groups(
+    (groups, n, k): (usize, usize, usize),
+    weight: impl Fn(usize, usize) -> i8,
+    x_zero_point: i32,
+    vnni: bool,
+    packed: &mut [i16],
+    bias: &mut [i32],
+) {
+    let (len, channels) = (packed_len(n, k), padded(n));
+    for g in 0..groups {
+        let weight = |c: usize, i: usize| weight(g * n + c, i);
+        let bias = &mut bias[g * channels..(g + 1) * channels];
+        for (c, b) in bias.iter_mut().enumerate().take(n) {
+            let sum: i32 = (0..k).map(|i| i32::from(weight(c, i))).sum();
+            *b = b.wrapping_sub(x_zero_point.wrapping_mul(sum));
+        }
+        let packed = &mut packed[g * len..(g + 1) * len];
+        if vnni {
+            pack_quads(n, k, weight, packed, bias);
+        } else {
+            pack(n, k, weight, packed);
+        }
+    }
+}
+
 /// Packs `[n][k]` int8 weights (`weight(c, i)`) into `out` (`packed_len(n, k)` int16s).
 pub(crate) fn pack(n: usize, k: usize, weight: impl Fn(usize, usize) -> i8, out: &mut [i16]) {
     let kp = pairs(k);
@@ -154,6 +185,19 @@ impl<'a> QGemm<'a> {
             scales: self.scales.get(channels.start..)?,
             ..*self
         })
+    }
+
+    /// Group `g`'s product in a grouped convolution, whose groups are packed one after
+    /// another: `packed_len(n, k)` int16s and `padded(n)` biases and scales each (`n`
+    /// the channels of one group). Group 0 of a convolution of one group is itself.
+    pub(crate) fn group(&self, g: usize) -> QGemm<'a> {
+        let (packed, channels) = (packed_len(self.n, self.k), padded(self.n));
+        QGemm {
+            packed: &self.packed[g * packed..],
+            bias: &self.bias[g * channels..],
+            scales: &self.scales[g * channels..],
+            ..*self
+        }
     }
 }
 

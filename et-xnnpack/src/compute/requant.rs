@@ -1,15 +1,5 @@
-//! XNNPACK's integer arithmetic for 8-bit values: dot products with 32-bit accumulators,
-//! and requantization of an accumulator to int8 with a float scale ("fp32"
+//! XNNPACK's requantization of an int32 accumulator to int8 with a float scale ("fp32"
 //! requantization: multiply, clamp, round half to even, add the zero point).
-
-/// `sum(a[i] * b[i])` with 32-bit accumulation. Written so the compiler vectorizes it
-/// (`pmaddwd` on x86-64).
-#[inline]
-pub(crate) fn dot_i8(a: &[i8], b: &[i8]) -> i32 {
-    a.iter().zip(b).fold(0i32, |acc, (&x, &y)| {
-        acc.wrapping_add(i32::from(x) * i32::from(y))
-    })
-}
 
 /// Rounds `v` (of magnitude below 2^22) to the nearest integer, half to even: the
 /// magic-number rounding XNNPACK's kernels use, bit for bit.
@@ -147,13 +137,5 @@ mod tests {
         let relu6 = Requant::new(0.05, -128, 0.0, 6.0);
         assert_eq!(relu6.narrowed(-128, -8), Some(relu6));
         assert_eq!(relu6.narrowed(100, 127), None);
-    }
-
-    #[test]
-    fn dot_accumulates_in_32_bits() {
-        let a = [-128i8; 300];
-        let b = [-128i8; 300];
-        assert_eq!(dot_i8(&a, &b), 300 * 16384);
-        assert_eq!(dot_i8(&[1, -2, 3], &[4, 5, -6]), 4 - 10 - 18);
     }
 }

@@ -5,19 +5,19 @@
 //! scale and zero point.
 
 use et_runtime::backend::DelegateError;
-use et_runtime::{Error, KernelResult};
+use et_runtime::{Error, KernelError, KernelResult};
 use et_xnnpack_schema::{Graph, NodeView};
 
 use super::convolution::{ConvNode, N};
 use crate::builder::{alloc_bound, graph_numel, graph_shape, Builder};
 use crate::compute::clamp::Clamp;
-use crate::compute::qconv::{fold_zero_point, QConv};
+use crate::compute::qconv::QConv;
 #[cfg(target_arch = "x86_64")]
 use crate::compute::qdepthwise::avx2::{interleave, interleaved_len, MAX_TAPS};
 #[cfg(target_arch = "x86_64")]
 use crate::compute::qdepthwise::avx512;
 use crate::compute::qdepthwise::{Packed, QDepthwise};
-use crate::compute::qgemm::{pack, pack_quads, packed_len, padded, vnni_available, QGemm, NR};
+use crate::compute::qgemm::{pack_groups, packed_len, padded, vnni_available, QGemm, NR};
 use crate::compute::requant::Requant;
 use crate::compute::window::Window;
 use crate::elem::Elem;
@@ -26,10 +26,9 @@ use crate::plain::cast_mut;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Kind {
-    /// One group: the packed GEMM (packed for VNNI, or in int16 pairs).
+    /// The packed GEMM (packed for VNNI, or in int16 pairs), each group's after the
+    /// previous one.
     Gemm { vnni: bool },
-    /// Several groups of several channels.
-    Grouped,
     /// With the filter packed for the AVX-512 kernel (`avx512::packed_len` words) or
     /// the AVX2 one (`interleaved_len` int16s); both null when the CPU has neither,
     /// the window too many taps or the multiplier is not 1.
@@ -49,11 +48,12 @@ pub(crate) struct QuantizedConv {
     group_out: usize,
     kind: Kind,
     x_zero_point: i8,
-    /// `Gemm`: packed by `compute::qgemm` (int16 pairs, or VNNI byte quads);
-    /// `Grouped`: int8 `[cout][k]`; `Depthwise`: int8 `[taps][cout]` (both as stored).
+    /// `Gemm`: packed by `compute::qgemm` (int16 pairs, or VNNI byte quads), group
+    /// after group; `Depthwise`: int8 `[taps][cout]` (as stored).
     weights: *const i16,
-    /// Per output channel (`padded(cout)` for `Gemm`), adjusted in Conv2d for the zero
-    /// point (and, for VNNI, the +128 row offset): see `compute::qconv`, `qgemm`.
+    /// Per output channel (`groups * padded(group_out)` for `Gemm`, each group's padded
+    /// to whole blocks), adjusted in Conv2d for the zero point (and, for VNNI, the +128
+    /// row offset): see `compute::qconv`, `qgemm`.
     bias: *const i32,
     scales: *const f32,
     requant: Requant,
@@ -211,7 +211,9 @@ pub(crate) fn prepare_conv(
 
 /// A qint8 convolution whose filter holds `kh * kw * group_in` weights per output
 /// channel (checked by the caller): Conv2d, and a qint8 FullyConnected as the pointwise
-/// convolution of its rows ([`Window::pointwise`]).
+/// convolution of its rows ([`Window::pointwise`]). Each group's weights are packed for
+/// the GEMM after the previous group's, its biases and scales padded to whole blocks
+/// (see `QGemm::group`).
 pub(crate) fn prepare_dense(
     b: &mut Builder<'_, '_>,
     node: &NodeView<'_>,
@@ -219,33 +221,48 @@ pub(crate) fn prepare_dense(
 ) -> Result<Step<QuantizedConv>, DelegateError> {
     let w = &c.window;
     let k = w.kernel_h * w.kernel_w * c.group_in;
-    let cout = c.groups * c.group_out;
-    let gemm = c.groups == 1;
-    let p = prepare_common(b, node, c, if gemm { padded(cout) } else { cout }, false)?;
-    let (weights, kind) = if gemm {
-        let raw = b
-            .constant_bytes(c.filter)
-            .ok_or_else(|| b.invalid("the filter is not constant"))?;
-        let packed = b.alloc::<i16>(packed_len(cout, k))?;
-        let weight = |o: usize, i: usize| raw[o * k + i] as i8;
-        let sums = (0..cout).map(|o| (0..k).map(|i| i32::from(weight(o, i))).sum::<i32>());
-        for (bias, sum) in p.bias.iter_mut().zip(sums) {
-            *bias = bias.wrapping_sub(p.x_zero_point.wrapping_mul(sum));
+    let (groups, gout) = (c.groups, c.group_out);
+    let group_channels = padded(gout);
+    let p = prepare_common(b, node, c, groups * group_channels, false)?;
+    spread_groups(p.bias, groups, gout, group_channels);
+    spread_groups(p.scales, groups, gout, group_channels);
+    let raw = b
+        .constant_bytes(c.filter)
+        .ok_or_else(|| b.invalid("the filter is not constant"))?;
+    let packed = b.alloc::<i16>(groups * packed_len(gout, k))?;
+    let vnni = vnni_available();
+    let weight = |o: usize, i: usize| raw[o * k + i] as i8;
+    pack_groups(
+        (groups, gout, k),
+        weight,
+        p.x_zero_point,
+        vnni,
+        packed,
+        p.bias,
+    );
+    b.scratch(conv_scratch_bytes(k, groups, gout));
+    Ok(step(c, p, packed.as_ptr(), Kind::Gemm { vnni }))
+}
+
+/// Moves per-channel entries stored one after another (`groups * group_out` of them,
+/// from the start of `values`) to where the GEMM reads each group's: `group_channels`
+/// apart, zero after each group's own.
+fn spread_groups<T: Copy + Default>(
+    values: &mut [T],
+    groups: usize,
+    group_out: usize,
+    group_channels: usize,
+) {
+    // Back to front: every entry moves to an index at least its own.
+    for g in (0..groups).rev() {
+        for j in (0..group_channels).rev() {
+            values[g * group_channels + j] = if j < group_out {
+                values[g * group_out + j]
+            } else {
+                T::default()
+            };
         }
-        let vnni = vnni_available();
-        if vnni {
-            pack_quads(cout, k, weight, packed, p.bias);
-        } else {
-            pack(cout, k, weight, packed);
-        }
-        (packed.as_ptr(), Kind::Gemm { vnni })
-    } else {
-        let weights = filter(b, c)?;
-        fold_zero_point(p.bias, weights, k, p.x_zero_point);
-        (weights.as_ptr().cast::<i16>(), Kind::Grouped)
-    };
-    b.scratch(conv_scratch_bytes(k));
-    Ok(step(c, p, weights, kind))
+    }
 }
 
 /// DepthwiseConv2d with a qint8 input.
@@ -302,10 +319,12 @@ pub(crate) fn depthwise_scratch(graph: &Graph<'_>, node: &NodeView<'_>) -> usize
     QDepthwise::scratch_bytes(channels).saturating_mul(MAX_BANDS)
 }
 
-/// The scratch of a quantized Conv2d with `k` inputs per output: a tile of rows and a
-/// patch per band.
-fn conv_scratch_bytes(k: usize) -> usize {
-    QConv::scratch_bytes(k).saturating_mul(MAX_BANDS)
+/// The scratch of a quantized Conv2d with `k` inputs per output and `groups` groups of
+/// `group_out` outputs: a tile of rows and a patch (and for several groups a tile of
+/// one group's outputs) per band.
+fn conv_scratch_bytes(k: usize, groups: usize, group_out: usize) -> usize {
+    let group_out = if groups > 1 { group_out } else { 0 };
+    QConv::scratch_bytes(k, group_out).saturating_mul(MAX_BANDS)
 }
 
 /// The scratch bound of a quantized Conv2d (see [`conv_scratch_bytes`]).
@@ -314,28 +333,31 @@ pub(crate) fn conv_scratch(_: &Graph<'_>, node: &NodeView<'_>) -> usize {
     let k = f(N::VT_KERNEL_HEIGHT)
         .saturating_mul(f(N::VT_KERNEL_WIDTH))
         .saturating_mul(f(N::VT_GROUP_INPUT_CHANNELS));
-    conv_scratch_bytes(k)
+    conv_scratch_bytes(k, f(N::VT_GROUPS), f(N::VT_GROUP_OUTPUT_CHANNELS))
 }
 
-/// The bound of what `prepare_dense` allocates for `cout` output channels of `k`
-/// weights: the bias and scales (padded to the GEMM's tile), and either the packed
-/// int16 panels (one group) or a copy of the int8 filter (groups).
-pub(crate) fn dense_packed(cout: usize, k: usize) -> usize {
-    let padded = cout.div_ceil(NR).saturating_mul(NR);
+/// The bound of what `prepare_dense` allocates for `groups` groups of `group_out`
+/// output channels of `k` weights: the bias and scales and the packed int16 panels,
+/// each group's padded to the GEMM's blocks.
+pub(crate) fn dense_packed(groups: usize, group_out: usize, k: usize) -> usize {
+    let padded = group_out
+        .div_ceil(NR)
+        .saturating_mul(NR)
+        .saturating_mul(groups);
     let panels = padded.saturating_mul(k.div_ceil(2)).saturating_mul(2);
-    let copy = alloc_bound(cout.saturating_mul(k), 1);
     alloc_bound(padded, 4)
         .saturating_mul(2)
-        .saturating_add(alloc_bound(panels, 2).max(copy))
+        .saturating_add(alloc_bound(panels, 2))
 }
 
-/// The packed-memory bound of a qint8 Conv2d: [`dense_packed`] of its filter
-/// (`[cout, kh, kw, group_in]`).
+/// The packed-memory bound of a qint8 Conv2d: [`dense_packed`] of its groups and
+/// filter (`[groups * group_out, kh, kw, group_in]`).
 pub(crate) fn conv_packed(graph: &Graph<'_>, node: &NodeView<'_>) -> usize {
     let filter = graph_shape(graph, node.u32(N::VT_FILTER_ID));
     let cout = filter.map_or(0, |s| s.dims().first().copied().unwrap_or(0));
     let k = graph_numel(graph, node.u32(N::VT_FILTER_ID)) / cout.max(1);
-    dense_packed(cout, k)
+    let groups = (node.u32(N::VT_GROUPS) as usize).max(1);
+    dense_packed(groups, cout / groups, k)
 }
 
 /// The packed-memory bound of a qint8 DepthwiseConv2d (filter `[1, kh, kw, cout]`): bias
@@ -364,7 +386,7 @@ fn run(p: &QuantizedConv, frame: &Frame<'_>) -> KernelResult {
     let cout = p.groups * p.group_out;
     let k = w.kernel_h * w.kernel_w * p.group_in;
     let channels = if matches!(p.kind, Kind::Gemm { .. }) {
-        padded(cout)
+        p.groups * padded(p.group_out)
     } else {
         cout
     };
@@ -421,46 +443,42 @@ fn run(p: &QuantizedConv, frame: &Frame<'_>) -> KernelResult {
             |band, out, acc| depthwise.run(x, band, out, cast_mut::<f32, i32>(acc)),
         );
     }
-    let (gemm, weights) = if let Kind::Gemm { vnni } = p.kind {
-        // SAFETY: `packed_len(cout, k)` int16s packed at init, read-only since.
-        let packed = unsafe { core::slice::from_raw_parts(p.weights, packed_len(cout, k)) };
-        let gemm = QGemm {
-            vnni,
-            k,
-            n: cout,
-            packed,
-            bias,
-            scales,
-            requant: p.requant,
-        };
-        (Some(gemm), &[][..])
-    } else {
-        // SAFETY: `cout * k` int8s copied at init, read-only since.
-        let weights = unsafe { core::slice::from_raw_parts(p.weights.cast::<i8>(), cout * k) };
-        (None, weights)
+    let Kind::Gemm { vnni } = p.kind else {
+        return Err(KernelError::new(
+            Error::Internal,
+            "a depthwise convolution's step reached the GEMM",
+        ));
+    };
+    let len = p.groups * packed_len(p.group_out, k);
+    // SAFETY: `len` int16s packed at init (`packed_len` per group), read-only since.
+    let packed = unsafe { core::slice::from_raw_parts(p.weights, len) };
+    let gemm = QGemm {
+        vnni,
+        k,
+        n: p.group_out,
+        packed,
+        bias,
+        scales,
+        requant: p.requant,
     };
     // Sized at init by `conv_scratch_bytes`: `QConv::scratch_bytes` per band.
-    let (rows, patch) = QConv::scratch_words(k);
+    let (rows, patch) = QConv::scratch_words(k, if p.groups > 1 { p.group_out } else { 0 });
     let pixels = w.out_rows() * w.out_w;
-    if let (Some(gemm), 1) = (gemm, pixels) {
+    if (pixels, p.groups) == (1, 1) {
         // One pixel (a fully connected node's single row): bands of whole blocks of
         // output channels, each reading its own part of the weights.
-        let (group_in, x_zero_point, requant) = (p.group_in, p.x_zero_point, p.requant);
+        let (group_in, x_zero_point) = (p.group_in, p.x_zero_point);
         return frame.split_by(cout, NR, k, (out, 1), rows + patch, |band, out, scratch| {
             let Some(gemm) = gemm.channels(band.clone()) else {
                 return;
             };
             let conv = QConv {
-                gemm: Some(gemm),
+                gemm,
                 window: w,
                 groups: 1,
                 group_in,
                 group_out: band.len(),
                 x_zero_point,
-                weights: &[],
-                bias: &bias[band.clone()],
-                scales: &scales[band],
-                requant,
             };
             let (rows, patch) = scratch.split_at_mut(rows);
             conv.run(
@@ -479,10 +497,6 @@ fn run(p: &QuantizedConv, frame: &Frame<'_>) -> KernelResult {
         group_in: p.group_in,
         group_out: p.group_out,
         x_zero_point: p.x_zero_point,
-        weights,
-        bias,
-        scales,
-        requant: p.requant,
     };
     frame.split(
         pixels,

@@ -126,6 +126,39 @@ fn quantize_loop(x: &[f32], out: &mut [u8], multiplier: f32, zero_point: i32, ra
     }
 }
 
+/// `(x - zero_point) * scale` of each int8 (`signed`) or uint8 of `x` into `out` (as
+/// many as the shorter holds), with AVX2 where the CPU has it: the same operations eight
+/// lanes at a time, so the same floats.
+fn dequantize_into(x: &[u8], out: &mut [f32], scale: f32, zero_point: i32, signed: bool) {
+    #[cfg(target_arch = "x86_64")]
+    if et_ops::gemm::avx2_fma_available() {
+        // SAFETY: the CPU supports AVX2 (checked just now); the function is safe code.
+        unsafe { dequantize_avx2(x, out, scale, zero_point, signed) };
+        return;
+    }
+    dequantize_loop(x, out, scale, zero_point, signed);
+}
+
+/// [`dequantize_loop`] compiled for AVX2, which the compiler vectorizes eight wide.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2")]
+fn dequantize_avx2(x: &[u8], out: &mut [f32], scale: f32, zero_point: i32, signed: bool) {
+    dequantize_loop(x, out, scale, zero_point, signed);
+}
+
+#[inline(always)]
+fn dequantize_loop(x: &[u8], out: &mut [f32], scale: f32, zero_point: i32, signed: bool) {
+    if signed {
+        for (o, &x) in out.iter_mut().zip(x) {
+            *o = (i32::from(x as i8) - zero_point) as f32 * scale;
+        }
+    } else {
+        for (o, &x) in out.iter_mut().zip(x) {
+            *o = (i32::from(x) - zero_point) as f32 * scale;
+        }
+    }
+}
+
 /// XNNPACK's dynamic quantization parameters of a row with extremes `min`, `max`: the
 /// multiplier (1 / scale) and the zero point.
 fn dynamic_params(min: f32, max: f32) -> (f32, i32) {
@@ -178,14 +211,7 @@ fn run<const DYNAMIC: bool>(p: &Convert, frame: &Frame<'_>) -> KernelResult {
             let x = frame.input::<u8>(p.input)?;
             let out = frame.output::<f32>(p.output)?;
             return frame.split_elements(x.len(), out, |band, out| {
-                for (o, &x) in out.iter_mut().zip(&x[band]) {
-                    let x = if signed {
-                        i32::from(x as i8)
-                    } else {
-                        i32::from(x)
-                    };
-                    *o = (x - q.zero_point) as f32 * q.scale;
-                }
+                dequantize_into(&x[band], out, q.scale, q.zero_point, signed);
             });
         }
         Conversion::Dynamic {

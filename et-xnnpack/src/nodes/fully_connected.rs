@@ -218,7 +218,7 @@ pub(super) fn scratch(graph: &Graph<'_>, node: &NodeView<'_>) -> usize {
             let (n, k) = (f.dims()[0].max(f.dims()[1]), i.last());
             let m = i.numel().unwrap_or(0) / k.max(1);
             // A qint8 FullyConnected runs as a pointwise convolution (its row tiles).
-            sgemm_scratch_bytes(m, n, k).max(QConv::scratch_bytes(k))
+            sgemm_scratch_bytes(m, n, k).max(QConv::scratch_bytes(k, 0))
         }
         _ => 0,
     }

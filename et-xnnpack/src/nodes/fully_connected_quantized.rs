@@ -89,7 +89,7 @@ pub(super) fn packed(graph: &Graph<'_>, node: &NodeView<'_>) -> usize {
     let (n, k) = filter_dims(graph, node);
     let datatype = |id: u32| graph.value(id as usize).ok().map(|v| v.datatype.name());
     if datatype(node.u32(F::VT_INPUT1_ID)) != Some("qdint8") {
-        return super::conv2d_quantized::dense_packed(n, k);
+        return super::conv2d_quantized::dense_packed(1, n, k);
     }
     if datatype(node.u32(F::VT_FILTER_ID)) == Some("qbint4") {
         let padded = qb4_gemm::padded(n);

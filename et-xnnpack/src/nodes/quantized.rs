@@ -124,7 +124,7 @@ pub(crate) fn prepare_add(
     let params = AddParams::with_sign(qa, qb, qy, range_of, range, subtract).ok_or_else(|| {
         b.fail(
             Error::NotSupported,
-            "a qint8 Add or Subtract whose input to output scale ratio is outside [2^-10, 2^8) (XNNPACK's range)",
+            "a qint8 Add or Subtract whose larger input to output scale ratio is outside [2^-10, 2^8) (XNNPACK's range)",
         )
     })?;
     Ok(step(Quantized::Add {

@@ -7,7 +7,7 @@ use et_xnnpack_schema::fields as xf;
 use et_xnnpack_schema::NodeView;
 
 use crate::builder::{check_flags, Builder};
-use crate::compute::permute::permute_runs;
+use crate::compute::permute::{collapse, permute_runs};
 use crate::frame::{Frame, Step};
 use crate::values::{Shape, MAX_RANK};
 
@@ -86,6 +86,10 @@ fn transpose<T: Copy + Send + Sync>(
     out: &mut [T],
 ) -> KernelResult {
     const WORK_PER_ELEMENT: usize = 8;
+    // Fewer, longer dims: runs as long as the layout allows, and a transpose of the
+    // contiguous dim wherever one hides behind several (NHWC to NCHW).
+    let (collapsed, collapsed_perm, rank) = collapse(shape, perm);
+    let (shape, perm) = (&collapsed, &collapsed_perm[..rank]);
     let inner = perm.last().map_or(0, |&d| shape.dims()[d]);
     if inner == 0 {
         // A scalar is copied; an empty tensor has nothing to move.
