@@ -140,7 +140,8 @@ fn band_floats(k: usize, groups: usize, group_out: usize) -> usize {
 fn scratch_bytes(k: usize, groups: usize, group_out: usize) -> usize {
     // Saturating: the estimate runs on the payload's fields before `prepare` checks them.
     band_floats(k, groups, group_out)
-        .next_multiple_of(16)
+        .checked_next_multiple_of(16)
+        .unwrap_or(usize::MAX)
         .saturating_mul(4 * MAX_BANDS)
 }
 
