@@ -12,7 +12,6 @@ use core::ops::Range;
 use super::cpu::avx2_fma;
 use super::qgemm::{pairs, QGemm, MR, MR_AVX512};
 use super::window::Window;
-#[cfg(target_arch = "x86_64")]
 use crate::plain::cast_mut;
 
 /// Bytes past a tile's rows that the gather may write (and the next row, or nothing,
