@@ -37,14 +37,26 @@ pub(crate) struct Conv {
     groups: usize,
     group_in: usize,
     group_out: usize,
-    /// The direct kernel: row-major `[kh * kw * group_in, group_out]` (one group).
-    /// Otherwise per group `fgemm::packed_len(group_out, k)` floats of panels.
-    packed: *const f32,
-    /// The direct kernel: the bias constant. Otherwise `fgemm::padded(group_out)` floats
-    /// per group (zero without a bias).
-    bias: Option<*const f32>,
+    weights: Weights,
     clamp: Clamp,
     isa: Isa,
+}
+
+/// A convolution's weights as its kernel reads them.
+#[derive(Clone, Copy, Debug)]
+enum Weights {
+    /// The direct kernel's (one group): the filter row-major `[kh * kw * group_in,
+    /// group_out]` and the bias constant, if any.
+    Direct {
+        filter: *const f32,
+        bias: Option<*const f32>,
+    },
+    /// The packed GEMM's, per group: `fgemm::packed_len(group_out, k)` floats of panels
+    /// and `fgemm::padded(group_out)` of bias (zero without one).
+    Panels {
+        panels: *const f32,
+        bias: *const f32,
+    },
 }
 
 /// The fp32 family: this file's step, or the pointwise GEMM's (`S` is either).
@@ -69,14 +81,17 @@ pub(super) fn prepare<S: From<Step<Conv>> + From<Step<PointwiseConv>>>(
     if w.is_pointwise() && c.groups == 1 {
         return super::conv2d_pointwise::prepare(b, node, &c, filter).map(S::from);
     }
-    let (packed, bias) = if is_direct(w, c.groups, c.group_in) {
+    let weights = if is_direct(w, c.groups, c.group_in) {
         let packed = b.alloc::<f32>(k * c.group_out)?;
         for o in 0..c.group_out {
             for (row, &v) in filter[o * k..][..k].iter().enumerate() {
                 packed[row * c.group_out + o] = v;
             }
         }
-        (packed, bias_ptr(b, c.bias)?)
+        Weights::Direct {
+            filter: packed.as_ptr(),
+            bias: bias_ptr(b, c.bias)?,
+        }
     } else {
         let (len, channels) = (
             fgemm::packed_len(c.group_out, k),
@@ -106,7 +121,10 @@ pub(super) fn prepare<S: From<Step<Conv>> + From<Step<PointwiseConv>>>(
             }
         }
         b.scratch(scratch_bytes(k, c.groups, c.group_out));
-        (packed, Some(bias.as_ptr()))
+        Weights::Panels {
+            panels: packed.as_ptr(),
+            bias: bias.as_ptr(),
+        }
     };
     Ok(S::from(Step {
         run,
@@ -117,8 +135,7 @@ pub(super) fn prepare<S: From<Step<Conv>> + From<Step<PointwiseConv>>>(
             groups: c.groups,
             group_in: c.group_in,
             group_out: c.group_out,
-            packed: packed.as_ptr(),
-            bias,
+            weights,
             clamp: Clamp::of(node),
             isa: Isa::detect(),
         },
@@ -193,38 +210,39 @@ fn run(p: &Conv, frame: &Frame<'_>) -> KernelResult {
     let (cin, cout) = (p.groups * gin, p.groups * gout);
     let k = w.kernel_h * w.kernel_w * gin;
     let pixels = w.batch * w.out_h * w.out_w;
-    if is_direct(w, p.groups, gin) {
-        // SAFETY: packed at init, `k * cout` floats, read-only since.
-        let filter = unsafe { core::slice::from_raw_parts(p.packed, k * cout) };
-        // SAFETY: a constant of `cout` floats (checked at init), 4-aligned, read-only.
-        let bias = p
-            .bias
-            .map(|b| unsafe { core::slice::from_raw_parts(b, cout) });
-        let direct = Direct {
-            window: w,
-            cin,
-            cout,
-            x,
-            filter,
-            bias,
-            clamp: p.clamp,
-        };
-        let per_row = w.out_w * cout;
-        return frame.split(
-            w.out_rows(),
-            per_row * k,
-            (out, per_row),
-            0,
-            |band, out, _| direct.run(band, out),
-        );
-    }
+    let (panels, bias) = match p.weights {
+        Weights::Panels { panels, bias } => (panels, bias),
+        Weights::Direct { filter, bias } => {
+            // SAFETY: packed at init, `k * cout` floats, read-only since.
+            let filter = unsafe { core::slice::from_raw_parts(filter, k * cout) };
+            // SAFETY: a constant of `cout` floats (checked at init), 4-aligned, read-only.
+            let bias = bias.map(|b| unsafe { core::slice::from_raw_parts(b, cout) });
+            let direct = Direct {
+                window: w,
+                cin,
+                cout,
+                x,
+                filter,
+                bias,
+                clamp: p.clamp,
+            };
+            let per_row = w.out_w * cout;
+            return frame.split(
+                w.out_rows(),
+                per_row * k,
+                (out, per_row),
+                0,
+                |band, out, _| direct.run(band, out),
+            );
+        }
+    };
     let (len, channels) = (fgemm::packed_len(gout, k), fgemm::padded(gout));
     // SAFETY: packed at init in method memory, `groups` times `len` floats of panels and
     // `channels` floats of bias, read-only since, living as long as the plan.
     let (panels, bias) = unsafe {
         (
-            core::slice::from_raw_parts(p.packed, p.groups * len),
-            core::slice::from_raw_parts(p.bias.unwrap_or(p.packed), p.groups * channels),
+            core::slice::from_raw_parts(panels, p.groups * len),
+            core::slice::from_raw_parts(bias, p.groups * channels),
         )
     };
     let (groups, clamp, isa) = (p.groups, p.clamp, p.isa);
